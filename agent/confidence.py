@@ -1,0 +1,206 @@
+"""Confidence scoring (SPEC §2.5, seed 004).
+
+Every score keeps its breakdown and the penalties applied, so a person can see why the
+agent was (un)sure. Deliberate departures from the seeds:
+- a computed low self-evaluation lowers the score (the seed only counted it when > 0.6);
+- a reasoning step inherits its dependencies' sources, so it is not penalised for
+  "no sources" when the search it rests on found some (the seed-001 bug).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from itertools import combinations
+from statistics import fmean, pvariance
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+from agent.config import ConfidenceConfig, Thresholds
+from agent.ports import Embedder
+from agent.schemas import ConfidenceScore, InterventionLevel, Source
+
+
+class ConfidenceFactors(BaseModel):
+    """Raw inputs of one score. `None` means "this factor does not apply to the step"."""
+
+    is_search_step: bool = False
+    result_count: int | None = None
+    search_scores: list[float] = Field(default_factory=list)
+    tool_attempts: int = 1
+    tool_successes: int = 1
+    source_count: int = 0
+    """Sources available to the step, its own plus those inherited along dependencies."""
+    source_agreement: float | None = None
+    llm_self_eval: float | None = None
+    query_coverage: float | None = None
+    inherited_search_quality: float | None = None
+
+
+class ActionDecision(BaseModel):
+    level: InterventionLevel
+    reason: str
+    thresholds: Thresholds
+
+
+def search_quality(scores: Sequence[float], variance_penalty: float) -> float:
+    """0.6·max + 0.4·mean of 0–1 similarities, minus a penalty for scattered results."""
+    if not scores:
+        return 0.0
+    clamped = [min(1.0, max(0.0, s)) for s in scores]
+    variance = pvariance(clamped) if len(clamped) > 1 else 0.0
+    quality = 0.6 * max(clamped) + 0.4 * fmean(clamped) - variance_penalty * variance
+    return _clamp(quality)
+
+
+class ConfidenceCalculator:
+    def __init__(self, config: ConfidenceConfig) -> None:
+        self._config = config
+
+    @property
+    def config(self) -> ConfidenceConfig:
+        return self._config
+
+    def calculate(self, factors: ConfidenceFactors) -> ConfidenceScore:
+        breakdown: dict[str, float] = {}
+        tool_success = (
+            factors.tool_successes / factors.tool_attempts if factors.tool_attempts else 0.0
+        )
+        breakdown["tool_success"] = tool_success
+
+        sq: float | None = None
+        if factors.search_scores or factors.is_search_step:
+            sq = search_quality(factors.search_scores, self._config.variance_penalty)
+        elif factors.inherited_search_quality is not None:
+            sq = factors.inherited_search_quality
+        if sq is not None:
+            breakdown["search_quality"] = sq
+
+        if factors.is_search_step:
+            base = (sq or 0.0) * tool_success
+        else:
+            weights = self._config.weights
+            parts: list[tuple[float, float]] = [(tool_success, weights.tool_success)]
+            if sq is not None:
+                parts.append((sq, weights.search_quality))
+            if factors.source_agreement is not None:
+                breakdown["source_agreement"] = factors.source_agreement
+                parts.append((factors.source_agreement, weights.source_agreement))
+            if factors.llm_self_eval is not None:
+                breakdown["llm_self_eval"] = factors.llm_self_eval
+                parts.append((factors.llm_self_eval, weights.llm_self_eval))
+            if factors.query_coverage is not None:
+                breakdown["query_coverage"] = factors.query_coverage
+                parts.append((factors.query_coverage, weights.query_coverage))
+            total_weight = sum(w for _, w in parts)
+            base = sum(v * w for v, w in parts) / total_weight if total_weight else 0.0
+        if factors.is_search_step and factors.source_agreement is not None:
+            breakdown["source_agreement"] = factors.source_agreement
+
+        score, penalties = self._apply_penalties(base, factors, tool_success)
+        breakdown["base"] = base
+        return ConfidenceScore(
+            score=_clamp(score),
+            breakdown={k: round(v, 4) for k, v in breakdown.items()},
+            penalties=penalties,
+            is_search_step=factors.is_search_step,
+        )
+
+    @staticmethod
+    def _apply_penalties(
+        score: float, factors: ConfidenceFactors, tool_success: float
+    ) -> tuple[float, list[str]]:
+        penalties: list[str] = []
+        if factors.is_search_step and not factors.result_count:
+            score *= 0.5
+            penalties.append("no search results ×0.5")
+        if tool_success < 1.0:
+            multiplier = 0.8 + 0.2 * tool_success
+            score *= multiplier
+            penalties.append(f"tool failures ×{multiplier:.2f}")
+        if factors.source_count == 1:
+            score *= 0.9
+            penalties.append("single source ×0.9")
+        elif factors.source_count == 0 and not (
+            factors.is_search_step and not factors.result_count
+        ):
+            score *= 0.7
+            penalties.append("no sources in the dependency chain ×0.7")
+        return score, penalties
+
+    def decide_action(
+        self, score: float | ConfidenceScore, thresholds: Thresholds | None = None
+    ) -> ActionDecision:
+        t = thresholds or self._config.thresholds
+        value = score.score if isinstance(score, ConfidenceScore) else score
+        if value >= t.silent:
+            return ActionDecision(
+                level=InterventionLevel.SILENT, reason=f"{value:.2f} ≥ {t.silent}", thresholds=t
+            )
+        if value >= t.notify:
+            return ActionDecision(
+                level=InterventionLevel.NOTIFY, reason=f"{value:.2f} ≥ {t.notify}", thresholds=t
+            )
+        if value >= t.confirm:
+            return ActionDecision(
+                level=InterventionLevel.CONFIRM,
+                reason=f"{value:.2f} is below {t.notify}: a human should confirm",
+                thresholds=t,
+            )
+        return ActionDecision(
+            level=InterventionLevel.ESCALATE,
+            reason=f"{value:.2f} is below {t.confirm}: a human must help",
+            thresholds=t,
+        )
+
+
+AggregationMethod = Literal["mean", "min", "weighted"]
+
+
+class ConfidenceAggregator:
+    @staticmethod
+    def aggregate(scores: Sequence[float], method: AggregationMethod = "weighted") -> float:
+        if not scores:
+            return 0.0
+        if method == "mean":
+            return fmean(scores)
+        if method == "min":
+            return min(scores)
+        weights = range(1, len(scores) + 1)  # later steps weigh more
+        return sum(s * w for s, w in zip(scores, weights, strict=True)) / sum(weights)
+
+
+def cosine(a: Sequence[float], b: Sequence[float]) -> float:
+    dot = sum(x * y for x, y in zip(a, b, strict=False))
+    na = math.sqrt(sum(x * x for x in a))
+    nb = math.sqrt(sum(y * y for y in b))
+    return dot / (na * nb) if na and nb else 0.0
+
+
+class SourceAgreementCalculator:
+    """Mean pairwise cosine between the sources' embeddings; 1.0 with ≤ 1 source."""
+
+    def __init__(self, embedder: Embedder) -> None:
+        self._embedder = embedder
+
+    async def calculate(self, sources: Sequence[Source]) -> float:
+        texts = list(dict.fromkeys(s.text for s in sources))
+        names = {s.source for s in sources}
+        if len(texts) < 2 or len(names) < 2:
+            return 1.0
+        vectors = await self._embedder.embed(texts)
+        pairs = [
+            cosine(vectors[i], vectors[j])
+            for i, j in combinations(range(len(texts)), 2)
+            if sources_of(sources, texts[i]) != sources_of(sources, texts[j])
+        ]
+        return _clamp(fmean(pairs)) if pairs else 1.0
+
+
+def sources_of(sources: Sequence[Source], text: str) -> str:
+    return next(s.source for s in sources if s.text == text)
+
+
+def _clamp(value: float) -> float:
+    return min(1.0, max(0.0, value))

@@ -1,0 +1,149 @@
+"""Human-in-the-loop requests and the thresholds that decide when to ask (SPEC §2.6)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime, timedelta
+
+from agent.config import InterventionConfig, Thresholds
+from agent.schemas import (
+    ConfidenceScore,
+    InterventionKind,
+    InterventionLevel,
+    RunState,
+    utcnow,
+)
+from agent.schemas import InterventionRequest as InterventionRequest
+
+# Bounds from seed 000 §4.3: thresholds move, but never past these.
+UPPER = Thresholds(silent=0.95, notify=0.85, confirm=0.6)
+LOWER = Thresholds(silent=0.8, notify=0.6, confirm=0.3)
+FALSE_POSITIVE_CONFIDENCE = 0.7
+FALSE_NEGATIVE_CONFIDENCE = 0.5
+TRIGGER_COUNT = 3
+
+
+class DynamicThresholdAdjuster:
+    """Learns from 👍/👎: confident-but-wrong answers make the agent more careful,
+    unsure-but-right answers make it bolder."""
+
+    def __init__(self, thresholds: Thresholds, config: InterventionConfig) -> None:
+        self.thresholds = thresholds
+        self._config = config
+
+    def update(self, history: Sequence[tuple[float, bool]]) -> str | None:
+        """Apply the rule to the most recent feedback window; returns what changed."""
+        window = list(history)[-self._config.feedback_window :]
+        if len(window) < self._config.feedback_window:
+            return None
+        false_positives = sum(1 for c, ok in window if c > FALSE_POSITIVE_CONFIDENCE and not ok)
+        false_negatives = sum(1 for c, ok in window if c < FALSE_NEGATIVE_CONFIDENCE and ok)
+        rate = self._config.learning_rate
+        t = self.thresholds
+        if false_positives > TRIGGER_COUNT:
+            self.thresholds = Thresholds(
+                silent=min(UPPER.silent, t.silent + rate),
+                notify=min(UPPER.notify, t.notify + rate),
+                confirm=min(UPPER.confirm, t.confirm + rate),
+            )
+            return f"raised: {false_positives} confident answers were wrong"
+        if false_negatives > TRIGGER_COUNT:
+            self.thresholds = Thresholds(
+                silent=max(LOWER.silent, t.silent - rate),
+                notify=max(LOWER.notify, t.notify - rate),
+                confirm=max(LOWER.confirm, t.confirm - rate),
+            )
+            return f"lowered: {false_negatives} unsure answers were right"
+        return None
+
+
+def expiry(config: InterventionConfig, now: datetime | None = None) -> datetime:
+    return (now or utcnow()) + timedelta(hours=config.expiry_hours)
+
+
+def plan_approval_request(
+    state: RunState, config: InterventionConfig, responders: list[str]
+) -> InterventionRequest:
+    plan = state.plan
+    complexity = plan.complexity if plan else 0.0
+    return InterventionRequest(
+        run_id=state.run_id,
+        kind=InterventionKind.PLAN_APPROVAL,
+        level=InterventionLevel.CONFIRM,
+        question="This question looks complex. Run this plan?",
+        reason=f"complexity {complexity:.2f} is above 0.6",
+        options=["Run", "Edit", "Cancel"],
+        allowed_responders=responders,
+        expires_at=expiry(config),
+    )
+
+
+def confirm_request(
+    state: RunState,
+    step_id: int,
+    score: ConfidenceScore,
+    config: InterventionConfig,
+    responders: list[str],
+) -> InterventionRequest:
+    weakest = sorted(
+        ((k, v) for k, v in score.breakdown.items() if k != "base"), key=lambda kv: kv[1]
+    )[:2]
+    why = ", ".join(f"{k} {v:.2f}" for k, v in weakest)
+    return InterventionRequest(
+        run_id=state.run_id,
+        step_id=step_id,
+        kind=InterventionKind.CONFIRM,
+        level=InterventionLevel.CONFIRM,
+        question=f"Step {step_id} finished with confidence {score.score:.2f}. Continue?",
+        reason=f"weakest factors: {why}" if why else "confidence below the notify threshold",
+        options=["Proceed", "Modify", "Cancel"],
+        confidence=score,
+        allowed_responders=responders,
+        expires_at=expiry(config),
+    )
+
+
+def escalate_request(
+    state: RunState,
+    step_id: int | None,
+    score: ConfidenceScore | None,
+    reason: str,
+    config: InterventionConfig,
+    responders: list[str],
+) -> InterventionRequest:
+    return InterventionRequest(
+        run_id=state.run_id,
+        step_id=step_id,
+        kind=InterventionKind.ESCALATE,
+        level=InterventionLevel.ESCALATE,
+        question=(
+            "I could not find reliable information to answer this. Can you add details "
+            "or point me to a source? Reply in the thread, or proceed with what I have."
+        ),
+        reason=reason,
+        confidence=score,
+        allowed_responders=responders,
+        expires_at=expiry(config),
+    )
+
+
+def ask_user_request(
+    state: RunState,
+    step_id: int,
+    question: str,
+    reason: str,
+    options: list[str],
+    config: InterventionConfig,
+    responders: list[str],
+) -> InterventionRequest:
+    return InterventionRequest(
+        run_id=state.run_id,
+        step_id=step_id,
+        kind=InterventionKind.ASK_USER,
+        level=InterventionLevel.ESCALATE,
+        question=question,
+        reason=reason,
+        options=options,
+        allowed_responders=responders,
+        expires_at=expiry(config),
+    )

@@ -1,0 +1,47 @@
+"""What the ingester produces and the knowledge base stores."""
+
+from __future__ import annotations
+
+import uuid
+
+from pydantic import BaseModel, Field
+
+__all__ = ["CHUNK_NAMESPACE", "Chunk", "IngestReport", "chunk_point_id"]
+
+CHUNK_NAMESPACE = uuid.UUID("6f1d8a52-3c1e-5b7a-9d0e-4a2b7c9e1f30")
+"""Namespace of the uuid5 point ids; fixed forever, or re-ingesting would duplicate."""
+
+
+def chunk_point_id(source: str, index: int) -> str:
+    """Deterministic Qdrant point id of a source's n-th chunk: re-ingesting replaces it."""
+    return str(uuid.uuid5(CHUNK_NAMESPACE, f"{source}\x00{index}"))
+
+
+class Chunk(BaseModel):
+    """One retrievable passage of a document."""
+
+    source: str
+    """The file name: what answers cite and what re-ingesting replaces."""
+    index: int = Field(ge=0)
+    text: str
+    title: str = ""
+    """The heading trail the chunk sits under (Markdown), for display."""
+    path: str = ""
+
+    @property
+    def chunk_id(self) -> str:
+        return f"{self.source}#{self.index}"
+
+    @property
+    def point_id(self) -> str:
+        return chunk_point_id(self.source, self.index)
+
+
+class IngestReport(BaseModel):
+    """What ingesting one file did."""
+
+    path: str
+    source: str
+    chunks: int
+    replaced: int = 0
+    """How many chunks of an earlier ingest of the same source were removed first."""

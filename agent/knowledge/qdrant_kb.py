@@ -1,0 +1,445 @@
+"""The knowledge base on Qdrant: hybrid (sparse BM25 + optional dense) search fused with RRF.
+
+One class serves local on-disk mode (the default: no server, one process per directory)
+and a Qdrant server (`QDRANT_URL`): `qdrant-client` gives both the same API.
+
+Every collection has a named sparse vector "sparse" with Qdrant's IDF modifier. When a
+real embedding model is configured, it also has a named dense vector "dense" (cosine) and
+searches fuse both with Reciprocal Rank Fusion. Hits are then re-ranked with the seed's
+keyword rule (kanji/katakana runs, Latin content words), and every hit gets a 0–1
+similarity so the confidence scorer can compare results across backends.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import math
+import warnings
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import httpx
+from qdrant_client import AsyncQdrantClient, models
+from qdrant_client.http.exceptions import ResponseHandlingException, UnexpectedResponse
+
+from agent.errors import (
+    GraceError,
+    InvalidInputError,
+    KnowledgeBaseLockedError,
+    VectorStoreError,
+)
+from agent.knowledge.chunks import Chunk
+from agent.knowledge.lexical import QueryTerms, query_sparse_vector, sparse_vector
+from agent.knowledge.tokenize import tokenize
+from agent.ports import Embedder
+from agent.schemas import Source
+
+__all__ = [
+    "DENSE_VECTOR",
+    "SPARSE_VECTOR",
+    "QdrantKnowledgeBase",
+    "open_knowledge_base",
+]
+
+log = logging.getLogger(__name__)
+
+SPARSE_VECTOR = "sparse"
+DENSE_VECTOR = "dense"
+CANDIDATE_FACTOR = 3
+"""Fetch this many times `limit` candidates, so re-ranking has something to choose from."""
+MIN_CANDIDATES = 10
+KEYWORD_BOOST = 0.5
+"""A hit containing all the query's keywords ranks as if its score were 1.5× higher."""
+DENSE_WEIGHT = 0.5
+"""Share of the dense cosine in a hybrid hit's similarity; the rest is lexical overlap."""
+DENSE_ONLY_KEEP = 0.8
+"""A hybrid hit sharing no word with the query is kept only when its dense cosine is at
+least this high (e.g. an English question and a Japanese passage saying the same)."""
+EMBED_BATCH = 64
+UPSERT_BATCH = 256
+
+
+@dataclass(frozen=True)
+class _Layout:
+    """Which vectors a collection was created with."""
+
+    dense_size: int | None
+
+
+class QdrantKnowledgeBase:
+    """`KnowledgeBase` (agent/ports.py) on Qdrant, plus the write side used by ingestion."""
+
+    def __init__(
+        self,
+        *,
+        client: AsyncQdrantClient,
+        embedder: Embedder | None,
+        default_collection: str = "grace_docs",
+        location: str = "",
+    ) -> None:
+        self._client = client
+        self._embedder = embedder
+        self._default_collection = default_collection
+        self._location = location or "Qdrant"
+        self._layouts: dict[str, _Layout] = {}
+        self._warned_no_dense: set[str] = set()
+
+    # ------------------------------------------------------------------ properties
+
+    @property
+    def default_collection(self) -> str:
+        return self._default_collection
+
+    @property
+    def embedder(self) -> Embedder | None:
+        return self._embedder
+
+    @property
+    def location(self) -> str:
+        """Where the data lives (a directory or a URL), for messages and `/grace stats`."""
+        return self._location
+
+    # ------------------------------------------------------------------ errors
+
+    @contextlib.contextmanager
+    def _store_errors(self, action: str) -> Iterator[None]:
+        """Turn qdrant-client / network exceptions into `VectorStoreError` with context."""
+        try:
+            yield
+        except GraceError:
+            raise
+        except UnexpectedResponse as exc:
+            detail = exc.content.decode("utf-8", "replace")[:300] if exc.content else ""
+            raise VectorStoreError(
+                f"Qdrant ({self._location}) answered HTTP {exc.status_code} "
+                f"{exc.reason_phrase} while {action}: {detail}".rstrip(": ")
+            ) from exc
+        except (ResponseHandlingException, httpx.HTTPError, OSError, TimeoutError) as exc:
+            raise VectorStoreError(
+                f"Qdrant ({self._location}) is unreachable while {action}: "
+                f"{exc or type(exc).__name__}. Check that the server is running and "
+                f"QDRANT_URL is right."
+            ) from exc
+        except (ValueError, RuntimeError) as exc:
+            raise VectorStoreError(
+                f"Qdrant ({self._location}) failed while {action}: {exc}"
+            ) from exc
+
+    # ------------------------------------------------------------------ collections
+
+    async def collections(self) -> list[str]:
+        """Names of all collections, sorted."""
+        with self._store_errors("listing collections"):
+            response = await self._client.get_collections()
+        return sorted(c.name for c in response.collections)
+
+    async def _exists(self, collection: str) -> bool:
+        if collection in self._layouts:
+            return True
+        with self._store_errors(f"looking up collection {collection!r}"):
+            return await self._client.collection_exists(collection)
+
+    async def _layout(self, collection: str) -> _Layout:
+        """The collection's vector layout (cached: it never changes after creation)."""
+        layout = self._layouts.get(collection)
+        if layout is not None:
+            return layout
+        with self._store_errors(f"reading collection {collection!r}"):
+            info = await self._client.get_collection(collection)
+        vectors = info.config.params.vectors
+        dense_size: int | None = None
+        if isinstance(vectors, dict) and DENSE_VECTOR in vectors:
+            dense_size = vectors[DENSE_VECTOR].size
+        layout = _Layout(dense_size=dense_size)
+        self._layouts[collection] = layout
+        return layout
+
+    async def _require(self, collection: str) -> None:
+        """Raise `InvalidInputError` naming the known collections when one is missing."""
+        if await self._exists(collection):
+            return
+        known = await self.collections()
+        listing = ", ".join(known) if known else "none yet — run `grace ingest PATH` first"
+        raise InvalidInputError(f"unknown collection {collection!r}; known collections: {listing}")
+
+    async def ensure_collection(self, collection: str) -> None:
+        """Create the collection (sparse always, dense when an embedder is set) if missing."""
+        if await self._exists(collection):
+            return
+        vectors: dict[str, models.VectorParams] = {}
+        if self._embedder is not None:
+            vectors[DENSE_VECTOR] = models.VectorParams(
+                size=self._embedder.dimension, distance=models.Distance.COSINE
+            )
+        sparse = {SPARSE_VECTOR: models.SparseVectorParams(modifier=models.Modifier.IDF)}
+        try:
+            with self._store_errors(f"creating collection {collection!r}"):
+                await self._client.create_collection(
+                    collection, vectors_config=vectors, sparse_vectors_config=sparse
+                )
+        except VectorStoreError:
+            # Another writer may have created it in the meantime: that is fine.
+            self._layouts.pop(collection, None)
+            with self._store_errors(f"looking up collection {collection!r}"):
+                if not await self._client.collection_exists(collection):
+                    raise
+            return
+        with warnings.catch_warnings(), self._store_errors(f"indexing {collection!r}"):
+            # Speeds up delete-by-source on a server; local mode says it has no effect.
+            warnings.simplefilter("ignore", UserWarning)
+            await self._client.create_payload_index(
+                collection, "source", models.PayloadSchemaType.KEYWORD
+            )
+        log.info("created collection %s (dense=%s)", collection, bool(vectors))
+
+    async def _dense_size(self, collection: str) -> int | None:
+        """Dense dimension to use for this collection, or None for sparse-only."""
+        layout = await self._layout(collection)
+        if self._embedder is None or layout.dense_size is None:
+            if self._embedder is not None and collection not in self._warned_no_dense:
+                self._warned_no_dense.add(collection)
+                log.warning(
+                    "collection %s has no dense vector; searching it lexically only "
+                    "(re-ingest into a new collection to use %s)",
+                    collection,
+                    self._embedder.name,
+                )
+            return None
+        if layout.dense_size != self._embedder.dimension:
+            raise VectorStoreError(
+                f"collection {collection!r} stores {layout.dense_size}-dimensional vectors "
+                f"but the embedding model {self._embedder.name} makes "
+                f"{self._embedder.dimension}-dimensional ones; re-ingest into a new "
+                f"collection or configure the model it was built with"
+            )
+        return layout.dense_size
+
+    # ------------------------------------------------------------------ write side
+
+    async def count(self, collection: str) -> int:
+        """Number of chunks in the collection (0 when it does not exist)."""
+        if not await self._exists(collection):
+            return 0
+        with self._store_errors(f"counting {collection!r}"):
+            result = await self._client.count(collection, exact=True)
+        return result.count
+
+    async def delete_source(self, collection: str, source: str) -> int:
+        """Remove every chunk of one source file; returns how many were removed."""
+        if not await self._exists(collection):
+            return 0
+        selector = models.Filter(
+            must=[models.FieldCondition(key="source", match=models.MatchValue(value=source))]
+        )
+        with self._store_errors(f"deleting {source!r} from {collection!r}"):
+            found = await self._client.count(collection, count_filter=selector, exact=True)
+            if found.count:
+                await self._client.delete(
+                    collection, points_selector=models.FilterSelector(filter=selector), wait=True
+                )
+        return found.count
+
+    async def upsert_chunks(self, collection: str, chunks: Sequence[Chunk]) -> int:
+        """Store chunks (creating the collection if needed); returns how many were written."""
+        await self.ensure_collection(collection)
+        if not chunks:
+            return 0
+        dense_size = await self._dense_size(collection)
+        dense: list[list[float]] | None = None
+        if dense_size is not None and self._embedder is not None:
+            dense = []
+            for start in range(0, len(chunks), EMBED_BATCH):
+                batch = chunks[start : start + EMBED_BATCH]
+                dense.extend(await self._embedder.embed([c.text for c in batch]))
+        points: list[models.PointStruct] = []
+        for i, chunk in enumerate(chunks):
+            indices, values = sparse_vector(tokenize(chunk.text))
+            vector: dict[str, Any] = {
+                SPARSE_VECTOR: models.SparseVector(indices=indices, values=values)
+            }
+            if dense is not None:
+                vector[DENSE_VECTOR] = dense[i]
+            points.append(
+                models.PointStruct(
+                    id=chunk.point_id,
+                    vector=vector,
+                    payload={
+                        "source": chunk.source,
+                        "chunk_id": chunk.chunk_id,
+                        "chunk_index": chunk.index,
+                        "title": chunk.title,
+                        "path": chunk.path,
+                        "text": chunk.text,
+                    },
+                )
+            )
+        with self._store_errors(f"writing {len(points)} chunks to {collection!r}"):
+            for start in range(0, len(points), UPSERT_BATCH):
+                await self._client.upsert(
+                    collection, points=points[start : start + UPSERT_BATCH], wait=True
+                )
+        return len(points)
+
+    # ------------------------------------------------------------------ search
+
+    async def _query_vector(self, query: str) -> list[float] | None:
+        """The query's dense vector; None (lexical search only) when the model fails."""
+        if self._embedder is None:
+            return None
+        try:
+            vectors = await self._embedder.embed([query])
+        except GraceError as exc:
+            log.warning("query embedding failed, searching lexically only: %s", exc)
+            return None
+        return vectors[0] if vectors else None
+
+    async def search(
+        self, query: str, *, collection: str | None = None, limit: int = 5
+    ) -> list[Source]:
+        """Hybrid search, re-ranked by the query's keywords; best first, at most `limit`."""
+        if limit < 1:
+            raise InvalidInputError(f"search limit must be at least 1, got {limit}")
+        name = collection or self._default_collection
+        await self._require(name)
+        terms = QueryTerms.from_query(query)
+        if not terms.tokens and not terms.keywords:
+            return []
+        indices, values = query_sparse_vector(terms.tokens)
+        sparse = models.SparseVector(indices=indices, values=values)
+        candidates = max(limit * CANDIDATE_FACTOR, MIN_CANDIDATES)
+
+        dense_size = await self._dense_size(name)
+        query_vector = await self._query_vector(query) if dense_size is not None else None
+        with self._store_errors(f"searching {name!r}"):
+            if query_vector is not None:
+                response = await self._client.query_points(
+                    name,
+                    prefetch=[
+                        models.Prefetch(query=sparse, using=SPARSE_VECTOR, limit=candidates),
+                        models.Prefetch(query=query_vector, using=DENSE_VECTOR, limit=candidates),
+                    ],
+                    query=models.FusionQuery(fusion=models.Fusion.RRF),
+                    limit=candidates,
+                    with_payload=True,
+                    with_vectors=[DENSE_VECTOR],
+                )
+            else:
+                response = await self._client.query_points(
+                    name, query=sparse, using=SPARSE_VECTOR, limit=candidates, with_payload=True
+                )
+        return self._rerank(response.points, terms, query_vector, name, limit)
+
+    def _rerank(
+        self,
+        points: Sequence[models.ScoredPoint],
+        terms: QueryTerms,
+        query_vector: list[float] | None,
+        collection: str,
+        limit: int,
+    ) -> list[Source]:
+        """Boost hits containing the query's keywords, drop hits sharing no word with it."""
+        ranked: list[tuple[float, int, Source]] = []
+        for position, point in enumerate(points):
+            payload = point.payload or {}
+            text = str(payload.get("text", ""))
+            match = terms.match(text)
+            cosine = _dense_cosine(query_vector, point.vector)
+            if not match.shares_token and (cosine is None or cosine < DENSE_ONLY_KEEP):
+                continue
+            similarity = match.similarity
+            if cosine is not None:
+                similarity = DENSE_WEIGHT * max(0.0, cosine) + (1 - DENSE_WEIGHT) * similarity
+            boosted = point.score * (1.0 + KEYWORD_BOOST * match.keyword_fraction)
+            source = Source(
+                source=str(payload.get("source", "")),
+                text=text,
+                chunk_id=str(payload.get("chunk_id", point.id)),
+                score=float(point.score),
+                similarity=round(min(1.0, max(0.0, similarity)), 4),
+                collection=collection,
+            )
+            ranked.append((boosted, position, source))
+        ranked.sort(key=lambda item: (-item[0], item[1]))
+        return [source for _, _, source in ranked[:limit]]
+
+    # ------------------------------------------------------------------ lifecycle
+
+    async def close(self) -> None:
+        """Release the client (and, in local mode, the directory lock)."""
+        with self._store_errors("closing"):
+            await self._client.close()
+
+    async def __aenter__(self) -> QdrantKnowledgeBase:
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.close()
+
+
+def _dense_cosine(query_vector: list[float] | None, stored: Any) -> float | None:
+    """Cosine between the query vector and a hit's stored dense vector, if both exist."""
+    if query_vector is None or not isinstance(stored, dict):
+        return None
+    vector = stored.get(DENSE_VECTOR)
+    if not isinstance(vector, list) or len(vector) != len(query_vector):
+        return None
+    dot = sum(a * b for a, b in zip(query_vector, vector, strict=True))
+    norm = math.sqrt(sum(a * a for a in query_vector)) * math.sqrt(sum(b * b for b in vector))
+    return dot / norm if norm else None
+
+
+def open_knowledge_base(
+    *,
+    path: Path | None,
+    url: str | None,
+    api_key: str | None = None,
+    embedder: Embedder | None = None,
+    default_collection: str = "grace_docs",
+    timeout: float = 10.0,
+) -> QdrantKnowledgeBase:
+    """Open a Qdrant server at `url`, else local on-disk mode at `path`, else in memory.
+
+    Local mode locks its directory: a second process (or a second client in the same
+    process) gets `KnowledgeBaseLockedError` explaining what to do."""
+    if url:
+        client = AsyncQdrantClient(
+            url=url,
+            api_key=api_key or None,
+            timeout=max(1, math.ceil(timeout)),
+            check_compatibility=False,  # a blocking HTTP call at construction otherwise
+        )
+        location = url
+    elif path is not None:
+        directory = Path(path).expanduser()
+        try:
+            directory.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise VectorStoreError(
+                f"cannot create the knowledge base directory {directory}: {exc.strerror or exc}"
+            ) from exc
+        try:
+            client = AsyncQdrantClient(path=str(directory))
+        except RuntimeError as exc:
+            if "already accessed" not in str(exc):
+                raise VectorStoreError(
+                    f"cannot open the knowledge base at {directory}: {exc}"
+                ) from exc
+            raise KnowledgeBaseLockedError(
+                f"The knowledge base directory {directory} is already in use by another "
+                f"process. Qdrant local mode allows one process at a time per directory. "
+                f"Stop the other grace process, set GRACE_DATA_DIR to a different directory, "
+                f"or run a Qdrant server and set QDRANT_URL."
+            ) from exc
+        location = str(directory)
+    else:
+        client = AsyncQdrantClient(location=":memory:")
+        location = ":memory:"
+    return QdrantKnowledgeBase(
+        client=client,
+        embedder=embedder,
+        default_collection=default_collection,
+        location=location,
+    )

@@ -1,0 +1,306 @@
+"""The offline model: deterministic heuristics standing in for an LLM, no network.
+
+It plans with the seed's complexity keywords and an ambiguity check, answers by
+extracting the best-matching sentences with citations, and evaluates by overlap. It is
+honest about what it is: its name appears on every answer it produces.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import defaultdict
+
+from agent.knowledge.lexical import lexical_similarity
+from agent.knowledge.tokenize import extract_keywords, tokenize
+from agent.ports import (
+    Evaluation,
+    EvaluationRequest,
+    LLMReply,
+    PlanRequest,
+    ReasoningRequest,
+)
+from agent.schemas import PlanDraft, PlanDraftStep, Source, TokenUsage
+
+NOT_FOUND = "I could not find information about this in the knowledge base."
+NOT_FOUND_JA = "ナレッジベースにこの質問に関する情報が見つかりませんでした。"
+
+# Seed 000 §4.5 complexity keywords, with English equivalents.
+_COMPLEXITY_KEYWORDS: list[tuple[str, float]] = [
+    ("複数の", 0.2),
+    ("比較", 0.15),
+    ("最新", 0.1),
+    ("理由", 0.1),
+    ("方法", 0.1),
+    ("multiple", 0.2),
+    ("several", 0.2),
+    ("compare", 0.15),
+    ("comparison", 0.15),
+    ("differ", 0.15),
+    ("versus", 0.15),
+    ("latest", 0.1),
+    ("newest", 0.1),
+    ("why", 0.1),
+    ("reason", 0.1),
+    ("how", 0.1),
+]
+_AMBIGUOUS = re.compile(
+    r"\b(latest|newest|current|recent|last)\s+(version|release|update|one)\b"
+    r"|最新(の)?(バージョン|版|リリース)",
+    re.IGNORECASE,
+)
+_AMBIGUOUS_WORDS = {
+    "latest", "newest", "current", "recent", "last", "version", "release", "update",
+    "one", "what", "which", "the", "最新", "バージョン", "版", "リリース",
+}  # fmt: skip
+_SPLIT = re.compile(r"\s+(?:and|vs\.?|versus)\s+|と比較", re.IGNORECASE)
+_SENTENCE = re.compile(r"(?<=[.!?])\s+|(?<=[。！？])|\n+")
+# A single line break inside a paragraph is a hard wrap, not a sentence end; a line that
+# starts a list item or a Q/A row is its own line.
+_NEW_ITEM = r"(?!\s*(?:[-*•]|\d+[.)]|[QA][:：]))"
+_CJK_WRAP = re.compile(r"(?<=[^\x00-\x7F])[ \t]*\n[ \t]*" + _NEW_ITEM + r"(?=[^\x00-\x7F])")
+_WRAP = re.compile(r"[ \t]*(?<!\n)\n(?!\s*\n)[ \t]*" + _NEW_ITEM)
+_NUMBER_UNIT = re.compile(r"(\d+(?:\.\d+)?)\s*(?:%|percent)?\s*([A-Za-z]+|[一-龯ぁ-んァ-ヴー]+)")
+
+
+def estimate_complexity(query: str) -> float:
+    lowered = query.lower()
+    score = 0.3
+    for keyword, weight in _COMPLEXITY_KEYWORDS:
+        if keyword in lowered:
+            score += weight
+    return min(1.0, round(score, 2))
+
+
+def is_ambiguous(query: str) -> bool:
+    """ "The latest version?" with no product named: guessing would be worse than asking."""
+    if not _AMBIGUOUS.search(query):
+        return False
+    content = [t for t in tokenize(query) if t.lower() not in _AMBIGUOUS_WORDS]
+    return not content
+
+
+def _is_japanese(text: str) -> bool:
+    return bool(re.search(r"[ぁ-んァ-ヴ一-龯]", text))
+
+
+def _approx_tokens(text: str) -> int:
+    return max(1, len(text) // 4)
+
+
+class OfflineModel:
+    """Implements `agent.ports.LanguageModel` without a network."""
+
+    @property
+    def name(self) -> str:
+        return "offline"
+
+    async def plan(self, request: PlanRequest) -> LLMReply[PlanDraft]:
+        query = request.query
+        steps: list[PlanDraftStep] = []
+        complexity = estimate_complexity(query)
+        replanning = request.feedback is not None or request.failure is not None
+        if not replanning and is_ambiguous(query):
+            steps.append(
+                PlanDraftStep(
+                    step_id=1,
+                    action="ask_user",
+                    description="Ask which product or component the question is about",
+                    query="Which product or component do you mean?",
+                    expected_output="the product the user means",
+                )
+            )
+        search_query = query
+        if request.feedback:
+            search_query = f"{request.feedback} {query}"
+        elif request.failure:
+            # A retry after weak results: search for the keywords alone, more broadly.
+            search_query = " ".join(extract_keywords(query)) or query
+        parts = [p.strip() for p in _SPLIT.split(query) if p and len(p.strip()) > 3]
+        # A replan searches for the human's change (or the bare keywords) in one query:
+        # splitting the original question again would drop it and repeat the old plan.
+        split = complexity > 0.6 and 1 < len(parts) <= 3 and not replanning
+        sub_queries = parts if split else [search_query]
+        first_search = len(steps) + 1
+        for sub in sub_queries:
+            steps.append(
+                PlanDraftStep(
+                    step_id=len(steps) + 1,
+                    action="rag_search",
+                    description=f"Search the knowledge base for: {sub[:120]}",
+                    query=sub,
+                    collection=request.default_collection,
+                    depends_on=[1] if steps and steps[0].action == "ask_user" else [],
+                    expected_output="relevant passages",
+                    fallback="web_search",
+                )
+            )
+        steps.append(
+            PlanDraftStep(
+                step_id=len(steps) + 1,
+                action="reasoning",
+                description="Answer from the passages found, with citations",
+                depends_on=list(range(first_search, len(steps) + 1)),
+                expected_output="a cited answer",
+            )
+        )
+        draft = PlanDraft(
+            complexity=complexity,
+            steps=steps,
+            success_criteria="an answer grounded in cited knowledge-base passages",
+        )
+        usage = TokenUsage(input_tokens=_approx_tokens(query), output_tokens=60, calls=1)
+        return LLMReply(value=draft, usage=usage, model=self.name)
+
+    async def reason(self, request: ReasoningRequest) -> LLMReply[str]:
+        focus = " ".join([request.query, *request.user_inputs])
+        scored: list[tuple[float, int, str, str]] = []
+        for order, passage in enumerate(request.passages):
+            for sentence in _sentences(passage.text):
+                overlap = lexical_similarity(focus, sentence)
+                if overlap > 0:
+                    scored.append((overlap, -order, sentence, passage.source))
+        scored.sort(reverse=True)
+        japanese = _is_japanese(request.query)
+        if not scored or scored[0][0] < 0.15:
+            answer = NOT_FOUND_JA if japanese else NOT_FOUND
+        else:
+            best = scored[0][0]
+            chosen: list[tuple[str, str]] = []
+            for overlap, _, sentence, source in scored:
+                if overlap < best * 0.8 or len(chosen) == 3:
+                    break
+                if all(sentence != s for s, _ in chosen):
+                    chosen.append((sentence, source))
+            lines = [f"{sentence} [Source: {source}]" for sentence, source in chosen]
+            lines += _other_side(scored, chosen, japanese)
+            answer = "\n".join(lines)
+        usage = TokenUsage(
+            input_tokens=sum(_approx_tokens(p.text) for p in request.passages)
+            + _approx_tokens(focus),
+            output_tokens=_approx_tokens(answer),
+            calls=1,
+        )
+        return LLMReply(value=answer, usage=usage, model=self.name)
+
+    async def evaluate(self, request: EvaluationRequest) -> LLMReply[Evaluation]:
+        answer = request.answer
+        usage = TokenUsage(
+            input_tokens=_approx_tokens(answer) + _approx_tokens(request.query),
+            output_tokens=20,
+            calls=1,
+        )
+        if not answer.strip() or answer in (NOT_FOUND, NOT_FOUND_JA) or not request.passages:
+            value = Evaluation(self_eval=0.1, coverage=0.0, rationale="no grounded answer")
+            return LLMReply(value=value, usage=usage, model=self.name)
+        sentences = [s for s in _sentences(_strip_citations(answer)) if s]
+        supported = [
+            max((lexical_similarity(s, p.text) for p in request.passages), default=0.0)
+            for s in sentences
+        ]
+        grounding = sum(supported) / len(supported) if supported else 0.0
+        coverage = lexical_similarity(request.query, answer)
+        self_eval = min(1.0, 0.4 + 0.6 * grounding)
+        rationale = f"grounding {grounding:.2f}, coverage {coverage:.2f}"
+        conflict = relevant_conflict(request.query, request.passages)
+        if conflict:
+            self_eval *= 0.6
+            rationale += f"; sources disagree on {conflict}"
+        value = Evaluation(
+            self_eval=round(min(1.0, self_eval), 4),
+            coverage=round(min(1.0, coverage), 4),
+            rationale=rationale,
+        )
+        return LLMReply(value=value, usage=usage, model=self.name)
+
+
+def _other_side(
+    scored: list[tuple[float, int, str, str]],
+    chosen: list[tuple[str, str]],
+    japanese: bool,
+) -> list[str]:
+    """When the best-matching sentences disagree on a figure, show each side and say so:
+    an honest answer names the conflict instead of silently picking one source."""
+    best = scored[0][0]
+    candidates = [(sentence, source) for o, _, sentence, source in scored if o >= best * 0.6]
+    conflict = _figure_conflict(candidates)
+    if conflict is None:
+        return []
+    unit, sources = conflict
+    cited = {source for _, source in chosen}
+    extra = []
+    for sentence, source in candidates:
+        if source in sources and source not in cited and unit in _figures(sentence):
+            extra.append(f"{sentence} [Source: {source}]")
+            cited.add(source)
+    note = (
+        "⚠️ 情報源の内容が食い違っています。どちらが最新か確認してください。"
+        if japanese
+        else "⚠️ These sources disagree; check which one is current."
+    )
+    return [*extra, note]
+
+
+_NUMBER_WORDS = {
+    "one": "1", "two": "2", "three": "3", "four": "4", "five": "5",
+    "six": "6", "seven": "7", "eight": "8", "nine": "9", "ten": "10",
+}  # fmt: skip
+
+
+def _figures(text: str) -> dict[str, set[str]]:
+    """{unit: numbers} stated in a text, "one day" and "1 day" alike."""
+    words = re.sub(
+        r"\b(" + "|".join(_NUMBER_WORDS) + r")\b",
+        lambda m: _NUMBER_WORDS[m.group(1).lower()],
+        text,
+        flags=re.IGNORECASE,
+    )
+    found: dict[str, set[str]] = defaultdict(set)
+    for number, unit in _NUMBER_UNIT.findall(words):
+        found[unit.lower().rstrip("s")].add(number)
+    return found
+
+
+def _figure_conflict(texts: list[tuple[str, str]]) -> tuple[str, set[str]] | None:
+    """(unit, sources) when different sources give disjoint numbers for the same unit."""
+    by_unit: dict[str, dict[str, set[str]]] = defaultdict(lambda: defaultdict(set))
+    for text, source in texts:
+        for unit, numbers in _figures(text).items():
+            by_unit[unit][source] |= numbers
+    for unit, per_source in by_unit.items():
+        items = list(per_source.items())
+        for i, (source_a, a) in enumerate(items):
+            for source_b, b in items[i + 1 :]:
+                if a.isdisjoint(b):
+                    return unit, {source_a, source_b}
+    return None
+
+
+def relevant_conflict(query: str, passages: list[Source]) -> str | None:
+    """Do the sentences that answer the question disagree on a figure ("3 days" vs "1 day")?
+    Only sentences close to the question count: unrelated numbers are no conflict."""
+    scored = [
+        (lexical_similarity(query, sentence), sentence, p.source)
+        for p in passages
+        for sentence in _sentences(p.text)
+    ]
+    best = max((o for o, _, _ in scored), default=0.0)
+    if best <= 0:
+        return None
+    texts = [(sentence, source) for o, sentence, source in scored if o >= best * 0.6]
+    conflict = _figure_conflict(texts)
+    return f"'{conflict[0]}' figures" if conflict else None
+
+
+def _sentences(text: str) -> list[str]:
+    """Sentences worth quoting: headings and breadcrumbs (no final punctuation) are not."""
+    out = []
+    text = _WRAP.sub(" ", _CJK_WRAP.sub("", text))
+    for raw in _SENTENCE.split(text):
+        sentence = re.sub(r"^[QA][:：]\s*", "", raw.strip().lstrip("#-*• ").strip())
+        if len(sentence) >= 8 and sentence[-1] in ".!。！":  # questions are not answers
+            out.append(sentence)
+    return out
+
+
+def _strip_citations(text: str) -> str:
+    return re.sub(r"\[Source: [^\]]*\]", "", text)

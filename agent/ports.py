@@ -1,0 +1,174 @@
+"""The small interfaces the agent needs from the outside world.
+
+`agent/` imports nothing from `bot/`, `storage/` or `blocks/`; those packages implement
+these protocols and are handed in by whoever wires the application.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+from enum import StrEnum
+from typing import Any, Generic, Protocol, TypeVar, runtime_checkable
+
+from pydantic import BaseModel, Field
+
+from agent.schemas import (
+    InterventionAnswer,
+    PlanDraft,
+    RunState,
+    Source,
+    TokenUsage,
+    utcnow,
+)
+
+T = TypeVar("T")
+
+
+# --------------------------------------------------------------------------- LLM
+
+
+class LLMReply(BaseModel, Generic[T]):
+    value: T
+    usage: TokenUsage = Field(default_factory=TokenUsage)
+    model: str = ""
+
+
+class PlanRequest(BaseModel):
+    query: str
+    context: str = ""
+    collections: list[str] = Field(default_factory=list)
+    default_collection: str | None = None
+    feedback: str | None = None
+    """A human's request to change the plan (Modify / Edit)."""
+    failure: str | None = None
+    """Why the previous plan is being replaced, when the agent itself decided to replan."""
+    completed_steps: list[str] = Field(default_factory=list)
+
+
+class ReasoningRequest(BaseModel):
+    query: str
+    instruction: str = ""
+    passages: list[Source] = Field(default_factory=list)
+    context: str = ""
+    user_inputs: list[str] = Field(default_factory=list)
+
+
+class Evaluation(BaseModel):
+    """Self-evaluation and coverage in one call (SPEC §2.5: cheaper)."""
+
+    self_eval: float = Field(default=0.5, ge=0.0, le=1.0)
+    coverage: float = Field(default=0.5, ge=0.0, le=1.0)
+    rationale: str = ""
+
+
+class EvaluationRequest(BaseModel):
+    query: str
+    answer: str
+    passages: list[Source] = Field(default_factory=list)
+
+
+class LanguageModel(Protocol):
+    """Task-level LLM interface: Gemini implements it with prompts, offline with heuristics."""
+
+    @property
+    def name(self) -> str: ...
+
+    async def plan(self, request: PlanRequest) -> LLMReply[PlanDraft]: ...
+
+    async def reason(self, request: ReasoningRequest) -> LLMReply[str]: ...
+
+    async def evaluate(self, request: EvaluationRequest) -> LLMReply[Evaluation]: ...
+
+
+class Embedder(Protocol):
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def dimension(self) -> int: ...
+
+    async def embed(self, texts: Sequence[str]) -> list[list[float]]: ...
+
+
+# --------------------------------------------------------------------------- tools
+
+
+class KnowledgeBase(Protocol):
+    async def search(self, query: str, *, collection: str | None, limit: int) -> list[Source]:
+        """Hybrid search; raises `VectorStoreError` when the store is unreachable and
+        `InvalidInputError` for an unknown collection."""
+        ...
+
+    async def collections(self) -> list[str]: ...
+
+    @property
+    def default_collection(self) -> str: ...
+
+
+class WebSearchProvider(Protocol):
+    async def search(self, query: str, *, limit: int) -> list[Source]: ...
+
+
+# --------------------------------------------------------------------------- run life
+
+
+class RunEventType(StrEnum):
+    RUN_STARTED = "run_started"
+    PLAN_CREATED = "plan_created"
+    STEP_STARTED = "step_started"
+    STEP_FINISHED = "step_finished"
+    INTERVENTION_REQUESTED = "intervention_requested"
+    INTERVENTION_ANSWERED = "intervention_answered"
+    REPLANNED = "replanned"
+    ANSWER_READY = "answer_ready"
+    RUN_CANCELLED = "run_cancelled"
+    RUN_FAILED = "run_failed"
+
+
+class RunEvent(BaseModel):
+    type: RunEventType
+    run_id: str
+    step_id: int | None = None
+    message: str = ""
+    data: dict[str, Any] = Field(default_factory=dict)
+    at: datetime = Field(default_factory=utcnow)
+
+
+@runtime_checkable
+class RunObserver(Protocol):
+    """Told about every transition *after* the run store has committed it."""
+
+    async def on_event(self, event: RunEvent, state: RunState) -> None: ...
+
+
+class ClaimResult(BaseModel):
+    """Outcome of trying to take an intervention for answering."""
+
+    claimed: bool
+    state: RunState | None = None
+    answered_by: str | None = None
+    reason: str = ""
+
+
+class RunStore(Protocol):
+    """Durable (or in-memory) home of run state. `save` must commit before returning."""
+
+    async def save(self, state: RunState) -> None: ...
+
+    async def load(self, run_id: str) -> RunState | None: ...
+
+    async def claim_intervention(
+        self, run_id: str, intervention_id: str, answer: InterventionAnswer
+    ) -> ClaimResult:
+        """Atomically mark a pending intervention answered: of concurrent callers exactly
+        one gets `claimed=True`; the rest learn who answered."""
+        ...
+
+
+class UsageLedger(Protocol):
+    """Where spent money is recorded, so hourly and daily limits can be enforced."""
+
+    async def record(self, run_id: str, usage: TokenUsage, model: str) -> None: ...
+
+    async def spent_since(self, since: datetime) -> float: ...

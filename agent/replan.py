@@ -1,0 +1,256 @@
+"""Adaptive replanning (SPEC §2.7, seed 000 §4.7).
+
+The manager decides *whether* and *how* to replan and builds the new plan; the
+orchestrator applies it. Every replan is recorded, and `max_replans` bounds them, so a
+model that keeps producing failing plans ends in a clear failure instead of a loop.
+
+The agent's own replans (failure, low confidence, timeout) and the ones a human asks for
+(Modify, new information in reply to an escalation) have separate budgets of
+`max_replans` each: the agent escalates to a human exactly when its own budget is spent,
+so a shared budget would refuse every NEW_INFORMATION replan.
+"""
+
+from __future__ import annotations
+
+from pydantic import BaseModel
+
+from agent.config import ReplanConfig
+from agent.executor import DONE
+from agent.planner import Planner
+from agent.ports import PlanRequest
+from agent.schemas import (
+    ActionType,
+    ExecutionPlan,
+    PlanStep,
+    ReplanRecord,
+    ReplanStrategy,
+    ReplanTrigger,
+    RunState,
+    StepResult,
+    StepStatus,
+    TokenUsage,
+)
+
+GATHERING = {ActionType.RAG_SEARCH, ActionType.WEB_SEARCH}
+HUMAN_TRIGGERS = frozenset({ReplanTrigger.USER_FEEDBACK, ReplanTrigger.NEW_INFORMATION})
+
+
+def replans_used(state: RunState, trigger: ReplanTrigger) -> int:
+    """Replans already spent from the budget `trigger` draws on (agent's or human's)."""
+    human = trigger in HUMAN_TRIGGERS
+    return sum(1 for r in state.replan_history if (r.trigger in HUMAN_TRIGGERS) == human)
+
+
+class ReplanDecision(BaseModel):
+    trigger: ReplanTrigger
+    strategy: ReplanStrategy
+    reason: str
+    failed_step_id: int | None = None
+
+
+def plan_invalidated(state: RunState, low_confidence: float) -> str | None:
+    """Seed rule: 2 consecutive failures, 3 in total, or the last two steps both weak."""
+    if state.consecutive_failures >= 2:
+        return "two consecutive step failures"
+    if state.failure_count >= 3:
+        return "three step failures in this run"
+    finished = [
+        r
+        for _, r in sorted(state.step_results.items())
+        if r.status not in (StepStatus.SKIPPED, StepStatus.RUNNING, StepStatus.PENDING)
+    ]
+    if len(finished) >= 2 and all(r.confidence < low_confidence for r in finished[-2:]):
+        return "the last two steps both scored below the low-confidence threshold"
+    return None
+
+
+class ReplanManager:
+    def __init__(self, planner: Planner, config: ReplanConfig) -> None:
+        self._planner = planner
+        self._config = config
+
+    @property
+    def config(self) -> ReplanConfig:
+        return self._config
+
+    def trigger_for(self, result: StepResult) -> ReplanTrigger | None:
+        if result.status is StepStatus.FAILED:
+            if result.error and result.error.startswith("timeout"):
+                return ReplanTrigger.TIMEOUT
+            return ReplanTrigger.STEP_FAILED
+        if result.confidence < self._config.low_confidence:
+            return ReplanTrigger.LOW_CONFIDENCE
+        return None
+
+    def decide(
+        self, state: RunState, trigger: ReplanTrigger, step_id: int | None, reason: str
+    ) -> ReplanDecision:
+        plan = state.plan
+        assert plan is not None
+
+        def decision(strategy: ReplanStrategy, why: str = reason) -> ReplanDecision:
+            return ReplanDecision(
+                trigger=trigger, strategy=strategy, reason=why, failed_step_id=step_id
+            )
+
+        if replans_used(state, trigger) >= self._config.max_replans:
+            return decision(
+                ReplanStrategy.ABORT,
+                f"{reason}; the replan limit ({self._config.max_replans}) is reached",
+            )
+        if trigger is ReplanTrigger.USER_FEEDBACK:
+            done = [r for r in state.step_results.values() if r.status in DONE]
+            return decision(ReplanStrategy.PARTIAL if done and step_id else ReplanStrategy.FULL)
+        invalid = plan_invalidated(state, self._config.low_confidence)
+        if invalid:
+            return decision(ReplanStrategy.FULL, f"{reason}; plan invalidated: {invalid}")
+        step = plan.step(step_id) if step_id is not None else None
+        if trigger is ReplanTrigger.STEP_FAILED and step is not None and step.fallback is not None:
+            return decision(ReplanStrategy.FALLBACK)
+        if trigger is ReplanTrigger.STEP_FAILED and step is not None and _is_optional(state, step):
+            return decision(ReplanStrategy.SKIP, f"{reason}; other sources cover it")
+        if trigger is ReplanTrigger.TIMEOUT:
+            return decision(ReplanStrategy.FULL)
+        if step_id is not None and step_id / len(plan.steps) < 0.34:
+            return decision(ReplanStrategy.FULL)
+        return decision(ReplanStrategy.PARTIAL)
+
+    async def build(
+        self, state: RunState, decision: ReplanDecision, feedback: str | None = None
+    ) -> tuple[ExecutionPlan, dict[int, StepResult], TokenUsage]:
+        """The new plan, the step results that stay valid for it, and what planning cost."""
+        plan = state.plan
+        assert plan is not None
+        if decision.strategy is ReplanStrategy.FALLBACK:
+            kept = _keep_before(state, decision.failed_step_id)
+            return _apply_fallback(plan, decision.failed_step_id), kept, TokenUsage()
+        if decision.strategy is ReplanStrategy.SKIP:
+            return (*_skip_step(state, decision.failed_step_id), TokenUsage())
+        request = PlanRequest(
+            query=state.query,
+            context=state.context,
+            collections=[state.collection] if state.collection else [],
+            default_collection=state.collection,
+            feedback=feedback,
+            failure=None if feedback else decision.reason,
+            completed_steps=[
+                f"{s.step_id}. {s.action.value}: {s.description}"
+                for s in plan.steps
+                if s.step_id in state.step_results and state.step_results[s.step_id].status in DONE
+            ],
+        )
+        outcome = await self._planner.create_plan(request)
+        new_plan = outcome.plan.model_copy(update={"requires_confirmation": False})
+        usage = outcome.reply.usage
+        if decision.strategy is ReplanStrategy.FULL or decision.failed_step_id is None:
+            return new_plan, {}, usage
+        return (*_splice(state, new_plan, decision.failed_step_id), usage)
+
+    @staticmethod
+    def record(
+        decision: ReplanDecision, old: ExecutionPlan, new: ExecutionPlan | None
+    ) -> ReplanRecord:
+        return ReplanRecord(
+            trigger=decision.trigger,
+            strategy=decision.strategy,
+            reason=decision.reason,
+            failed_step_id=decision.failed_step_id,
+            old_steps=[_describe(s) for s in old.steps],
+            new_steps=[_describe(s) for s in new.steps] if new else [],
+        )
+
+
+def _describe(step: PlanStep) -> str:
+    return f"{step.step_id}. {step.action.value}: {step.description}"
+
+
+def _keep_before(state: RunState, step_id: int | None) -> dict[int, StepResult]:
+    return {
+        k: r
+        for k, r in state.step_results.items()
+        if step_id is not None and k < step_id and r.status in DONE
+    }
+
+
+def _is_optional(state: RunState, step: PlanStep) -> bool:
+    """A failed gathering step can be skipped when another gathering step succeeded."""
+    if step.action not in GATHERING:
+        return False
+    plan = state.plan
+    assert plan is not None
+    return any(
+        s.step_id != step.step_id
+        and s.action in GATHERING
+        and state.step_results.get(s.step_id) is not None
+        and state.step_results[s.step_id].status in DONE
+        for s in plan.steps
+    )
+
+
+def _apply_fallback(plan: ExecutionPlan, step_id: int | None) -> ExecutionPlan:
+    steps = []
+    for step in plan.steps:
+        if step.step_id == step_id and step.fallback is not None:
+            step = step.model_copy(
+                update={
+                    "action": step.fallback,
+                    "description": f"[fallback] {step.description}",
+                    "fallback": None,
+                    "fallback_of": step.action,
+                }
+            )
+        steps.append(step)
+    return plan.model_copy(update={"steps": steps, "requires_confirmation": False})
+
+
+def _skip_step(state: RunState, step_id: int | None) -> tuple[ExecutionPlan, dict[int, StepResult]]:
+    plan = state.plan
+    assert plan is not None
+    steps = [
+        s.model_copy(update={"depends_on": [d for d in s.depends_on if d != step_id]})
+        for s in plan.steps
+    ]
+    kept = {k: r for k, r in state.step_results.items() if r.status in DONE}
+    if step_id is not None:
+        old = state.step_results.get(step_id)
+        kept[step_id] = StepResult(
+            step_id=step_id,
+            action=plan.step(step_id).action,
+            status=StepStatus.SKIPPED,
+            error=f"skipped after failure: {old.error if old else 'unknown'}",
+        )
+    return plan.model_copy(update={"steps": steps}), kept
+
+
+def _splice(
+    state: RunState, new_plan: ExecutionPlan, failed_step_id: int
+) -> tuple[ExecutionPlan, dict[int, StepResult]]:
+    """PARTIAL: keep completed steps before the failure, append the new plan after them."""
+    old = state.plan
+    assert old is not None
+    kept_results = _keep_before(state, failed_step_id)
+    kept_steps = [s for s in old.steps if s.step_id in kept_results]
+    renumber = {s.step_id: i for i, s in enumerate(kept_steps, 1)}
+    kept_steps = [
+        s.model_copy(
+            update={
+                "step_id": renumber[s.step_id],
+                "depends_on": [renumber[d] for d in s.depends_on if d in renumber],
+            }
+        )
+        for s in kept_steps
+    ]
+    results = {
+        renumber[k]: r.model_copy(update={"step_id": renumber[k]}) for k, r in kept_results.items()
+    }
+    offset = len(kept_steps)
+    kept_gathering = [s.step_id for s in kept_steps if s.action in GATHERING]
+    appended = []
+    for s in new_plan.steps:
+        deps = [d + offset for d in s.depends_on]
+        if s.action is ActionType.REASONING:
+            deps = sorted({*kept_gathering, *deps})
+        appended.append(s.model_copy(update={"step_id": s.step_id + offset, "depends_on": deps}))
+    steps = kept_steps + appended
+    plan = new_plan.model_copy(update={"steps": steps, "estimated_steps": len(steps)})
+    return plan, results

@@ -1,0 +1,344 @@
+"""Domain schemas shared by every layer (SPEC §2.1).
+
+Everything that crosses a boundary — the LLM, the run store, the Slack layer — is a
+pydantic model here, so a run can be saved as JSON and loaded back unchanged.
+"""
+
+from __future__ import annotations
+
+import uuid
+from datetime import UTC, datetime
+from enum import StrEnum
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+
+def utcnow() -> datetime:
+    return datetime.now(UTC)
+
+
+def new_id() -> str:
+    return uuid.uuid4().hex[:12]
+
+
+class ActionType(StrEnum):
+    RAG_SEARCH = "rag_search"
+    WEB_SEARCH = "web_search"
+    REASONING = "reasoning"
+    ASK_USER = "ask_user"
+
+
+class StepStatus(StrEnum):
+    PENDING = "pending"
+    RUNNING = "running"
+    SUCCESS = "success"
+    PARTIAL = "partial"
+    FAILED = "failed"
+    SKIPPED = "skipped"
+
+
+class InterventionLevel(StrEnum):
+    SILENT = "silent"
+    NOTIFY = "notify"
+    CONFIRM = "confirm"
+    ESCALATE = "escalate"
+
+
+class InterventionAction(StrEnum):
+    PROCEED = "proceed"
+    MODIFY = "modify"
+    CANCEL = "cancel"
+    INPUT = "input"
+    RETRY = "retry"
+    SKIP = "skip"
+
+
+class InterventionKind(StrEnum):
+    """Why a run paused: the Slack layer renders each kind differently."""
+
+    PLAN_APPROVAL = "plan_approval"
+    CONFIRM = "confirm"
+    ESCALATE = "escalate"
+    ASK_USER = "ask_user"
+
+
+class InterventionStatus(StrEnum):
+    PENDING = "pending"
+    ANSWERED = "answered"
+    EXPIRED = "expired"
+    CANCELLED = "cancelled"
+
+
+class ReplanTrigger(StrEnum):
+    STEP_FAILED = "step_failed"
+    LOW_CONFIDENCE = "low_confidence"
+    USER_FEEDBACK = "user_feedback"
+    NEW_INFORMATION = "new_information"
+    TIMEOUT = "timeout"
+
+
+class ReplanStrategy(StrEnum):
+    PARTIAL = "partial"
+    FULL = "full"
+    FALLBACK = "fallback"
+    SKIP = "skip"
+    ABORT = "abort"
+
+
+class RunStatus(StrEnum):
+    PLANNING = "planning"
+    RUNNING = "running"
+    PAUSED = "paused"
+    ANSWERED = "answered"
+    CANCELLED = "cancelled"
+    FAILED = "failed"
+
+    @property
+    def is_final(self) -> bool:
+        return self in {RunStatus.ANSWERED, RunStatus.CANCELLED, RunStatus.FAILED}
+
+
+# --------------------------------------------------------------------------- plans
+
+
+class PlanStep(BaseModel):
+    step_id: int = Field(ge=1)
+    action: ActionType
+    description: str
+    query: str = ""
+    collection: str | None = None
+    depends_on: list[int] = Field(default_factory=list)
+    expected_output: str = ""
+    fallback: ActionType | None = None
+    timeout_seconds: float = Field(default=30.0, gt=0)
+    fallback_of: ActionType | None = None
+    """Set when this step is a failed step's fallback: the action it replaces."""
+
+
+class ExecutionPlan(BaseModel):
+    plan_id: str = Field(default_factory=new_id)
+    original_query: str
+    complexity: float = Field(ge=0.0, le=1.0)
+    estimated_steps: int
+    requires_confirmation: bool = False
+    steps: list[PlanStep]
+    success_criteria: str = ""
+    created_at: datetime = Field(default_factory=utcnow)
+
+    def step(self, step_id: int) -> PlanStep:
+        for step in self.steps:
+            if step.step_id == step_id:
+                return step
+        raise KeyError(f"plan {self.plan_id} has no step {step_id}")
+
+
+class PlanDraftStep(BaseModel):
+    """What an LLM is asked to produce for one step: no ids it could get wrong twice."""
+
+    step_id: int
+    action: str
+    description: str
+    query: str = ""
+    collection: str | None = None
+    depends_on: list[int] = Field(default_factory=list)
+    expected_output: str = ""
+    fallback: str | None = None
+
+
+class PlanDraft(BaseModel):
+    """The LLM's structured planning output, validated and repaired by the planner."""
+
+    complexity: float = 0.5
+    steps: list[PlanDraftStep]
+    success_criteria: str = ""
+
+
+# --------------------------------------------------------------------------- results
+
+
+class TokenUsage(BaseModel):
+    input_tokens: int = 0
+    output_tokens: int = 0
+    calls: int = 0
+    cost_usd: float = 0.0
+
+    @property
+    def total_tokens(self) -> int:
+        return self.input_tokens + self.output_tokens
+
+    def __add__(self, other: TokenUsage) -> TokenUsage:
+        return TokenUsage(
+            input_tokens=self.input_tokens + other.input_tokens,
+            output_tokens=self.output_tokens + other.output_tokens,
+            calls=self.calls + other.calls,
+            cost_usd=self.cost_usd + other.cost_usd,
+        )
+
+
+class Source(BaseModel):
+    """A passage an answer rests on. `similarity` is 0–1, comparable across backends."""
+
+    source: str
+    text: str
+    chunk_id: str = ""
+    score: float = 0.0
+    similarity: float = 0.0
+    collection: str | None = None
+
+
+class ToolResult(BaseModel):
+    success: bool
+    output: str = ""
+    sources: list[Source] = Field(default_factory=list)
+    confidence_factors: dict[str, float] = Field(default_factory=dict)
+    error: str | None = None
+    execution_time_ms: float = 0.0
+    token_usage: TokenUsage = Field(default_factory=TokenUsage)
+
+
+class ConfidenceScore(BaseModel):
+    score: float = Field(ge=0.0, le=1.0)
+    breakdown: dict[str, float] = Field(default_factory=dict)
+    penalties: list[str] = Field(default_factory=list)
+    is_search_step: bool = False
+
+
+class StepResult(BaseModel):
+    step_id: int
+    action: ActionType
+    status: StepStatus
+    output: str = ""
+    confidence: float = 0.0
+    confidence_detail: ConfidenceScore | None = None
+    level: InterventionLevel | None = None
+    sources: list[Source] = Field(default_factory=list)
+    error: str | None = None
+    execution_time_ms: float = 0.0
+    token_usage: TokenUsage = Field(default_factory=TokenUsage)
+    used_fallback: ActionType | None = None
+    attempts: int = 1
+
+
+class ReplanRecord(BaseModel):
+    trigger: ReplanTrigger
+    strategy: ReplanStrategy
+    reason: str
+    failed_step_id: int | None = None
+    old_steps: list[str] = Field(default_factory=list)
+    new_steps: list[str] = Field(default_factory=list)
+    created_at: datetime = Field(default_factory=utcnow)
+
+
+class InterventionRequest(BaseModel):
+    """A question the run needs a human to answer before it can go on (SPEC §2.6)."""
+
+    intervention_id: str = Field(default_factory=new_id)
+    run_id: str
+    step_id: int | None = None
+    kind: InterventionKind
+    level: InterventionLevel
+    question: str
+    reason: str = ""
+    options: list[str] = Field(default_factory=list)
+    urgency: Literal["blocking", "optional"] = "blocking"
+    confidence: ConfidenceScore | None = None
+    status: InterventionStatus = InterventionStatus.PENDING
+    allowed_responders: list[str] = Field(default_factory=list)
+    answered_by: str | None = None
+    answer: InterventionAnswer | None = None
+    created_at: datetime = Field(default_factory=utcnow)
+    expires_at: datetime | None = None
+    answered_at: datetime | None = None
+
+
+class InterventionAnswer(BaseModel):
+    action: InterventionAction
+    text: str | None = None
+    option: int | None = None
+    user: str | None = None
+
+
+class ExecutionResult(BaseModel):
+    plan: ExecutionPlan | None
+    step_results: list[StepResult] = Field(default_factory=list)
+    final_answer: str = ""
+    sources: list[Source] = Field(default_factory=list)
+    overall_confidence: float = 0.0
+    overall_detail: ConfidenceScore | None = None
+    level: InterventionLevel | None = None
+    replan_count: int = 0
+    replan_history: list[ReplanRecord] = Field(default_factory=list)
+    total_execution_time_ms: float = 0.0
+    step_success_rate: float = 0.0
+    token_usage: TokenUsage = Field(default_factory=TokenUsage)
+    cost_usd: float = 0.0
+
+
+class ThreadKey(BaseModel):
+    """Where a run lives in Slack; the CLI uses a synthetic key."""
+
+    team_id: str = "local"
+    channel_id: str = "cli"
+    thread_ts: str = ""
+
+
+class RunState(BaseModel):
+    """The whole, serialisable state of one run: what the run store saves and loads."""
+
+    run_id: str = Field(default_factory=new_id)
+    query: str
+    asker: str = "local-user"
+    thread: ThreadKey = Field(default_factory=ThreadKey)
+    collection: str | None = None
+    context: str = ""
+    status: RunStatus = RunStatus.PLANNING
+    plan: ExecutionPlan | None = None
+    step_results: dict[int, StepResult] = Field(default_factory=dict)
+    pending: InterventionRequest | None = None
+    interventions: list[InterventionRequest] = Field(default_factory=list)
+    user_inputs: list[str] = Field(default_factory=list)
+    replan_history: list[ReplanRecord] = Field(default_factory=list)
+    final_answer: str = ""
+    sources: list[Source] = Field(default_factory=list)
+    overall_confidence: float | None = None
+    overall_detail: ConfidenceScore | None = None
+    level: InterventionLevel | None = None
+    token_usage: TokenUsage = Field(default_factory=TokenUsage)
+    llm_model: str = ""
+    error: str | None = None
+    failure_count: int = 0
+    consecutive_failures: int = 0
+    low_confidence_accepted: bool = False
+    """A human said "proceed anyway" once: do not escalate low confidence again."""
+    version: int = 0
+    created_at: datetime = Field(default_factory=utcnow)
+    updated_at: datetime = Field(default_factory=utcnow)
+    execution_time_ms: float = 0.0
+
+    @property
+    def replan_count(self) -> int:
+        return len(self.replan_history)
+
+    def result(self) -> ExecutionResult:
+        steps = [self.step_results[k] for k in sorted(self.step_results)]
+        done = [s for s in steps if s.status is not StepStatus.SKIPPED]
+        ok = [s for s in done if s.status in (StepStatus.SUCCESS, StepStatus.PARTIAL)]
+        return ExecutionResult(
+            plan=self.plan,
+            step_results=steps,
+            final_answer=self.final_answer,
+            sources=self.sources,
+            overall_confidence=self.overall_confidence or 0.0,
+            overall_detail=self.overall_detail,
+            level=self.level,
+            replan_count=self.replan_count,
+            replan_history=self.replan_history,
+            total_execution_time_ms=self.execution_time_ms,
+            step_success_rate=(len(ok) / len(done)) if done else 0.0,
+            token_usage=self.token_usage,
+            cost_usd=self.token_usage.cost_usd,
+        )
+
+
+InterventionRequest.model_rebuild()

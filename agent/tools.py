@@ -1,0 +1,134 @@
+"""The tools a plan step can use (SPEC §2.4). `ask_user` is not here: it pauses the run,
+so the orchestrator handles it."""
+
+from __future__ import annotations
+
+import time
+from statistics import fmean, pvariance
+
+from pydantic import BaseModel, Field
+
+from agent.errors import GraceError
+from agent.ports import (
+    EvaluationRequest,
+    KnowledgeBase,
+    LanguageModel,
+    ReasoningRequest,
+    WebSearchProvider,
+)
+from agent.schemas import ActionType, PlanStep, Source, ToolResult
+
+
+class StepContext(BaseModel):
+    """What a step may use: the question, the human's inputs so far, and the outputs and
+    sources of every step it depends on (transitively)."""
+
+    query: str
+    thread_context: str = ""
+    user_inputs: list[str] = Field(default_factory=list)
+    dependency_outputs: list[str] = Field(default_factory=list)
+    dependency_sources: list[Source] = Field(default_factory=list)
+    collection: str | None = None
+
+
+class Toolbox:
+    def __init__(
+        self,
+        *,
+        llm: LanguageModel,
+        knowledge_base: KnowledgeBase,
+        web_search: WebSearchProvider | None = None,
+        top_k: int = 5,
+    ) -> None:
+        self._llm = llm
+        self._kb = knowledge_base
+        self._web = web_search
+        self._top_k = top_k
+
+    async def run(self, action: ActionType, step: PlanStep, ctx: StepContext) -> ToolResult:
+        started = time.perf_counter()
+        try:
+            if action is ActionType.RAG_SEARCH:
+                result = await self._rag_search(step, ctx)
+            elif action is ActionType.WEB_SEARCH:
+                result = await self._web_search(step, ctx)
+            elif action is ActionType.REASONING:
+                result = await self._reasoning(step, ctx)
+            else:
+                result = ToolResult(success=False, error=f"{action.value} is not a tool")
+        except GraceError as exc:
+            result = ToolResult(success=False, error=f"{exc.category}: {exc.message}")
+        result.execution_time_ms = (time.perf_counter() - started) * 1000
+        return result
+
+    def _search_query(self, step: PlanStep, ctx: StepContext) -> str:
+        base = step.query or ctx.query
+        if ctx.user_inputs:
+            base = f"{base} {' '.join(ctx.user_inputs)}"
+        return base
+
+    async def _rag_search(self, step: PlanStep, ctx: StepContext) -> ToolResult:
+        collection = step.collection or ctx.collection
+        hits = await self._kb.search(
+            self._search_query(step, ctx), collection=collection, limit=self._top_k
+        )
+        return _search_result(hits, "knowledge base")
+
+    async def _web_search(self, step: PlanStep, ctx: StepContext) -> ToolResult:
+        if self._web is None:
+            return ToolResult(
+                success=False,
+                error="web search is not configured for this workspace",
+            )
+        hits = await self._web.search(self._search_query(step, ctx), limit=self._top_k)
+        return _search_result(hits, "web")
+
+    async def _reasoning(self, step: PlanStep, ctx: StepContext) -> ToolResult:
+        passages = _dedupe(ctx.dependency_sources)
+        instruction = step.description
+        reply = await self._llm.reason(
+            ReasoningRequest(
+                query=ctx.query,
+                instruction=instruction,
+                passages=passages,
+                context=ctx.thread_context,
+                user_inputs=ctx.user_inputs,
+            )
+        )
+        evaluation = await self._llm.evaluate(
+            EvaluationRequest(query=ctx.query, answer=reply.value, passages=passages)
+        )
+        return ToolResult(
+            success=bool(reply.value.strip()),
+            output=reply.value,
+            sources=passages,
+            confidence_factors={
+                "llm_self_eval": evaluation.value.self_eval,
+                "query_coverage": evaluation.value.coverage,
+            },
+            error=None if reply.value.strip() else "the model returned an empty answer",
+            token_usage=reply.usage + evaluation.usage,
+        )
+
+
+def _search_result(hits: list[Source], where: str) -> ToolResult:
+    similarities = [h.similarity for h in hits]
+    factors = {"result_count": float(len(hits))}
+    if hits:
+        factors |= {
+            "max_similarity": max(similarities),
+            "mean_similarity": fmean(similarities),
+            "variance": pvariance(similarities) if len(hits) > 1 else 0.0,
+        }
+    lines = [
+        f"[{i}] ({h.similarity:.2f}) {h.source}: {h.text[:200]}" for i, h in enumerate(hits, 1)
+    ]
+    output = "\n".join(lines) if hits else f"no results in the {where}"
+    return ToolResult(success=True, output=output, sources=hits, confidence_factors=factors)
+
+
+def _dedupe(sources: list[Source]) -> list[Source]:
+    seen: dict[tuple[str, str], Source] = {}
+    for s in sources:
+        seen.setdefault((s.source, s.chunk_id or s.text), s)
+    return list(seen.values())

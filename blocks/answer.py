@@ -1,0 +1,190 @@
+"""The answer message(s): text, sources, confidence badge with its breakdown, feedback."""
+
+from __future__ import annotations
+
+import re
+
+from slack_sdk.models.blocks import (
+    ActionsBlock,
+    Block,
+    ButtonElement,
+    DividerBlock,
+    PlainTextObject,
+)
+
+from agent.schemas import RunState, Source
+from blocks import ids
+from blocks.common import (
+    badge,
+    context,
+    factor_text,
+    mention,
+    one_line,
+    pack_lines,
+    safe,
+    section,
+)
+from blocks.limits import (
+    MAX_BLOCKS_PER_MESSAGE,
+    MAX_MESSAGE_TEXT,
+    MAX_SECTION_TEXT,
+    escape_mrkdwn,
+    split_text,
+    truncate,
+)
+
+MAX_SOURCES_SHOWN = 10
+SOURCE_SNIPPET_LIMIT = 160
+ANSWER_SECTIONS_PER_MESSAGE = 12
+"""≈36,000 characters of answer per message: under the 40,000 Slack keeps of a message."""
+
+_BOLD = re.compile(r"\*\*(.+?)\*\*", re.DOTALL)
+_HEADING = re.compile(r"^#{1,6}\s+(.+?)\s*#*$", re.MULTILINE)
+_LINK = re.compile(r"\[([^\]\n]+)\]\((https?://[^\s)]+)\)")
+
+
+def to_mrkdwn(markdown: str) -> str:
+    """LLM Markdown → Slack mrkdwn: escape, then `**b**`→`*b*`, headings, links."""
+    text = escape_mrkdwn(markdown)
+    text = _HEADING.sub(r"*\1*", text)
+    text = _BOLD.sub(r"*\1*", text)
+    return _LINK.sub(r"<\2|\1>", text)
+
+
+def unique_sources(sources: list[Source]) -> list[Source]:
+    """One entry per source name, in first-cited order, keeping its best passage."""
+    best: dict[str, Source] = {}
+    for src in sources:
+        kept = best.get(src.source)
+        if kept is None or src.similarity > kept.similarity:
+            best[src.source] = src
+    order = list(dict.fromkeys(src.source for src in sources))
+    return [best[name] for name in order]
+
+
+def source_lines(sources: list[Source]) -> list[str]:
+    """`• *handbook.md* (0.82) — “snippet…”`, capped, the rest summarised."""
+    unique = unique_sources(sources)
+    lines = []
+    for src in unique[:MAX_SOURCES_SHOWN]:
+        line = f"• *{safe(one_line(src.source) or 'unnamed', 200)}*"
+        if src.similarity > 0:
+            line += f" ({src.similarity:.2f})"
+        snippet = one_line(src.text)
+        if snippet:
+            line += f" — “{safe(snippet, SOURCE_SNIPPET_LIMIT)}”"
+        lines.append(line)
+    if len(unique) > MAX_SOURCES_SHOWN:
+        lines.append(f"_…and {len(unique) - MAX_SOURCES_SHOWN} more sources_")
+    return lines
+
+
+def _model_name(state: RunState) -> str:
+    name = one_line(state.llm_model) or "unknown"
+    return name if name.lower().endswith("model") else f"{name} model"
+
+
+def _tail(state: RunState) -> list[Block]:
+    blocks: list[Block] = [DividerBlock()]
+    lines = source_lines(state.sources)
+    if lines:
+        blocks.extend(section(t) for t in pack_lines(["*Sources*", *lines]))
+    else:
+        blocks.append(context("No sources: this answer is not backed by the knowledge base."))
+
+    detail = state.overall_detail
+    blocks.append(section(f"*Confidence:* {badge(state.overall_confidence, state.level)}"))
+    facts = []
+    if detail is not None and detail.breakdown:
+        facts.append(factor_text(sorted(detail.breakdown.items())))
+    if detail is not None and detail.penalties:
+        facts.append("Penalties: " + "; ".join(safe(one_line(p), 200) for p in detail.penalties))
+    if facts:
+        blocks.append(context(*facts))
+
+    about = [f"answered by {safe(_model_name(state), 200)}"]
+    if state.plan is not None:
+        about.append(f"{len(state.plan.steps)} steps")
+    if state.replan_count:
+        about.append(f"{state.replan_count} replan{'s' if state.replan_count > 1 else ''}")
+    if state.execution_time_ms:
+        about.append(f"{state.execution_time_ms / 1000:.1f} s")
+    if state.token_usage.cost_usd:
+        about.append(f"${state.token_usage.cost_usd:.4f}")
+    blocks.append(context(" · ".join(about)))
+
+    value = ids.ButtonValue(run_id=state.run_id).encode()
+    blocks.append(
+        ActionsBlock(
+            block_id=ids.FEEDBACK_ACTIONS_BLOCK,
+            elements=[
+                ButtonElement(
+                    text=PlainTextObject(text="👍 Helpful", emoji=True),
+                    action_id=ids.FEEDBACK_UP,
+                    value=value,
+                ),
+                ButtonElement(
+                    text=PlainTextObject(text="👎 Not helpful", emoji=True),
+                    action_id=ids.FEEDBACK_DOWN,
+                    value=value,
+                ),
+            ],
+        )
+    )
+    return blocks
+
+
+def _answer_texts(state: RunState) -> list[str]:
+    if not state.final_answer.strip():
+        reason = f": {safe(one_line(state.error), 1500)}" if state.error else "."
+        return [f"_No answer was produced{reason}_"]
+    pieces = split_text(to_mrkdwn(state.final_answer), MAX_SECTION_TEXT)
+    return [p.strip() for p in pieces if p.strip()]
+
+
+def answer_messages(state: RunState) -> list[list[Block]]:
+    """The answer as one or more messages, each a valid Block Kit message.
+
+    The text is split into sections of ≤ 3,000 chars and, past
+    `ANSWER_SECTIONS_PER_MESSAGE` sections, into further messages ("part 2 of 3"). The
+    sources, confidence and the 👍 / 👎 buttons go on the last message only.
+    """
+    texts = _answer_texts(state)
+    tail = _tail(state)
+    per_message = min(ANSWER_SECTIONS_PER_MESSAGE, MAX_BLOCKS_PER_MESSAGE - 1)
+    groups = [texts[i : i + per_message] for i in range(0, len(texts), per_message)]
+    last_room = MAX_BLOCKS_PER_MESSAGE - len(tail) - (1 if len(groups) > 1 else 0)
+    if len(groups[-1]) > last_room:
+        groups.append([])
+    total = len(groups)
+    messages: list[list[Block]] = []
+    for number, group in enumerate(groups, start=1):
+        blocks: list[Block] = []
+        if total > 1:
+            blocks.append(context(f"Answer, part {number} of {total}"))
+        blocks.extend(section(text) for text in group)
+        messages.append(blocks)
+    messages[-1].extend(tail)
+    return messages
+
+
+def answer_fallback_text(state: RunState, part: int = 1) -> str:
+    """The notification text of answer message `part` (1-based)."""
+    if part > 1:
+        return f"GRACE answer (continued, part {part})"
+    answer = one_line(state.final_answer) or "No answer was produced."
+    return truncate(
+        f"GRACE {badge(state.overall_confidence, state.level)}: {escape_mrkdwn(answer)}",
+        min(MAX_MESSAGE_TEXT, 3000),
+    )
+
+
+def feedback_ack(user_id: str, up: bool) -> list[Block]:
+    """The ephemeral thanks after 👍 / 👎: says what the feedback is used for."""
+    verb = "👍 helpful" if up else "👎 not helpful"
+    return [
+        context(
+            f"Thanks {mention(user_id)} — recorded as {verb}. "
+            "GRACE uses this feedback to tune when it asks before answering."
+        )
+    ]

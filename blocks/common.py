@@ -1,0 +1,158 @@
+"""Small shared pieces of the Block Kit builders: emoji, badges, safe text blocks."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from datetime import datetime
+
+from slack_sdk.models.blocks import (
+    Block,
+    ContextBlock,
+    HeaderBlock,
+    MarkdownTextObject,
+    PlainTextObject,
+    SectionBlock,
+)
+
+from agent.schemas import (
+    ConfidenceScore,
+    InterventionLevel,
+    RunStatus,
+    StepStatus,
+)
+from blocks.limits import (
+    MAX_CONTEXT_ELEMENTS,
+    MAX_CONTEXT_TEXT,
+    MAX_HEADER_TEXT,
+    MAX_SECTION_TEXT,
+    escape_mrkdwn,
+    truncate,
+)
+
+STEP_EMOJI: dict[StepStatus, str] = {
+    StepStatus.PENDING: "⏳",
+    StepStatus.RUNNING: "🔄",
+    StepStatus.SUCCESS: "✅",
+    StepStatus.PARTIAL: "⚠️",
+    StepStatus.FAILED: "❌",
+    StepStatus.SKIPPED: "⏭️",
+}
+
+LEVEL_EMOJI: dict[InterventionLevel, str] = {
+    InterventionLevel.SILENT: "🟢",
+    InterventionLevel.NOTIFY: "🟡",
+    InterventionLevel.CONFIRM: "🟠",
+    InterventionLevel.ESCALATE: "🔴",
+}
+
+RUN_STATUS_LABEL: dict[RunStatus, str] = {
+    RunStatus.PLANNING: "🧭 planning",
+    RunStatus.RUNNING: "🔄 running",
+    RunStatus.PAUSED: "⏸️ waiting for input",
+    RunStatus.ANSWERED: "✅ answered",
+    RunStatus.CANCELLED: "🛑 cancelled",
+    RunStatus.FAILED: "❌ failed",
+}
+
+# Used only when a score has no level attached: the default thresholds of SPEC §2.5.
+_DEFAULT_LEVEL_CUTS: tuple[tuple[float, InterventionLevel], ...] = (
+    (0.9, InterventionLevel.SILENT),
+    (0.7, InterventionLevel.NOTIFY),
+    (0.4, InterventionLevel.CONFIRM),
+)
+
+
+def safe(text: str, limit: int) -> str:
+    """User/LLM text escaped for mrkdwn and cut to `limit` characters."""
+    return truncate(escape_mrkdwn(text), limit)
+
+
+def one_line(text: str) -> str:
+    """Collapse whitespace so that a description fits on a single bullet line."""
+    return " ".join(text.split())
+
+
+def level_for(score: float) -> InterventionLevel:
+    """The level a score falls in under the default thresholds (display fallback only)."""
+    for cut, level in _DEFAULT_LEVEL_CUTS:
+        if score >= cut:
+            return level
+    return InterventionLevel.ESCALATE
+
+
+def badge(score: float | None, level: InterventionLevel | None) -> str:
+    """`🟡 notify 0.82`: how sure GRACE is, readable at a glance."""
+    if score is None:
+        return "⚪ not scored"
+    shown = level or level_for(score)
+    return f"{LEVEL_EMOJI[shown]} {shown.value} {score:.2f}"
+
+
+def weakest_factors(detail: ConfidenceScore | None, count: int = 3) -> list[tuple[str, float]]:
+    """The `count` lowest factors of a score: what to show when asking a human why."""
+    if detail is None:
+        return []
+    return sorted(detail.breakdown.items(), key=lambda kv: (kv[1], kv[0]))[:count]
+
+
+def factor_text(items: Iterable[tuple[str, float]]) -> str:
+    """`search_quality 0.31 · tool_success 1.00`."""
+    return " · ".join(f"{escape_mrkdwn(name)} {value:.2f}" for name, value in items)
+
+
+def slack_date(when: datetime) -> str:
+    """A Slack date token, rendered in each reader's own time zone."""
+    epoch = int(when.timestamp())
+    fallback = when.strftime("%Y-%m-%d %H:%M UTC")
+    return f"<!date^{epoch}^{{date_short_pretty}} {{time}}|{fallback}>"
+
+
+def mention(user_id: str) -> str:
+    """`<@U123>` — Slack ids only contain letters and digits, so nothing is escaped."""
+    clean = "".join(ch for ch in user_id if ch.isalnum())
+    return f"<@{clean}>" if clean else "someone"
+
+
+def header(text: str) -> HeaderBlock:
+    """A header block; plain text, so nothing to escape, only cut to 150 chars."""
+    flat = one_line(text) or "GRACE"
+    return HeaderBlock(text=PlainTextObject(text=truncate(flat, MAX_HEADER_TEXT), emoji=True))
+
+
+def section(text: str) -> SectionBlock:
+    """A mrkdwn section; `text` must already be escaped and is cut to 3,000 chars."""
+    return SectionBlock(text=MarkdownTextObject(text=truncate(text, MAX_SECTION_TEXT) or " "))
+
+
+def context(*texts: str) -> ContextBlock:
+    """A context line of up to ten mrkdwn texts (already escaped), each cut to fit."""
+    kept = [t for t in texts if t][:MAX_CONTEXT_ELEMENTS] or [" "]
+    return ContextBlock(
+        elements=[MarkdownTextObject(text=truncate(t, MAX_CONTEXT_TEXT)) for t in kept]
+    )
+
+
+def pack_lines(lines: Iterable[str], limit: int = MAX_SECTION_TEXT) -> list[str]:
+    """Join lines into as few texts of at most `limit` chars as possible.
+
+    A single line longer than `limit` is truncated rather than split, so that each
+    bullet stays whole in one block.
+    """
+    texts: list[str] = []
+    current = ""
+    for raw in lines:
+        line = truncate(raw, limit)
+        candidate = f"{current}\n{line}" if current else line
+        if len(candidate) <= limit:
+            current = candidate
+        else:
+            texts.append(current)
+            current = line
+    if current:
+        texts.append(current)
+    return texts
+
+
+def sections(lines: Iterable[str], limit: int = MAX_SECTION_TEXT) -> list[Block]:
+    """Lines packed into as few section blocks as possible."""
+    return [section(text) for text in pack_lines(lines, limit)]

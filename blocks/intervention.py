@@ -1,0 +1,327 @@
+"""Messages for a paused run: confirm, escalate/ask, the decision, expiry, and the modal."""
+
+from __future__ import annotations
+
+from slack_sdk.models.blocks import (
+    ActionsBlock,
+    Block,
+    ButtonElement,
+    ConfirmObject,
+    InputBlock,
+    PlainTextInputElement,
+    PlainTextObject,
+)
+from slack_sdk.models.views import View
+
+from agent.schemas import (
+    InterventionAction,
+    InterventionKind,
+    InterventionLevel,
+    InterventionRequest,
+    RunState,
+)
+from blocks import ids
+from blocks.common import (
+    LEVEL_EMOJI,
+    context,
+    factor_text,
+    mention,
+    one_line,
+    pack_lines,
+    safe,
+    section,
+    slack_date,
+    weakest_factors,
+)
+from blocks.limits import MAX_ACTIONS_ELEMENTS, MAX_BUTTON_TEXT, truncate
+
+QUESTION_LIMIT = 2500
+REASON_LIMIT = 1500
+MAX_OPTION_BUTTONS = 20
+MAX_LISTED_OPTIONS = 40
+MODIFY_TEXT_MAX = 3000
+
+_DECISIONS: dict[InterventionAction, tuple[str, str]] = {
+    InterventionAction.PROCEED: ("✅", "Approved"),
+    InterventionAction.MODIFY: ("✏️", "Modified"),
+    InterventionAction.CANCEL: ("🛑", "Cancelled"),
+    InterventionAction.INPUT: ("💬", "Answered"),
+    InterventionAction.RETRY: ("🔁", "Retry requested"),
+    InterventionAction.SKIP: ("⏭️", "Skipped"),
+}
+
+_KIND_TITLE: dict[InterventionKind, str] = {
+    InterventionKind.PLAN_APPROVAL: "Plan approval",
+    InterventionKind.CONFIRM: "Confirmation",
+    InterventionKind.ESCALATE: "GRACE needs your help",
+    InterventionKind.ASK_USER: "Question from GRACE",
+}
+
+
+def _value(request: InterventionRequest, option: int | None = None) -> str:
+    return ids.ButtonValue(
+        run_id=request.run_id, intervention_id=request.intervention_id, option=option
+    ).encode()
+
+
+def _button(
+    text: str,
+    action_id: str,
+    value: str,
+    *,
+    style: str | None = None,
+    confirm: ConfirmObject | None = None,
+) -> ButtonElement:
+    return ButtonElement(
+        text=PlainTextObject(text=truncate(text, MAX_BUTTON_TEXT), emoji=True),
+        action_id=action_id,
+        value=value,
+        style=style,
+        confirm=confirm,
+    )
+
+
+def _cancel_confirm() -> ConfirmObject:
+    return ConfirmObject(
+        title="Cancel this run?",
+        text="GRACE will stop and not answer this question.",
+        confirm="Cancel run",
+        deny="Keep it",
+    )
+
+
+def _who_and_when(request: InterventionRequest) -> list[str]:
+    parts: list[str] = []
+    if request.allowed_responders:
+        names = ", ".join(mention(u) for u in request.allowed_responders[:10])
+        more = len(request.allowed_responders) - 10
+        parts.append(f"Can answer: {names}" + (f" and {more} more" if more > 0 else ""))
+    if request.expires_at is not None:
+        parts.append(f"Expires {slack_date(request.expires_at)}")
+    if request.urgency == "optional":
+        parts.append("optional")
+    return parts
+
+
+def _step_label(state: RunState, request: InterventionRequest) -> str:
+    if request.step_id is None:
+        return ""
+    label = f"step {request.step_id}"
+    if state.plan is not None:
+        try:
+            step = state.plan.step(request.step_id)
+        except KeyError:
+            return label
+        label += f" (`{step.action.value}` — {safe(one_line(step.description), 300)})"
+    return label
+
+
+def _confidence_lines(request: InterventionRequest) -> list[str]:
+    detail = request.confidence
+    if detail is None:
+        return []
+    lines: list[str] = []
+    weakest = weakest_factors(detail, 3)
+    if weakest:
+        lines.append(f"*Weakest factors:* {factor_text(weakest)}")
+    if detail.penalties:
+        penalties = "; ".join(safe(one_line(p), 200) for p in detail.penalties[:10])
+        lines.append(f"*Penalties:* {penalties}")
+    return lines
+
+
+def confirm_message(state: RunState, request: InterventionRequest) -> list[Block]:
+    """A CONFIRM pause: why GRACE is unsure (score, weakest factors, penalties) + buttons."""
+    level = request.level
+    score = f" — confidence *{request.confidence.score:.2f}*" if request.confidence else ""
+    where = _step_label(state, request)
+    title = f"{LEVEL_EMOJI[level]} *GRACE is not sure about {where or 'this run'}*{score}"
+    blocks: list[Block] = [section(title)]
+    body = [safe(request.question, QUESTION_LIMIT)] if request.question.strip() else []
+    if request.reason.strip():
+        body.append(f"_{safe(one_line(request.reason), REASON_LIMIT)}_")
+    body.extend(_confidence_lines(request))
+    blocks.extend(section(text) for text in pack_lines(body))
+    value = _value(request)
+    blocks.append(
+        ActionsBlock(
+            block_id=ids.CONFIRM_ACTIONS_BLOCK,
+            elements=[
+                _button("✅ Proceed", ids.CONFIRM_PROCEED, value, style="primary"),
+                _button("✏️ Modify…", ids.CONFIRM_MODIFY, value),
+                _button(
+                    "🛑 Cancel",
+                    ids.CONFIRM_CANCEL,
+                    value,
+                    style="danger",
+                    confirm=_cancel_confirm(),
+                ),
+            ],
+        )
+    )
+    extra = _who_and_when(request)
+    if extra:
+        blocks.append(context(" · ".join(extra)))
+    return blocks
+
+
+def option_label(index: int, option: str) -> str:
+    """`2. Tokyo office` cut to Slack's 75-character button text."""
+    return truncate(f"{index + 1}. {one_line(option) or '(empty)'}", MAX_BUTTON_TEXT)
+
+
+def escalate_message(state: RunState, request: InterventionRequest) -> list[Block]:
+    """An ESCALATE or ask_user pause: the question, its reason, one button per option.
+
+    ESCALATE also gets Proceed anyway / Cancel; both kinds can be answered by replying in
+    the thread. Options past the 20th get no button (they are listed; reply to pick one).
+    """
+    emoji = LEVEL_EMOJI.get(request.level, LEVEL_EMOJI[InterventionLevel.ESCALATE])
+    title = _KIND_TITLE.get(request.kind, "GRACE needs your help")
+    where = _step_label(state, request)
+    blocks: list[Block] = [section(f"{emoji} *{title}*" + (f" — {where}" if where else ""))]
+    body = [safe(request.question or "(no question)", QUESTION_LIMIT)]
+    if request.reason.strip():
+        body.append(f"_{safe(one_line(request.reason), REASON_LIMIT)}_")
+    if request.confidence is not None:
+        body.append(f"Confidence *{request.confidence.score:.2f}*")
+    body.extend(_confidence_lines(request))
+    blocks.extend(section(text) for text in pack_lines(body))
+
+    options = request.options
+    labels = [option_label(i, o) for i, o in enumerate(options[:MAX_OPTION_BUTTONS])]
+    cut = any(label.endswith("…") for label in labels) or len(options) > MAX_OPTION_BUTTONS
+    if options and cut:
+        shown = options[:MAX_LISTED_OPTIONS]
+        listed = [f"*{i + 1}.* {safe(one_line(o), 500)}" for i, o in enumerate(shown)]
+        if len(options) > MAX_LISTED_OPTIONS:
+            listed.append(f"_…and {len(options) - MAX_LISTED_OPTIONS} more options_")
+        blocks.extend(section(text) for text in pack_lines(listed)[:4])
+    for chunk_start in range(0, len(labels), MAX_ACTIONS_ELEMENTS):
+        chunk = labels[chunk_start : chunk_start + MAX_ACTIONS_ELEMENTS]
+        blocks.append(
+            ActionsBlock(
+                block_id=f"{ids.ESCALATE_OPTIONS_BLOCK}:{chunk_start // MAX_ACTIONS_ELEMENTS}",
+                elements=[
+                    _button(label, ids.option_action_id(index), _value(request, index))
+                    for index, label in enumerate(chunk, start=chunk_start)
+                ],
+            )
+        )
+    if request.kind is InterventionKind.ESCALATE:
+        value = _value(request)
+        blocks.append(
+            ActionsBlock(
+                block_id=ids.ESCALATE_ACTIONS_BLOCK,
+                elements=[
+                    _button("⏩ Proceed anyway", ids.ESCALATE_PROCEED, value),
+                    _button(
+                        "🛑 Cancel",
+                        ids.ESCALATE_CANCEL,
+                        value,
+                        style="danger",
+                        confirm=_cancel_confirm(),
+                    ),
+                ],
+            )
+        )
+    hint = "💬 Reply in this thread to answer"
+    if len(options) > MAX_OPTION_BUTTONS:
+        hint += f" (options {MAX_OPTION_BUTTONS + 1}–{len(options)} have no button)"
+    blocks.append(context(hint, *_who_and_when(request)))
+    return blocks
+
+
+def decision_text(action: InterventionAction | str, user_id: str, detail: str | None = None) -> str:
+    """`✅ Approved by <@U123>` / `✏️ Modified by <@U123>: use 2024 data`."""
+    if isinstance(action, InterventionAction):
+        emoji, label = _DECISIONS[action]
+        label = f"{emoji} {label}"
+    else:
+        label = one_line(action) or "Handled"
+    text = f"{label} by {mention(user_id)}"
+    if detail and detail.strip():
+        text += f": {safe(one_line(detail), 2000)}"
+    return text
+
+
+def _answer_detail(request: InterventionRequest) -> str | None:
+    answer = request.answer
+    if answer is None:
+        return None
+    if answer.option is not None and 0 <= answer.option < len(request.options):
+        return request.options[answer.option]
+    return answer.text
+
+
+def decided_message(
+    request: InterventionRequest,
+    user_id: str,
+    action_label: InterventionAction | str,
+    *,
+    detail: str | None = None,
+) -> list[Block]:
+    """The pause message once answered: the question kept, the buttons replaced by who did what.
+
+    `action_label` is an `InterventionAction` (rendered as e.g. "✅ Approved") or free text.
+    `detail` defaults to the chosen option or the typed text of `request.answer`.
+    """
+    title = _KIND_TITLE.get(request.kind, "GRACE")
+    where = f" — step {request.step_id}" if request.step_id is not None else ""
+    blocks: list[Block] = [section(f"*{title}*{where}\n{safe(request.question or '…', 1500)}")]
+    shown = detail if detail is not None else _answer_detail(request)
+    blocks.append(context(decision_text(action_label, user_id, shown)))
+    return blocks
+
+
+def expired_message(request: InterventionRequest, outcome: InterventionAction) -> list[Block]:
+    """The pause message once nobody answered in time, saying what GRACE did about it."""
+    title = _KIND_TITLE.get(request.kind, "GRACE")
+    when = f" before {slack_date(request.expires_at)}" if request.expires_at else " in time"
+    if outcome is InterventionAction.PROCEED:
+        what = "GRACE went ahead without it."
+    elif outcome is InterventionAction.CANCEL:
+        what = "the run was cancelled."
+    else:
+        what = f"GRACE chose to {outcome.value}."
+    return [
+        section(f"*{title}*\n{safe(request.question or '…', 1500)}"),
+        context(f"⌛ No answer{when} — {what}"),
+    ]
+
+
+def modify_modal(request: InterventionRequest, channel: str, thread_ts: str) -> View:
+    """The "Modify…" / "Edit…" modal: free text telling GRACE how to change the plan.
+
+    `private_metadata` carries run, intervention, channel and thread so the submission
+    handler knows where to resume without any lookup.
+    """
+    metadata = ids.ModalMetadata(
+        run_id=request.run_id,
+        intervention_id=request.intervention_id,
+        channel=channel,
+        thread_ts=thread_ts,
+    ).encode()
+    is_plan = request.kind is InterventionKind.PLAN_APPROVAL
+    blocks: list[Block] = [
+        section(f"*{'Plan for' if is_plan else 'Paused at'}:* {safe(request.question, 1500)}"),
+        InputBlock(
+            block_id=ids.MODIFY_INPUT_BLOCK,
+            label=PlainTextObject(text="How should the plan change?"),
+            element=PlainTextInputElement(
+                action_id=ids.MODIFY_INPUT_ACTION,
+                multiline=True,
+                max_length=MODIFY_TEXT_MAX,
+                placeholder=PlainTextObject(text="e.g. Only use the 2024 handbook"),
+            ),
+        ),
+    ]
+    return View(
+        type="modal",
+        callback_id=ids.MODIFY_MODAL_CALLBACK,
+        title=PlainTextObject(text="Edit plan" if is_plan else "Modify plan"),
+        submit=PlainTextObject(text="Replan"),
+        close=PlainTextObject(text="Back"),
+        private_metadata=metadata,
+        blocks=blocks,
+    )

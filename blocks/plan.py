@@ -1,0 +1,199 @@
+"""The plan message: one message per run, edited in place as the steps progress."""
+
+from __future__ import annotations
+
+from slack_sdk.models.blocks import (
+    ActionsBlock,
+    Block,
+    ButtonElement,
+    ConfirmObject,
+    PlainTextObject,
+)
+
+from agent.schemas import (
+    InterventionAction,
+    InterventionKind,
+    InterventionRequest,
+    InterventionStatus,
+    PlanStep,
+    RunState,
+    StepResult,
+    StepStatus,
+)
+from blocks import ids
+from blocks.common import (
+    LEVEL_EMOJI,
+    RUN_STATUS_LABEL,
+    STEP_EMOJI,
+    context,
+    header,
+    level_for,
+    mention,
+    one_line,
+    pack_lines,
+    safe,
+    section,
+)
+from blocks.limits import MAX_BLOCKS_PER_MESSAGE, MAX_MESSAGE_TEXT, truncate
+
+STEP_DESCRIPTION_LIMIT = 600
+STEP_ERROR_LIMIT = 300
+QUESTION_LIMIT = 1500
+NOTIFICATION_QUESTION_LIMIT = 200
+
+
+def step_line(step: PlanStep, result: StepResult | None) -> str:
+    """`✅ *1.* `rag_search` — Find the policy · *0.82* 🟡 notify` (+ error / fallback)."""
+    status = result.status if result else StepStatus.PENDING
+    what = one_line(step.description) or one_line(step.query) or "(no description)"
+    line = (
+        f"{STEP_EMOJI[status]} *{step.step_id}.* `{step.action.value}` — "
+        f"{safe(what, STEP_DESCRIPTION_LIMIT)}"
+    )
+    if result is not None and status not in (StepStatus.PENDING, StepStatus.RUNNING):
+        if status is not StepStatus.SKIPPED:
+            level = result.level or level_for(result.confidence)
+            line += f" · *{result.confidence:.2f}* {LEVEL_EMOJI[level]} {level.value}"
+        if result.used_fallback is not None:
+            line += f" · via fallback `{result.used_fallback.value}`"
+        if result.error and status in (StepStatus.FAILED, StepStatus.PARTIAL, StepStatus.SKIPPED):
+            line += f"\n      ↳ _{safe(one_line(result.error), STEP_ERROR_LIMIT)}_"
+    return line
+
+
+def step_lines(state: RunState) -> list[str]:
+    """One line per plan step, in plan order, with its current status and confidence."""
+    if state.plan is None:
+        return []
+    return [step_line(step, state.step_results.get(step.step_id)) for step in state.plan.steps]
+
+
+def step_sections(lines: list[str], max_blocks: int) -> list[Block]:
+    """Step lines packed into at most `max_blocks` sections, the overflow summarised."""
+    if max_blocks < 1 or not lines:
+        return []
+    packed = pack_lines(lines)
+    if len(packed) <= max_blocks:
+        return [section(text) for text in packed]
+    kept = packed[: max_blocks - 1]
+    shown = sum(text.count("\n") + 1 - text.count("\n      ↳") for text in kept)
+    more = len(lines) - shown
+    return [section(text) for text in kept] + [section(f"_…and {more} more steps_")]
+
+
+def _done_count(state: RunState) -> int:
+    finished = {StepStatus.SUCCESS, StepStatus.PARTIAL, StepStatus.FAILED, StepStatus.SKIPPED}
+    return sum(1 for r in state.step_results.values() if r.status in finished)
+
+
+def _last_plan_decision(state: RunState) -> InterventionRequest | None:
+    for request in reversed(state.interventions):
+        if request.kind is InterventionKind.PLAN_APPROVAL and request.answered_by:
+            return request
+    return None
+
+
+def _plan_buttons(request: InterventionRequest) -> ActionsBlock:
+    value = ids.ButtonValue(run_id=request.run_id, intervention_id=request.intervention_id).encode()
+    return ActionsBlock(
+        block_id=ids.PLAN_ACTIONS_BLOCK,
+        elements=[
+            ButtonElement(
+                text=PlainTextObject(text="▶️ Run plan", emoji=True),
+                action_id=ids.PLAN_RUN,
+                value=value,
+                style="primary",
+            ),
+            ButtonElement(
+                text=PlainTextObject(text="✏️ Edit…", emoji=True),
+                action_id=ids.PLAN_EDIT,
+                value=value,
+            ),
+            ButtonElement(
+                text=PlainTextObject(text="🛑 Cancel", emoji=True),
+                action_id=ids.PLAN_CANCEL,
+                value=value,
+                style="danger",
+                confirm=ConfirmObject(
+                    title="Cancel this run?",
+                    text="GRACE will stop and not answer this question.",
+                    confirm="Cancel run",
+                    deny="Keep it",
+                ),
+            ),
+        ],
+    )
+
+
+def _replan_line(state: RunState) -> str | None:
+    if not state.replan_history:
+        return None
+    latest = state.replan_history[-1]
+    return (
+        f"🔁 Replanned {state.replan_count}× — latest ({latest.trigger.value}, "
+        f"{latest.strategy.value}): {safe(one_line(latest.reason), 1500)}"
+    )
+
+
+def plan_message(state: RunState) -> list[Block]:
+    """The plan as Block Kit: question, steps with status and confidence, replans, status.
+
+    Shows Run / Edit / Cancel only while the run waits for plan approval. Always within
+    Slack's limits: long plans are packed into few sections, and past the block budget the
+    remaining steps are summarised as "…and N more steps".
+    """
+    head: list[Block] = [header(f"🧭 {state.query}")]
+    flat_question = one_line(state.query)
+    if len(flat_question) > 140 or "\n" in state.query.strip():
+        head.append(section(f">{safe(flat_question, QUESTION_LIMIT)}"))
+
+    facts = [f"*Status:* {RUN_STATUS_LABEL[state.status]}"]
+    if state.plan is not None:
+        facts.append(f"{len(state.plan.steps)} steps · {_done_count(state)} done")
+        facts.append(f"complexity {state.plan.complexity:.2f}")
+    head.append(context(*facts))
+
+    tail: list[Block] = []
+    replans = _replan_line(state)
+    if replans:
+        tail.append(context(replans))
+    decision = _last_plan_decision(state)
+    if decision is not None and decision.answer is not None:
+        verb = {
+            InterventionAction.PROCEED: "approved",
+            InterventionAction.MODIFY: "edited",
+            InterventionAction.CANCEL: "cancelled",
+        }.get(decision.answer.action, "answered")
+        tail.append(context(f"Plan {verb} by {mention(decision.answered_by or '')}"))
+    if state.status.is_final and state.error:
+        tail.append(section(f"❌ {safe(one_line(state.error), 1500)}"))
+
+    pending = state.pending
+    if pending is not None and pending.status is InterventionStatus.PENDING:
+        if pending.kind is InterventionKind.PLAN_APPROVAL:
+            why = pending.reason or pending.question or "This plan needs your approval."
+            tail.append(section(f"🙋 *Approve this plan?* {safe(one_line(why), 1500)}"))
+            tail.append(_plan_buttons(pending))
+        else:
+            tail.append(
+                context(f"⏸️ Waiting for an answer below: {safe(one_line(pending.question), 300)}")
+            )
+
+    if state.plan is None:
+        body: list[Block] = [section("_Planning…_" if not state.status.is_final else "_No plan._")]
+    else:
+        budget = MAX_BLOCKS_PER_MESSAGE - len(head) - len(tail)
+        body = step_sections(step_lines(state), budget) or [section("_The plan has no steps._")]
+    return head + body + tail
+
+
+def fallback_text(state: RunState) -> str:
+    """The notification text of the plan message (shown in notifications and old clients)."""
+    question = safe(one_line(state.query), NOTIFICATION_QUESTION_LIMIT)
+    text = f"GRACE plan for “{question}” — {RUN_STATUS_LABEL[state.status]}"
+    if state.plan is not None:
+        text += f" ({_done_count(state)}/{len(state.plan.steps)} steps done)"
+    pending = state.pending
+    if pending is not None and pending.kind is InterventionKind.PLAN_APPROVAL:
+        text += " — needs approval"
+    return truncate(text, MAX_MESSAGE_TEXT)

@@ -1,0 +1,50 @@
+"""The Slack app factory: takes its dependencies, returns a Bolt `AsyncApp`."""
+
+from __future__ import annotations
+
+import logging
+
+from slack_bolt.async_app import AsyncApp
+from slack_sdk.http_retry.builtin_async_handlers import (
+    AsyncConnectionErrorRetryHandler,
+    AsyncRateLimitErrorRetryHandler,
+)
+from slack_sdk.web.async_client import AsyncWebClient
+
+from bot.deps import BotDeps
+from bot.listeners import register_listeners
+
+log = logging.getLogger(__name__)
+
+
+def make_slack_client(token: str, *, base_url: str | None = None) -> AsyncWebClient:
+    """A Web API client that waits out 429s (Retry-After) and retries dropped connections."""
+    url = base_url or AsyncWebClient.BASE_URL
+    if not url.endswith("/"):
+        url += "/"
+    return AsyncWebClient(
+        token=token,
+        base_url=url,
+        retry_handlers=[
+            AsyncRateLimitErrorRetryHandler(max_retry_count=5),
+            AsyncConnectionErrorRetryHandler(max_retry_count=2),
+        ],
+    )
+
+
+def build_app(
+    deps: BotDeps, *, client: AsyncWebClient, signing_secret: str | None = None
+) -> AsyncApp:
+    """`signing_secret` is required for HTTP mode; Socket Mode needs none."""
+    app = AsyncApp(
+        client=client,
+        signing_secret=signing_secret,
+        request_verification_enabled=signing_secret is not None,
+        # Listeners only check, de-duplicate and spawn a tracked task, so running them
+        # before the response keeps the ack fast and makes "work after ack" observable.
+        process_before_response=True,
+        raise_error_for_unhandled_request=False,
+        logger=logging.getLogger("slack_bolt"),
+    )
+    register_listeners(app, deps)
+    return app

@@ -1,0 +1,109 @@
+"""Thread mapping (SPEC §1): what a message in Slack means for the runs of its thread.
+
+- A mention (or a DM) in a thread with no run, or whose run has finished, starts a run;
+  a finished run's question and answer become the new run's context.
+- A mention or a reply in a thread whose run is paused answers that pause, when the
+  author may answer.
+- Everything that talks to the agent runs after the ack, as a tracked task.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+
+from agent.errors import GraceError
+from agent.schemas import (
+    InterventionAction,
+    InterventionAnswer,
+    InterventionKind,
+    RunState,
+    RunStatus,
+    ThreadKey,
+)
+from blocks.limits import truncate
+from bot.deps import BotDeps
+
+log = logging.getLogger(__name__)
+
+_MENTION = re.compile(r"<@[A-Z0-9]+(?:\|[^>]*)?>")
+CONTEXT_CHARS = 2000
+REFUSAL = "Only the person who asked, or an approver configured for GRACE, can answer this."
+
+
+def strip_mentions(text: str) -> str:
+    return _MENTION.sub("", text).strip()
+
+
+def follow_up_context(previous: RunState) -> str:
+    """The earlier exchange in this thread, for a follow-up question."""
+    parts = [f"Earlier question: {previous.query}"]
+    if previous.final_answer:
+        parts.append(f"Earlier answer: {previous.final_answer}")
+    if previous.context:
+        parts.insert(0, previous.context)
+    return truncate("\n".join(parts), CONTEXT_CHARS)
+
+
+async def on_question(
+    deps: BotDeps,
+    *,
+    key: ThreadKey,
+    user: str,
+    text: str,
+) -> None:
+    """A mention or a DM: start, continue, or answer, depending on the thread's run."""
+    question = strip_mentions(text)
+    existing = await deps.store.latest_run_in_thread(key)
+    if existing is not None and existing.status is RunStatus.PAUSED and existing.pending:
+        await on_reply(deps, key=key, user=user, text=question, run=existing)
+        return
+    if existing is not None and existing.status in (RunStatus.RUNNING, RunStatus.PLANNING):
+        await deps.publisher.post_text(
+            key.channel_id,
+            key.thread_ts,
+            "I'm still working on the question in this thread; I'll answer it first.",
+        )
+        return
+    context = follow_up_context(existing) if existing is not None else ""
+    try:
+        await deps.orchestrator.start(question, asker=user, thread=key, context=context)
+    except GraceError as exc:
+        await deps.publisher.post_text(key.channel_id, key.thread_ts, f"⚠️ {exc.message}")
+
+
+async def on_reply(
+    deps: BotDeps, *, key: ThreadKey, user: str, text: str, run: RunState | None = None
+) -> None:
+    """A thread reply: the answer to the thread's pause, if there is one and it's theirs."""
+    state = run or await deps.store.latest_run_in_thread(key)
+    if state is None or state.status is not RunStatus.PAUSED or state.pending is None:
+        return  # people talk in threads; only a pending question makes a reply an answer
+    request = state.pending
+    if not deps.orchestrator.may_answer(request, user):
+        await deps.publisher.ephemeral(key.channel_id, user, REFUSAL, thread_ts=key.thread_ts)
+        return
+    if not text:
+        return
+    if request.kind in (InterventionKind.ESCALATE, InterventionKind.ASK_USER):
+        action = InterventionAction.INPUT
+    else:
+        action = InterventionAction.MODIFY  # a reply to "run this plan?" says how to change it
+    outcome = await deps.orchestrator.answer(
+        state.run_id,
+        request.intervention_id,
+        InterventionAnswer(action=action, text=text, user=user),
+    )
+    if not outcome.claimed:
+        await deps.publisher.ephemeral(
+            key.channel_id,
+            user,
+            already_handled(outcome.answered_by, outcome.reason),
+            thread_ts=key.thread_ts,
+        )
+
+
+def already_handled(answered_by: str | None, reason: str) -> str:
+    if answered_by:
+        return f"This was already handled by <@{answered_by}>."
+    return f"This request is no longer open ({reason or 'already handled'})."

@@ -1,0 +1,15 @@
+"""Listener registration: each module wires its ids to plain handler functions."""
+
+from __future__ import annotations
+
+from slack_bolt.async_app import AsyncApp
+
+from bot.deps import BotDeps
+from bot.listeners import actions, commands, events, views
+
+
+def register_listeners(app: AsyncApp, deps: BotDeps) -> None:
+    events.register(app, deps)
+    actions.register(app, deps)
+    views.register(app, deps)
+    commands.register(app, deps)

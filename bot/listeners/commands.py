@@ -1,0 +1,120 @@
+"""`/grace` slash command: ephemeral answers about runs, metrics, cost and thresholds.
+
+Read-only subcommands answer in the ack (a few fast queries); `cancel` and `retry` ack
+at once and do their work in a tracked task.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, time
+from typing import Any
+
+from slack_bolt.async_app import AsyncAck, AsyncApp
+from slack_sdk.models.blocks import Block
+
+from agent.errors import GraceError
+from agent.schemas import RunState, RunStatus, utcnow
+from blocks.limits import to_payload, truncate
+from blocks.status import (
+    error_blocks,
+    help_blocks,
+    run_detail_blocks,
+    runs_list_blocks,
+    stats_blocks,
+    thresholds_blocks,
+)
+from bot.deps import BotDeps
+
+ACTIVE = (RunStatus.PAUSED, RunStatus.RUNNING, RunStatus.PLANNING)
+
+
+async def _ack_blocks(ack: AsyncAck, text: str, blocks: list[Block]) -> None:
+    await ack(text=truncate(text, 3000), blocks=to_payload(blocks), response_type="ephemeral")
+
+
+def _may_control(deps: BotDeps, state: RunState, user: str) -> bool:
+    return user == state.asker or user in deps.settings.approvers
+
+
+async def _cancel(deps: BotDeps, run_id: str, user: str, channel: str) -> None:
+    state = await deps.orchestrator.cancel(run_id, user=user, reason=f"cancelled by <@{user}>")
+    status = state.status.value if state else "unknown"
+    await deps.publisher.ephemeral(channel, user, f"Run {run_id} is now {status}.")
+
+
+async def _retry(deps: BotDeps, run_id: str, user: str, channel: str) -> None:
+    try:
+        state = await deps.orchestrator.retry(run_id, user=user)
+    except GraceError as exc:
+        await deps.publisher.ephemeral(channel, user, f"⚠️ {exc.message}")
+        return
+    await deps.publisher.ephemeral(
+        channel, user, f"Retried as run {state.run_id}: {state.status.value}."
+    )
+
+
+async def handle_grace(deps: BotDeps, ack: AsyncAck, command: dict[str, Any]) -> None:
+    words = str(command.get("text", "")).split()
+    sub = words[0].lower() if words else "help"
+    arg = words[1] if len(words) > 1 else None
+    user = str(command.get("user_id", ""))
+    channel = str(command.get("channel_id", ""))
+
+    if sub == "status" and arg is None:
+        runs = [
+            r
+            for status in ACTIVE
+            for r in await deps.store.list_runs(status=status, channel_id=channel, limit=20)
+        ]
+        await _ack_blocks(ack, f"{len(runs)} active runs in this channel", runs_list_blocks(runs))
+        return
+    if sub in ("status", "cancel", "retry"):
+        state = await deps.store.load(arg) if arg else None
+        if state is None:
+            message = f"No run {arg!r}. `/grace status` lists this channel's runs."
+            await _ack_blocks(ack, message, error_blocks(message))
+            return
+        if sub == "status":
+            await _ack_blocks(ack, f"Run {state.run_id}", run_detail_blocks(state))
+            return
+        if not _may_control(deps, state, user):
+            message = "Only the person who asked, or a GRACE approver, can do that."
+            await _ack_blocks(ack, message, error_blocks(message))
+            return
+        if sub == "cancel":
+            if state.status.is_final:
+                message = f"Run {state.run_id} already ended ({state.status.value})."
+                await _ack_blocks(ack, message, error_blocks(message))
+                return
+            await ack(text=f"Cancelling run {state.run_id}…", response_type="ephemeral")
+            deps.tasks.spawn(_cancel(deps, state.run_id, user, channel), name="cancel")
+            return
+        if not state.status.is_final:
+            # A second run in the thread would take over the replies meant for this one.
+            message = (
+                f"Run {state.run_id} is still {state.status.value}: answer or cancel it "
+                f"(`/grace cancel {state.run_id}`) before retrying."
+            )
+            await _ack_blocks(ack, message, error_blocks(message))
+            return
+        await ack(text=f"Retrying run {state.run_id}…", response_type="ephemeral")
+        deps.tasks.spawn(_retry(deps, state.run_id, user, channel), name="retry")
+        return
+    if sub == "stats":
+        since = datetime.combine(utcnow().date(), time.min, tzinfo=utcnow().tzinfo)
+        stats = await deps.store.stats(since=since)
+        await _ack_blocks(ack, "GRACE stats for today", stats_blocks(stats))
+        return
+    if sub == "thresholds":
+        t = deps.orchestrator.thresholds
+        values = {"silent": t.silent, "notify": t.notify, "confirm": t.confirm}
+        await _ack_blocks(ack, "Current thresholds", thresholds_blocks(values))
+        return
+    text = "GRACE help" if sub == "help" else f"I don't know `/grace {sub}`. Here is what I do:"
+    await _ack_blocks(ack, text, help_blocks())
+
+
+def register(app: AsyncApp, deps: BotDeps) -> None:
+    @app.command("/grace")
+    async def grace_command(ack: AsyncAck, command: dict[str, Any]) -> None:
+        await handle_grace(deps, ack, command)

@@ -1,0 +1,216 @@
+"""Running the bot: HTTP mode (Events API, interactivity and slash commands on one
+endpoint, plus `/healthz`) or Socket Mode when `SLACK_APP_TOKEN` is set.
+
+On start-up a runner recovers runs a dead process left RUNNING and starts the expiry
+sweeper (`start_bot`, shared by `serve` and `grace dev`); on shutdown it waits for
+in-flight runs.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import signal
+from dataclasses import dataclass
+
+from aiohttp import web
+from slack_bolt.adapter.aiohttp import to_aiohttp_response
+from slack_bolt.adapter.socket_mode.aiohttp import AsyncSocketModeHandler
+from slack_bolt.async_app import AsyncApp
+
+from agent.errors import InvalidInputError
+from agent.schemas import RunStatus
+from bot import inbound
+from bot.app import build_app, make_slack_client
+from bot.deps import BotDeps
+from bot.settings import Settings
+from bot.slack_io import SlackPublisher
+from bot.sweeper import sweep_forever
+from bot.tasks import TaskRunner
+from bot.wiring import Services, build_services
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class Bot:
+    services: Services
+    deps: BotDeps
+    app: AsyncApp
+
+    async def recover(self) -> int:
+        """Resume runs left RUNNING (at-least-once for the interrupted step)."""
+        stuck = [
+            s
+            for status in (RunStatus.RUNNING, RunStatus.PLANNING)
+            for s in await self.services.store.runs_with_status(status)
+        ]
+        for state in stuck:
+            self.deps.tasks.spawn(
+                self.services.orchestrator.recover(state.run_id), name=f"recover {state.run_id}"
+            )
+        return len(stuck)
+
+    async def close(self) -> None:
+        await self.deps.tasks.idle()
+        await self.deps.publisher.drain()
+        await self.services.close()
+
+
+async def create_bot(settings: Settings, *, services: Services | None = None) -> Bot:
+    """Wire the Slack app to the agent. Raises `InvalidInputError` for missing tokens."""
+    if settings.slack_bot_token is None:
+        raise InvalidInputError(
+            "SLACK_BOT_TOKEN is not set. Create the app from manifest.yml, install it to "
+            "your workspace and export its Bot User OAuth Token (xoxb-…)."
+        )
+    if settings.slack_app_token is None and settings.slack_signing_secret is None:
+        raise InvalidInputError(
+            "Set SLACK_SIGNING_SECRET for HTTP mode (Basic Information → Signing Secret), "
+            "or SLACK_APP_TOKEN (xapp-…) for Socket Mode."
+        )
+    services = services or await build_services(settings)
+    client = make_slack_client(
+        settings.slack_bot_token.get_secret_value(), base_url=settings.slack_api_url
+    )
+    publisher = SlackPublisher(client=client, refs=services.store)
+    services.orchestrator.observers.append(publisher)
+    deps = BotDeps(
+        settings=settings,
+        orchestrator=services.orchestrator,
+        store=services.store,
+        ledger=services.ledger,
+        publisher=publisher,
+        tasks=TaskRunner(settings.slack.max_concurrent_runs),
+    )
+    secret = settings.slack_signing_secret
+    app = build_app(
+        deps, client=client, signing_secret=secret.get_secret_value() if secret else None
+    )
+    return Bot(services=services, deps=deps, app=app)
+
+
+def http_app(bot: Bot) -> web.Application:
+    """`POST /slack/events` (HTTP mode only: it needs the signing secret) and `/healthz`."""
+    secret = bot.deps.settings.slack_signing_secret
+
+    async def slack_events(request: web.Request) -> web.Response:
+        raw = await request.text()
+        bolt_request, problem = inbound.parse(
+            raw, query=request.query_string, headers=request.headers
+        )
+        if bolt_request is None:
+            assert secret is not None
+            if not inbound.is_signed(secret.get_secret_value(), raw, request.headers):
+                return web.json_response({"error": "invalid request"}, status=401)
+            log.warning("malformed Slack request: %s", problem)
+            return web.json_response({"error": f"malformed request: {problem}"}, status=400)
+        bolt_response = await bot.app.async_dispatch(bolt_request)
+        return await to_aiohttp_response(bolt_response)
+
+    async def healthz(request: web.Request) -> web.Response:
+        try:
+            await bot.services.store.list_runs(limit=1)
+            await bot.services.knowledge_base.collections()
+        except Exception as exc:  # report, don't crash the probe
+            return web.json_response({"ok": False, "error": str(exc)}, status=503)
+        return web.json_response({"ok": True, "model": bot.services.llm.name})
+
+    web_app = web.Application()
+    if secret is not None:
+        # Without a signing secret Bolt cannot verify requests (Socket Mode): no endpoint.
+        web_app.router.add_post("/slack/events", slack_events)
+    web_app.router.add_get("/healthz", healthz)
+    return web_app
+
+
+@dataclass
+class BotRuntime:
+    """A started bot: runs recovered, the expiry sweeper running, and in Socket Mode the
+    connection to Slack. `stop()` undoes it all and waits for in-flight runs."""
+
+    bot: Bot
+    recovered: int
+    sweeper: asyncio.Task[None]
+    socket_handler: AsyncSocketModeHandler | None = None
+
+    @property
+    def mode(self) -> str:
+        """How Slack reaches this bot, for the start-up line."""
+        return "Socket Mode" if self.socket_handler is not None else "HTTP mode"
+
+    async def stop(self) -> None:
+        """Sweeper, then the socket (no new work), then the bot (waits for runs)."""
+        self.sweeper.cancel()
+        await asyncio.gather(self.sweeper, return_exceptions=True)
+        if self.socket_handler is not None:
+            await self.socket_handler.close_async()
+        await self.bot.close()
+
+
+async def start_bot(
+    bot: Bot,
+    *,
+    app_token: str | None = None,
+    sweep_interval: float = 60.0,
+    ping_interval: float = 10.0,
+) -> BotRuntime:
+    """What every runner does once the bot is built (`serve` and `grace dev` share it):
+    resume runs a dead process left RUNNING, start the expiry sweeper and, with an
+    app-level token, connect over Socket Mode (to `settings.slack_api_url`'s Slack)."""
+    recovered = await bot.recover()
+    sweeper = asyncio.create_task(sweep_forever(bot.services, sweep_interval))
+    runtime = BotRuntime(bot=bot, recovered=recovered, sweeper=sweeper)
+    if app_token is not None:
+        runtime.socket_handler = AsyncSocketModeHandler(
+            bot.app, app_token, ping_interval=ping_interval
+        )
+        try:
+            await runtime.socket_handler.connect_async()
+        except BaseException:  # the caller still owns the bot: undo only what we started
+            sweeper.cancel()
+            await asyncio.gather(sweeper, return_exceptions=True)
+            await runtime.socket_handler.close_async()
+            raise
+    return runtime
+
+
+def stop_on_signals() -> asyncio.Event:
+    """An event set by Ctrl-C (SIGINT) or SIGTERM: what runners wait on."""
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, stop.set)
+    return stop
+
+
+async def serve(settings: Settings, *, port: int | None = None, host: str = "0.0.0.0") -> int:
+    bot = await create_bot(settings)
+    stop = stop_on_signals()
+    runner = web.AppRunner(http_app(bot))
+    await runner.setup()
+    site = web.TCPSite(runner, host, port or settings.slack.port)
+    await site.start()
+    app_token = settings.slack_app_token
+    try:
+        runtime = await start_bot(
+            bot, app_token=app_token.get_secret_value() if app_token else None
+        )
+    except BaseException:
+        await runner.cleanup()
+        await bot.close()
+        raise
+    mode = runtime.mode if app_token is not None else "HTTP mode, POST /slack/events"
+    log.info(
+        "GRACE is up (%s); health on :%s/healthz; %d runs recovered",
+        mode,
+        port or settings.slack.port,
+        runtime.recovered,
+    )
+    print(f"GRACE is up ({mode}) on port {port or settings.slack.port}", flush=True)
+    try:
+        await stop.wait()
+    finally:
+        await runner.cleanup()
+        await runtime.stop()
+    return 0

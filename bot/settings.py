@@ -1,0 +1,158 @@
+"""The one settings object (SPEC §2.8): environment, `.env` and an optional YAML file.
+
+Variables use the `GRACE_` prefix and `__` for nested sections
+(`GRACE_CONFIDENCE__THRESHOLDS__SILENT=0.95`). The few names people already have in
+their environment (`GOOGLE_API_KEY`, `QDRANT_URL`, `SLACK_BOT_TOKEN`, …) are read
+without the prefix too. Nothing here is read at import time: call `load_settings()`.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Annotated, Literal
+
+from pydantic import AliasChoices, BaseModel, Field, SecretStr, field_validator
+from pydantic_settings import (
+    BaseSettings,
+    NoDecode,
+    PydanticBaseSettingsSource,
+    SettingsConfigDict,
+    YamlConfigSettingsSource,
+)
+
+from agent.config import (
+    AgentConfig,
+    ConfidenceConfig,
+    CostConfig,
+    ExecutionConfig,
+    InterventionConfig,
+    ReplanConfig,
+)
+
+
+class LLMSettings(BaseModel):
+    provider: Literal["auto", "offline", "gemini"] = "auto"
+    """auto = Gemini when an API key is set, otherwise the offline model."""
+    model: str = "gemini-2.5-flash"
+    embedding_model: str = "gemini-embedding-001"
+    embedding_dimension: int = Field(default=768, ge=8)
+    base_url: str | None = None
+    """Override of the Gemini endpoint (tests, proxies)."""
+    retry_attempts: int = Field(default=4, ge=1, le=10)
+    retry_initial_delay: float = Field(default=1.0, ge=0)
+    timeout_seconds: float = Field(default=60.0, gt=0)
+
+
+class KnowledgeSettings(BaseModel):
+    collection: str = "grace_docs"
+    qdrant_api_key: SecretStr | None = None
+
+
+class SlackSettings(BaseModel):
+    port: int = Field(default=3000, ge=1, le=65535)
+    max_concurrent_runs: int = Field(default=4, ge=1, le=64)
+    """Agent runs working at once in one process; more wait their turn."""
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(
+        env_prefix="GRACE_",
+        env_nested_delimiter="__",
+        env_file=".env",
+        env_file_encoding="utf-8",
+        extra="ignore",
+        populate_by_name=True,
+    )
+
+    data_dir: Path = Path(".grace")
+    database_url: str | None = None
+    log_level: str = "INFO"
+    log_format: Literal["json", "text"] = "json"
+
+    google_api_key: SecretStr | None = Field(
+        default=None, validation_alias=AliasChoices("GOOGLE_API_KEY", "GRACE_GOOGLE_API_KEY")
+    )
+    qdrant_url: str | None = Field(
+        default=None, validation_alias=AliasChoices("QDRANT_URL", "GRACE_QDRANT_URL")
+    )
+    slack_bot_token: SecretStr | None = Field(
+        default=None, validation_alias=AliasChoices("SLACK_BOT_TOKEN", "GRACE_SLACK_BOT_TOKEN")
+    )
+    slack_signing_secret: SecretStr | None = Field(
+        default=None,
+        validation_alias=AliasChoices("SLACK_SIGNING_SECRET", "GRACE_SLACK_SIGNING_SECRET"),
+    )
+    slack_app_token: SecretStr | None = Field(
+        default=None, validation_alias=AliasChoices("SLACK_APP_TOKEN", "GRACE_SLACK_APP_TOKEN")
+    )
+    slack_api_url: str | None = Field(
+        default=None, validation_alias=AliasChoices("SLACK_API_URL", "GRACE_SLACK_API_URL")
+    )
+    approvers: Annotated[list[str], NoDecode] = Field(default_factory=list)
+    """Slack user ids who may answer any run's questions (comma-separated)."""
+
+    llm: LLMSettings = Field(default_factory=LLMSettings)
+    knowledge: KnowledgeSettings = Field(default_factory=KnowledgeSettings)
+    slack: SlackSettings = Field(default_factory=SlackSettings)
+    confidence: ConfidenceConfig = Field(default_factory=ConfidenceConfig)
+    intervention: InterventionConfig = Field(default_factory=InterventionConfig)
+    replan: ReplanConfig = Field(default_factory=ReplanConfig)
+    cost: CostConfig = Field(default_factory=CostConfig)
+    execution: ExecutionConfig = Field(default_factory=ExecutionConfig)
+
+    @field_validator("approvers", mode="before")
+    @classmethod
+    def _split_approvers(cls, value: object) -> object:
+        if isinstance(value, str):
+            return [v.strip() for v in value.split(",") if v.strip()]
+        return value
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        sources: list[PydanticBaseSettingsSource] = [
+            init_settings,
+            env_settings,
+            dotenv_settings,
+        ]
+        yaml_path = os.environ.get("GRACE_CONFIG_FILE")
+        if yaml_path:
+            sources.append(YamlConfigSettingsSource(settings_cls, yaml_file=yaml_path))
+        sources.append(file_secret_settings)
+        return tuple(sources)
+
+    @property
+    def use_gemini(self) -> bool:
+        if self.llm.provider == "offline":
+            return False
+        if self.llm.provider == "gemini":
+            return True
+        return self.google_api_key is not None
+
+    @property
+    def resolved_database_url(self) -> str:
+        return self.database_url or f"sqlite+aiosqlite:///{self.data_dir.resolve()}/grace.db"
+
+    @property
+    def qdrant_path(self) -> Path:
+        return self.data_dir / "qdrant"
+
+    def agent_config(self) -> AgentConfig:
+        return AgentConfig(
+            confidence=self.confidence,
+            intervention=self.intervention,
+            replan=self.replan,
+            cost=self.cost,
+            execution=self.execution,
+        )
+
+
+def load_settings(**overrides: object) -> Settings:
+    return Settings(**overrides)  # type: ignore[arg-type]

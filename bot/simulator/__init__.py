@@ -1,0 +1,11 @@
+"""A local Slack: workspace state, Web API, Socket Mode and a web page (`grace dev`).
+
+- `workspace` — `SlackWorkspace`: channels, threads, messages, ephemerals, modals, users;
+  saved to JSON so history survives restarts.
+- `webapi` — `FakeSlack`: the Web API subset the bot uses, over a workspace.
+- `requests` — what Slack sends to an app (events, interactivity, slash commands).
+- `socket_mode` — `apps.connections.open` and the Socket Mode WebSocket.
+- `relay` — turns what people do (post, click, submit, `/grace`) into envelopes.
+- `ui` — the page and the JSON / Server-Sent Events endpoints it uses.
+- `server` — `SlackSimulator`: all of the above in one aiohttp application.
+"""

@@ -1,0 +1,107 @@
+"""`SlackSimulator`: the fake Slack with everything — Web API, Socket Mode, the page.
+
+It *is* a `FakeSlack` (same recording, scripted failures and workspace access), served
+as one aiohttp application:
+
+- `/api/{method}` — the Web API, plus `apps.connections.open`;
+- `/socket-mode/link/` — the Socket Mode WebSocket;
+- `/hooks/{token}` — `response_url`s;
+- `/`, `/static/…`, `/sim/…` — the page and its API (see `ui.py`).
+
+With `state_path`, the workspace is loaded from that JSON file on construction and
+saved to it after every change, so a restart keeps the channel history.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+from aiohttp import web
+
+from bot.simulator.relay import Relay
+from bot.simulator.socket_mode import SLACK_RETRY_DELAYS, SocketModeServer
+from bot.simulator.ui import SimulatorUI
+from bot.simulator.webapi import FakeSlack
+from bot.simulator.workspace import (
+    DEFAULT_CHANNEL_ID,
+    SLACKBOT_USER_ID,
+    AutoSaver,
+    SlackWorkspace,
+)
+
+PEOPLE = (("U0ALICE", "alice"), ("U0BOB", "bob"), ("U0CAROL", "carol"))
+"""The simulated people: the page's user switcher offers them."""
+CHANNELS = ((DEFAULT_CHANNEL_ID, "general"), ("C0RANDOM01", "random"))
+
+
+def dm_channel(user_id: str) -> str:
+    """The id of the DM between `user_id` and the bot (`U0ALICE` → `D0ALICE`)."""
+    return "D" + user_id[1:]
+
+
+def default_workspace() -> SlackWorkspace:
+    """A workspace with #general, #random, alice, bob and carol, and each one's DM with grace."""
+    workspace = SlackWorkspace(team_name="GRACE Simulator", clock=time.time)
+    workspace.add_user(SLACKBOT_USER_ID, name="slackbot", is_bot=True)
+    for channel_id, name in CHANNELS:
+        workspace.add_channel(channel_id, name)
+    for user_id, name in PEOPLE:
+        workspace.add_user(user_id, name=name)
+        workspace.add_channel(dm_channel(user_id), workspace.bot_name, is_im=True, user=user_id)
+    return workspace
+
+
+class SlackSimulator(FakeSlack):
+    """A local Slack an unmodified Bolt app can use over Socket Mode, with a web page."""
+
+    def __init__(
+        self,
+        workspace: SlackWorkspace | None = None,
+        *,
+        state_path: Path | None = None,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        ack_timeout: float = 3.0,
+        retry_delays: tuple[float, ...] = SLACK_RETRY_DELAYS,
+    ) -> None:
+        workspace = workspace or default_workspace()
+        if state_path is not None:
+            workspace.load(state_path)
+        super().__init__(workspace, host=host, port=port)
+        self.state_path = state_path
+        self.socket_mode = SocketModeServer(
+            workspace, ack_timeout=ack_timeout, retry_delays=retry_delays
+        )
+        self.add_method("apps.connections.open", self.socket_mode.connections_open)
+        self.relay = Relay(workspace, self.socket_mode, origin=lambda: self.origin)
+        self.ui = SimulatorUI(workspace, self.socket_mode, self.relay)
+        self.saver: AutoSaver | None = None
+
+    @property
+    def url(self) -> str:
+        """The page: `http://127.0.0.1:PORT/`."""
+        return f"{self.origin}/"
+
+    def build_app(self) -> web.Application:
+        """Web API, Socket Mode, response URLs and the page on one application."""
+        app = super().build_app()
+        self.socket_mode.add_routes(app)
+        self.relay.add_routes(app)
+        self.ui.add_routes(app)
+        return app
+
+    async def start(self) -> None:
+        """Listen, and start saving the workspace after every change (with `state_path`)."""
+        await super().start()
+        if self.state_path is not None and self.saver is None:
+            self.saver = AutoSaver(self.workspace, self.state_path)
+
+    async def stop(self) -> None:
+        """Write the final state, close connections and event streams, stop listening."""
+        if self.saver is not None:
+            self.saver.close()
+            self.saver = None
+        await self.socket_mode.close()
+        self.ui.close()
+        await super().stop()

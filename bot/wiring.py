@@ -1,0 +1,130 @@
+"""Builds the application's parts from `Settings`: the only place that picks concrete
+classes. Tests build the same `Services` with their own parts instead."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from agent.config import Thresholds
+from agent.knowledge.lexical import HashingEmbedder
+from agent.knowledge.qdrant_kb import QdrantKnowledgeBase, open_knowledge_base
+from agent.llm.offline import OfflineModel
+from agent.orchestrator import Orchestrator
+from agent.ports import Embedder, LanguageModel, RunEvent, RunObserver
+from agent.schemas import RunState
+from bot.settings import Settings
+from storage.db import make_engine, migrate
+from storage.ledger import SqlUsageLedger
+from storage.run_store import SqlRunStore
+
+
+class AuditObserver:
+    """Writes every run transition to the audit trail, so the database shows them all."""
+
+    def __init__(self, store: SqlRunStore) -> None:
+        self._store = store
+
+    async def on_event(self, event: RunEvent, state: RunState) -> None:
+        await self._store.record_event(
+            run_id=event.run_id,
+            event_type=event.type.value,
+            message=event.message,
+            status=state.status,
+        )
+
+
+@dataclass
+class Services:
+    settings: Settings
+    llm: LanguageModel
+    embedder: Embedder
+    knowledge_base: QdrantKnowledgeBase
+    engine: AsyncEngine
+    store: SqlRunStore
+    ledger: SqlUsageLedger
+    orchestrator: Orchestrator
+
+    async def close(self) -> None:
+        await self.knowledge_base.close()
+        await self.engine.dispose()
+
+
+def build_models(settings: Settings) -> tuple[LanguageModel, Embedder, Embedder | None]:
+    """(answering model, embedder for source agreement, dense search embedder or None)."""
+    if not settings.use_gemini:
+        return OfflineModel(), HashingEmbedder(), None
+    from agent.llm.gemini import GeminiEmbedder, GeminiModel, make_gemini_client
+
+    if settings.google_api_key is None:
+        from agent.errors import InvalidInputError
+
+        raise InvalidInputError(
+            "GRACE_LLM__PROVIDER=gemini needs GOOGLE_API_KEY; unset it to use the offline model."
+        )
+    client = make_gemini_client(
+        api_key=settings.google_api_key.get_secret_value(),
+        base_url=settings.llm.base_url,
+        attempts=settings.llm.retry_attempts,
+        initial_delay=settings.llm.retry_initial_delay,
+        timeout_ms=int(settings.llm.timeout_seconds * 1000),
+    )
+    embedder = GeminiEmbedder(
+        client=client,
+        model=settings.llm.embedding_model,
+        dimension=settings.llm.embedding_dimension,
+    )
+    return GeminiModel(client=client, model=settings.llm.model), embedder, embedder
+
+
+async def build_services(
+    settings: Settings,
+    *,
+    observers: Sequence[RunObserver] = (),
+    llm: LanguageModel | None = None,
+) -> Services:
+    settings.data_dir.mkdir(parents=True, exist_ok=True)
+    default_llm, embedder, dense = build_models(settings)
+    model = llm or default_llm
+    knowledge_base = open_knowledge_base(
+        path=settings.qdrant_path,
+        url=settings.qdrant_url,
+        api_key=settings.knowledge.qdrant_api_key.get_secret_value()
+        if settings.knowledge.qdrant_api_key
+        else None,
+        embedder=dense,
+        default_collection=settings.knowledge.collection,
+    )
+    url = settings.resolved_database_url
+    try:
+        await migrate(url)
+        engine = make_engine(url)
+    except Exception:
+        await knowledge_base.close()
+        raise
+    store = SqlRunStore(engine)
+    ledger = SqlUsageLedger(engine)
+    thresholds: Thresholds = await store.load_thresholds() or settings.confidence.thresholds
+    orchestrator = Orchestrator(
+        llm=model,
+        knowledge_base=knowledge_base,
+        store=store,
+        embedder=embedder,
+        config=settings.agent_config(),
+        ledger=ledger,
+        observers=[AuditObserver(store), *observers],
+        approvers=settings.approvers,
+        thresholds=thresholds,
+    )
+    return Services(
+        settings=settings,
+        llm=model,
+        embedder=embedder,
+        knowledge_base=knowledge_base,
+        engine=engine,
+        store=store,
+        ledger=ledger,
+        orchestrator=orchestrator,
+    )

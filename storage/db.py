@@ -1,0 +1,162 @@
+"""Engine construction and schema migration.
+
+SQLite is the default (one file, WAL) and PostgreSQL works by URL alone. The SQLite
+engine is set up so that every transaction takes the write lock up front
+(`BEGIN IMMEDIATE`): with pysqlite's own transaction handling a SELECT runs outside the
+transaction and read-then-write loses updates, while a deferred `BEGIN` that later
+upgrades to a write fails with "database is locked" under load (STACK_NOTES).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any
+
+from alembic import command
+from alembic.config import Config
+from sqlalchemy import Connection, event, text
+from sqlalchemy.engine import URL, make_url
+from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
+from sqlalchemy.pool import ConnectionPoolEntry
+from tenacity import retry, retry_if_exception, stop_after_attempt, wait_random_exponential
+
+MIGRATIONS_DIR = Path(__file__).resolve().parent / "migrations"
+SQLITE_BUSY_TIMEOUT_S = 30.0
+_PG_MIGRATION_LOCK_KEY = 0x6772616365  # "grace": serialises replicas migrating at once
+
+
+def default_database_url(data_dir: Path) -> str:
+    return f"sqlite+aiosqlite:///{data_dir}/grace.db"
+
+
+def is_sqlite(url: str | URL) -> bool:
+    return make_url(url).get_backend_name() == "sqlite"
+
+
+def _sqlite_file(url: URL) -> Path | None:
+    database = url.database
+    if not database or database == ":memory:" or database.startswith("file:"):
+        return None
+    return Path(database)
+
+
+READ_ONLY = "grace_read_only"
+"""Execution option marking an engine (or connection) that only reads."""
+
+
+def reader(engine: AsyncEngine) -> AsyncEngine:
+    """The same engine and pool, for transactions that only read."""
+    return engine.execution_options(**{READ_ONLY: True})
+
+
+def make_engine(url: str, **kwargs: Any) -> AsyncEngine:
+    """An async engine configured for safe concurrent use of `url`.
+
+    Extra keyword arguments go to `create_async_engine` (e.g. `echo=True`).
+    """
+    parsed = make_url(url)
+    if parsed.get_backend_name() != "sqlite":
+        kwargs.setdefault("pool_pre_ping", True)
+        return create_async_engine(parsed, **kwargs)
+
+    path = _sqlite_file(parsed)
+    if path is not None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    connect_args = {"timeout": SQLITE_BUSY_TIMEOUT_S, **kwargs.pop("connect_args", {})}
+    engine = create_async_engine(parsed, connect_args=connect_args, **kwargs)
+    _configure_sqlite(engine)
+    return engine
+
+
+def _configure_sqlite(engine: AsyncEngine) -> None:
+    @event.listens_for(engine.sync_engine, "connect")
+    def _on_connect(dbapi_connection: Any, _record: ConnectionPoolEntry) -> None:
+        # SQLAlchemy, not the driver, decides where transactions start and end.
+        dbapi_connection.isolation_level = None
+        cursor = dbapi_connection.cursor()
+        try:
+            _enable_wal(cursor)
+            cursor.execute("PRAGMA foreign_keys=ON")
+        finally:
+            cursor.close()
+
+    @event.listens_for(engine.sync_engine, "begin")
+    def _on_begin(connection: Connection) -> None:
+        # Writers take the write lock up front (no lost read-then-write updates); readers
+        # use a deferred transaction, which under WAL never waits for a writer.
+        if connection.get_execution_options().get(READ_ONLY):
+            connection.exec_driver_sql("BEGIN")
+        else:
+            connection.exec_driver_sql("BEGIN IMMEDIATE")
+
+
+@retry(
+    retry=retry_if_exception(lambda exc: "locked" in str(exc).lower()),
+    stop=stop_after_attempt(20),
+    wait=wait_random_exponential(multiplier=0.01, max=0.5),
+    reraise=True,
+)
+def _enable_wal(cursor: Any) -> None:
+    """WAL is a property of the file, set once. Switching needs an exclusive lock and
+    SQLite does not wait for it (no busy timeout), so processes opening a brand-new
+    database at the same moment retry instead of failing with "database is locked"."""
+    cursor.execute("PRAGMA journal_mode")
+    if str(cursor.fetchone()[0]).lower() != "wal":
+        cursor.execute("PRAGMA journal_mode=WAL")
+
+
+def alembic_config(url: str) -> Config:
+    """An Alembic config built in code: no alembic.ini needed, works from an installed wheel.
+
+    The URL travels in `attributes`, not in the ini options, so `%` in a password is safe.
+    """
+    config = Config()
+    config.set_main_option("script_location", str(MIGRATIONS_DIR))
+    config.attributes["url"] = url
+    return config
+
+
+async def migrate(url: str, *, revision: str = "head") -> None:
+    """Bring the database at `url` to `revision` (default: the latest schema).
+
+    The upgrade runs inside one transaction on our own engine, so two processes that
+    start at once serialise on it (SQLite's write lock, a PostgreSQL advisory lock) and
+    the second finds nothing left to do.
+    """
+    engine = make_engine(url)
+    try:
+        async with engine.begin() as connection:
+            if connection.dialect.name == "postgresql":
+                await connection.execute(
+                    text("SELECT pg_advisory_xact_lock(:key)"), {"key": _PG_MIGRATION_LOCK_KEY}
+                )
+            await connection.run_sync(_upgrade, url, revision)
+    finally:
+        await engine.dispose()
+
+
+def _upgrade(connection: Connection, url: str, revision: str) -> None:
+    config = alembic_config(url)
+    config.attributes["connection"] = connection
+    command.upgrade(config, revision)
+
+
+async def current_revision(url: str) -> str | None:
+    """The schema revision the database is at (None when never migrated)."""
+    from alembic.runtime.migration import MigrationContext
+
+    def _read(connection: Connection) -> str | None:
+        return MigrationContext.configure(connection).get_current_revision()
+
+    engine = make_engine(url)
+    try:
+        async with engine.connect() as connection:
+            return await connection.run_sync(_read)
+    finally:
+        await engine.dispose()
+
+
+def run_sync_migrate(url: str, *, revision: str = "head") -> None:
+    """`migrate` for synchronous callers (a CLI command, a container entrypoint)."""
+    asyncio.run(migrate(url, revision=revision))

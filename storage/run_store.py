@@ -1,0 +1,701 @@
+"""The durable run store (SPEC §5): runs, interventions, Slack message references,
+dedupe, feedback, thresholds, the audit trail and statistics.
+
+Every public method is one short transaction that is committed before it returns, so a
+caller may tell Slack about a transition as soon as the call returns. Nothing but the
+database is awaited inside a transaction. Claims (answering or expiring an
+intervention, deduplicating an event) are single conditional statements, so exactly one
+of any number of concurrent callers — in this process or another — wins.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterable, Sequence
+from datetime import datetime
+from typing import Any, cast
+
+from pydantic import BaseModel, ConfigDict
+from sqlalchemy import CursorResult, Select, case, delete, func, insert, select, update
+from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
+from tenacity import (
+    AsyncRetrying,
+    retry_if_exception_type,
+    stop_after_attempt,
+    wait_random_exponential,
+)
+
+from agent.config import Thresholds
+from agent.ports import ClaimResult
+from agent.schemas import (
+    ConfidenceScore,
+    InterventionAnswer,
+    InterventionRequest,
+    InterventionStatus,
+    RunState,
+    RunStatus,
+    ThreadKey,
+    utcnow,
+)
+from storage.db import reader
+from storage.tables import (
+    Base,
+    FeedbackRow,
+    InterventionRow,
+    MessageRefRow,
+    ProcessedEventRow,
+    RunEventRow,
+    RunRow,
+    ThresholdsRow,
+    UsageRow,
+)
+
+PENDING = InterventionStatus.PENDING.value
+DEFAULT_THRESHOLDS_NAME = "default"
+_EVENT_SEQ_RETRIES = 10
+
+Upsert = sqlite.Insert | postgresql.Insert
+
+
+class RecordedEvent(BaseModel):
+    """One row of a run's audit trail."""
+
+    model_config = ConfigDict(frozen=True)
+
+    run_id: str
+    seq: int
+    event_type: str
+    status: str | None
+    message: str
+    created_at: datetime
+
+
+def dialect_insert(engine: AsyncEngine, model: type[Base]) -> Upsert:
+    """An INSERT that knows ON CONFLICT: the two backends spell it the same way."""
+    name = engine.dialect.name
+    if name == "sqlite":
+        return sqlite.insert(model)
+    if name == "postgresql":
+        return postgresql.insert(model)
+    raise NotImplementedError(f"storage supports sqlite and postgresql, not {name}")
+
+
+def _rowcount(result: Any) -> int:
+    return cast(CursorResult[Any], result).rowcount
+
+
+# --------------------------------------------------------------------------- mapping
+
+
+def _run_values(state: RunState) -> dict[str, Any]:
+    return {
+        "run_id": state.run_id,
+        "team_id": state.thread.team_id,
+        "channel_id": state.thread.channel_id,
+        "thread_ts": state.thread.thread_ts,
+        "asker": state.asker,
+        "question": state.query,
+        "status": state.status.value,
+        "collection": state.collection,
+        "overall_confidence": state.overall_confidence,
+        "level": state.level.value if state.level else None,
+        "replan_count": state.replan_count,
+        "error": state.error,
+        "cost_usd": state.token_usage.cost_usd,
+        "llm_model": state.llm_model or None,
+        "state_json": state.model_dump_json(),
+        "version": state.version,
+        "created_at": state.created_at,
+        "updated_at": state.updated_at,
+    }
+
+
+def _intervention_values(request: InterventionRequest, run_id: str) -> dict[str, Any]:
+    return {
+        "intervention_id": request.intervention_id,
+        "run_id": run_id,
+        "step_id": request.step_id,
+        "kind": request.kind.value,
+        "level": request.level.value,
+        "question": request.question,
+        "reason": request.reason,
+        "options_json": json.dumps(request.options, ensure_ascii=False),
+        "urgency": request.urgency,
+        "confidence_json": request.confidence.model_dump_json() if request.confidence else None,
+        "status": request.status.value,
+        "allowed_responders_json": json.dumps(request.allowed_responders),
+        "answered_by": request.answered_by,
+        "answer_json": request.answer.model_dump_json() if request.answer else None,
+        "created_at": request.created_at,
+        "expires_at": request.expires_at,
+        "answered_at": request.answered_at,
+    }
+
+
+def _request_from_row(row: InterventionRow) -> InterventionRequest:
+    return InterventionRequest.model_validate(
+        {
+            "intervention_id": row.intervention_id,
+            "run_id": row.run_id,
+            "step_id": row.step_id,
+            "kind": row.kind,
+            "level": row.level,
+            "question": row.question,
+            "reason": row.reason,
+            "options": json.loads(row.options_json),
+            "urgency": row.urgency,
+            "confidence": (
+                ConfidenceScore.model_validate_json(row.confidence_json)
+                if row.confidence_json
+                else None
+            ),
+            "status": row.status,
+            "allowed_responders": json.loads(row.allowed_responders_json),
+            "answered_by": row.answered_by,
+            "answer": (
+                InterventionAnswer.model_validate_json(row.answer_json) if row.answer_json else None
+            ),
+            "created_at": row.created_at,
+            "expires_at": row.expires_at,
+            "answered_at": row.answered_at,
+        }
+    )
+
+
+def _interventions_of(state: RunState) -> list[InterventionRequest]:
+    """`interventions` and `pending`, one entry per id; a terminal copy beats a pending one."""
+    merged: dict[str, InterventionRequest] = {}
+    candidates = [*state.interventions, *([state.pending] if state.pending else [])]
+    for request in candidates:
+        known = merged.get(request.intervention_id)
+        if known is None or known.status is InterventionStatus.PENDING:
+            merged[request.intervention_id] = request
+    return list(merged.values())
+
+
+def _overlay(state: RunState, terminal_rows: Iterable[InterventionRow]) -> RunState:
+    """Apply the interventions table's terminal statuses to the state loaded from JSON.
+
+    A claim updates only the interventions table (one atomic statement), so the JSON can
+    still say "pending" for an intervention somebody has already answered.
+    """
+    rows = {row.intervention_id: row for row in terminal_rows}
+    if not rows:
+        return state
+
+    def fix(request: InterventionRequest) -> InterventionRequest:
+        row = rows.get(request.intervention_id)
+        if row is None:
+            return request
+        return request.model_copy(
+            update={
+                "status": InterventionStatus(row.status),
+                "answered_by": row.answered_by,
+                "answer": (
+                    InterventionAnswer.model_validate_json(row.answer_json)
+                    if row.answer_json
+                    else None
+                ),
+                "answered_at": row.answered_at,
+            }
+        )
+
+    state.interventions = [fix(request) for request in state.interventions]
+    if state.pending is not None:
+        state.pending = fix(state.pending)
+    return state
+
+
+def _claim_refusal(row: InterventionRow | None, run_id: str) -> ClaimResult:
+    if row is None or row.run_id != run_id:
+        return ClaimResult(claimed=False, reason="unknown intervention")
+    if row.status == InterventionStatus.ANSWERED.value:
+        who = row.answered_by or "someone"
+        return ClaimResult(
+            claimed=False, answered_by=row.answered_by, reason=f"already answered by {who}"
+        )
+    return ClaimResult(claimed=False, answered_by=row.answered_by, reason=row.status)
+
+
+def _ratio(part: int, whole: int) -> float:
+    return part / whole if whole else 0.0
+
+
+# --------------------------------------------------------------------------- the store
+
+
+class SqlRunStore:
+    """`agent.ports.RunStore` on SQLAlchemy, plus what the Slack layer and the CLI query."""
+
+    def __init__(self, engine: AsyncEngine) -> None:
+        self._engine = engine
+        self._sessions = async_sessionmaker(engine, expire_on_commit=False)
+        self._reads = async_sessionmaker(reader(engine), expire_on_commit=False)
+
+    @property
+    def engine(self) -> AsyncEngine:
+        return self._engine
+
+    def _insert(self, model: type[Base]) -> Upsert:
+        return dialect_insert(self._engine, model)
+
+    # ------------------------------------------------------------------ runs
+
+    async def save(self, state: RunState) -> None:
+        """Upsert the run and its interventions; committed before returning.
+
+        `state.version` is incremented and `state.updated_at` set on the caller's object
+        (only once the commit succeeded), so it equals what `load` will return.
+        """
+        stored = state.model_copy(update={"version": state.version + 1, "updated_at": utcnow()})
+        async with self._sessions.begin() as session:
+            await self._write(session, stored)
+        state.version = stored.version
+        state.updated_at = stored.updated_at
+
+    async def _write(self, session: AsyncSession, state: RunState) -> None:
+        values = _run_values(state)
+        stmt = self._insert(RunRow).values(**values)
+        await session.execute(
+            stmt.on_conflict_do_update(
+                index_elements=[RunRow.run_id],
+                set_={k: stmt.excluded[k] for k in values if k not in ("run_id", "created_at")},
+            )
+        )
+        for request in _interventions_of(state):
+            values = _intervention_values(request, state.run_id)
+            stmt = self._insert(InterventionRow).values(**values)
+            keep = ("intervention_id", "run_id", "created_at")
+            await session.execute(
+                stmt.on_conflict_do_update(
+                    index_elements=[InterventionRow.intervention_id],
+                    set_={k: stmt.excluded[k] for k in values if k not in keep},
+                    # The database's terminal status wins over a stale in-memory copy.
+                    where=InterventionRow.status == PENDING,
+                )
+            )
+        if state.status.is_final:
+            # A finished run can be answered no more: stale buttons get "cancelled".
+            await session.execute(
+                update(InterventionRow)
+                .where(InterventionRow.run_id == state.run_id, InterventionRow.status == PENDING)
+                .values(status=InterventionStatus.CANCELLED.value)
+                .execution_options(synchronize_session=False)
+            )
+
+    async def load(self, run_id: str) -> RunState | None:
+        async with self._reads.begin() as session:
+            return await self._load(session, run_id)
+
+    async def _load(
+        self, session: AsyncSession, run_id: str, *, lock: bool = False
+    ) -> RunState | None:
+        query = select(RunRow.state_json).where(RunRow.run_id == run_id)
+        if lock:
+            query = query.with_for_update()  # PostgreSQL; SQLite already holds the write lock
+        state_json = await session.scalar(query)
+        if state_json is None:
+            return None
+        states = await self._states(session, [state_json])
+        return states[0]
+
+    async def _states(self, session: AsyncSession, blobs: Sequence[str]) -> list[RunState]:
+        states = [RunState.model_validate_json(blob) for blob in blobs]
+        if not states:
+            return []
+        terminal = await session.scalars(
+            select(InterventionRow).where(
+                InterventionRow.run_id.in_([s.run_id for s in states]),
+                InterventionRow.status != PENDING,
+            )
+        )
+        by_run: dict[str, list[InterventionRow]] = {}
+        for row in terminal:
+            by_run.setdefault(row.run_id, []).append(row)
+        return [_overlay(state, by_run.get(state.run_id, [])) for state in states]
+
+    async def _select_states(self, query: Select[tuple[str]]) -> list[RunState]:
+        async with self._reads.begin() as session:
+            blobs = list(await session.scalars(query))
+            return await self._states(session, blobs)
+
+    async def mutate(self, run_id: str, change: Callable[[RunState], object]) -> RunState | None:
+        """Read, change and write a run in one transaction: concurrent callers never lose
+        each other's changes (e.g. a slash-command cancel racing a worker's update).
+
+        `change` must be quick and synchronous — it runs while the write lock is held.
+        Returns the saved state, or None when the run does not exist.
+        """
+        async with self._sessions.begin() as session:
+            state = await self._load(session, run_id, lock=True)
+            if state is None:
+                return None
+            change(state)
+            state.version += 1
+            state.updated_at = utcnow()
+            await self._write(session, state)
+            return state
+
+    async def list_runs(
+        self,
+        *,
+        status: RunStatus | None = None,
+        channel_id: str | None = None,
+        limit: int = 50,
+    ) -> list[RunState]:
+        """Newest first."""
+        query = select(RunRow.state_json)
+        if status is not None:
+            query = query.where(RunRow.status == RunStatus(status).value)
+        if channel_id is not None:
+            query = query.where(RunRow.channel_id == channel_id)
+        query = query.order_by(RunRow.created_at.desc(), RunRow.run_id.desc()).limit(limit)
+        return await self._select_states(query)
+
+    async def latest_run_in_thread(self, thread: ThreadKey) -> RunState | None:
+        query = (
+            select(RunRow.state_json)
+            .where(
+                RunRow.team_id == thread.team_id,
+                RunRow.channel_id == thread.channel_id,
+                RunRow.thread_ts == thread.thread_ts,
+            )
+            .order_by(RunRow.created_at.desc(), RunRow.run_id.desc())
+            .limit(1)
+        )
+        states = await self._select_states(query)
+        return states[0] if states else None
+
+    async def runs_with_status(self, status: RunStatus) -> list[RunState]:
+        """Oldest first; e.g. RUNNING runs to recover after a crash."""
+        query = (
+            select(RunRow.state_json)
+            .where(RunRow.status == RunStatus(status).value)
+            .order_by(RunRow.created_at, RunRow.run_id)
+        )
+        return await self._select_states(query)
+
+    # ------------------------------------------------------------------ interventions
+
+    async def claim_intervention(
+        self, run_id: str, intervention_id: str, answer: InterventionAnswer
+    ) -> ClaimResult:
+        async with self._sessions.begin() as session:
+            result = await session.execute(
+                update(InterventionRow)
+                .where(
+                    InterventionRow.intervention_id == intervention_id,
+                    InterventionRow.run_id == run_id,
+                    InterventionRow.status == PENDING,
+                )
+                .values(
+                    status=InterventionStatus.ANSWERED.value,
+                    answered_by=answer.user,
+                    answer_json=answer.model_dump_json(),
+                    answered_at=utcnow(),
+                )
+                .execution_options(synchronize_session=False)
+            )
+            if _rowcount(result) == 1:
+                state = await self._load(session, run_id)
+                return ClaimResult(
+                    claimed=True, state=state, answered_by=answer.user, reason="claimed"
+                )
+            row = await session.get(InterventionRow, intervention_id)
+            return _claim_refusal(row, run_id)
+
+    async def claim_expiry(self, *, intervention_id: str, now: datetime) -> bool:
+        """Expire a still-pending intervention whose time is up; True for the one winner.
+
+        Answers are accepted until this succeeds, so a thread hears exactly one outcome.
+        """
+        async with self._sessions.begin() as session:
+            result = await session.execute(
+                update(InterventionRow)
+                .where(
+                    InterventionRow.intervention_id == intervention_id,
+                    InterventionRow.status == PENDING,
+                    InterventionRow.expires_at.is_not(None),
+                    InterventionRow.expires_at <= now,
+                )
+                .values(status=InterventionStatus.EXPIRED.value)
+                .execution_options(synchronize_session=False)
+            )
+            return _rowcount(result) == 1
+
+    async def due_interventions(self, now: datetime) -> list[InterventionRequest]:
+        """Pending interventions whose expiry time has passed, oldest deadline first."""
+        async with self._reads.begin() as session:
+            rows = await session.scalars(
+                select(InterventionRow)
+                .where(InterventionRow.status == PENDING, InterventionRow.expires_at <= now)
+                .order_by(InterventionRow.expires_at, InterventionRow.intervention_id)
+            )
+            return [_request_from_row(row) for row in rows]
+
+    async def next_expiry(self) -> datetime | None:
+        """When the next pending intervention expires: how long an expiry sweeper may sleep."""
+        async with self._reads.begin() as session:
+            return await session.scalar(
+                select(func.min(InterventionRow.expires_at)).where(
+                    InterventionRow.status == PENDING
+                )
+            )
+
+    async def intervention_rows(self, run_id: str) -> list[InterventionRequest]:
+        async with self._reads.begin() as session:
+            rows = await session.scalars(
+                select(InterventionRow)
+                .where(InterventionRow.run_id == run_id)
+                .order_by(InterventionRow.created_at, InterventionRow.intervention_id)
+            )
+            return [_request_from_row(row) for row in rows]
+
+    async def get_intervention(self, intervention_id: str) -> InterventionRequest | None:
+        async with self._reads.begin() as session:
+            row = await session.get(InterventionRow, intervention_id)
+            return _request_from_row(row) if row else None
+
+    # ------------------------------------------------------------------ audit trail
+
+    async def record_event(
+        self,
+        *,
+        run_id: str,
+        event_type: str,
+        message: str = "",
+        status: RunStatus | str | None = None,
+    ) -> int:
+        """Append to the run's audit trail; returns the event's sequence number (1, 2, …)."""
+        next_seq = (
+            select(func.coalesce(func.max(RunEventRow.seq), 0) + 1)
+            .where(RunEventRow.run_id == run_id)
+            .scalar_subquery()
+        )
+        stmt = (
+            insert(RunEventRow)
+            .values(
+                run_id=run_id,
+                seq=next_seq,
+                event_type=str(event_type),
+                status=str(status) if status is not None else None,
+                message=message,
+                created_at=utcnow(),
+            )
+            .returning(RunEventRow.seq)
+        )
+        # Only PostgreSQL can see two writers compute the same seq (SQLite serialises
+        # writers with BEGIN IMMEDIATE): the loser retries with the next number.
+        async for attempt in AsyncRetrying(
+            retry=retry_if_exception_type(IntegrityError),
+            stop=stop_after_attempt(_EVENT_SEQ_RETRIES),
+            wait=wait_random_exponential(multiplier=0.005, max=0.1),
+            reraise=True,
+        ):
+            with attempt:
+                async with self._sessions.begin() as session:
+                    return int((await session.execute(stmt)).scalar_one())
+        raise AssertionError("unreachable: tenacity re-raises the last error")
+
+    async def events(self, run_id: str) -> list[RecordedEvent]:
+        async with self._reads.begin() as session:
+            rows = await session.scalars(
+                select(RunEventRow).where(RunEventRow.run_id == run_id).order_by(RunEventRow.seq)
+            )
+            return [
+                RecordedEvent(
+                    run_id=row.run_id,
+                    seq=row.seq,
+                    event_type=row.event_type,
+                    status=row.status,
+                    message=row.message,
+                    created_at=row.created_at,
+                )
+                for row in rows
+            ]
+
+    # ------------------------------------------------------------------ Slack messages
+
+    async def set_message_ref(self, *, run_id: str, kind: str, channel_id: str, ts: str) -> None:
+        """Remember where the run's `kind` message ("plan", "answer", "intervention:<id>")
+        is, replacing an earlier one."""
+        now = utcnow()
+        stmt = self._insert(MessageRefRow).values(
+            run_id=run_id, kind=kind, channel_id=channel_id, ts=ts, created_at=now, updated_at=now
+        )
+        stmt = stmt.on_conflict_do_update(
+            index_elements=[MessageRefRow.run_id, MessageRefRow.kind],
+            set_={"channel_id": channel_id, "ts": ts, "updated_at": now},
+        )
+        async with self._sessions.begin() as session:
+            await session.execute(stmt)
+
+    async def get_message_ref(self, *, run_id: str, kind: str) -> tuple[str, str] | None:
+        """(channel_id, ts) of the run's `kind` message."""
+        async with self._reads.begin() as session:
+            row = (
+                await session.execute(
+                    select(MessageRefRow.channel_id, MessageRefRow.ts).where(
+                        MessageRefRow.run_id == run_id, MessageRefRow.kind == kind
+                    )
+                )
+            ).first()
+            return (row[0], row[1]) if row else None
+
+    async def message_refs(self, run_id: str) -> dict[str, tuple[str, str]]:
+        async with self._reads.begin() as session:
+            rows = await session.execute(
+                select(MessageRefRow.kind, MessageRefRow.channel_id, MessageRefRow.ts).where(
+                    MessageRefRow.run_id == run_id
+                )
+            )
+            return {kind: (channel_id, ts) for kind, channel_id, ts in rows}
+
+    # ------------------------------------------------------------------ dedupe
+
+    async def mark_processed(self, event_id: str, kind: str = "event") -> bool:
+        """True the first time `event_id` is seen, False ever after — across processes."""
+        stmt = (
+            self._insert(ProcessedEventRow)
+            .values(event_id=event_id, kind=kind, created_at=utcnow())
+            .on_conflict_do_nothing(index_elements=[ProcessedEventRow.event_id])
+        )
+        async with self._sessions.begin() as session:
+            return _rowcount(await session.execute(stmt)) == 1
+
+    async def prune_processed(self, *, before: datetime) -> int:
+        """Forget event ids older than `before` (Slack stops retrying after minutes)."""
+        async with self._sessions.begin() as session:
+            result = await session.execute(
+                delete(ProcessedEventRow)
+                .where(ProcessedEventRow.created_at < before)
+                .execution_options(synchronize_session=False)
+            )
+            return _rowcount(result)
+
+    # ------------------------------------------------------------------ feedback
+
+    async def record_feedback(
+        self, *, run_id: str, user_id: str, confidence: float, was_correct: bool
+    ) -> bool:
+        """True for a user's first vote on a run; a repeat or changed vote replaces it
+        (keeping its place in the history) and returns False."""
+        now = utcnow()
+        insert_stmt = (
+            self._insert(FeedbackRow)
+            .values(
+                run_id=run_id,
+                user_id=user_id,
+                confidence=confidence,
+                was_correct=was_correct,
+                created_at=now,
+                updated_at=now,
+            )
+            .on_conflict_do_nothing(index_elements=[FeedbackRow.run_id, FeedbackRow.user_id])
+        )
+        async with self._sessions.begin() as session:
+            if _rowcount(await session.execute(insert_stmt)) == 1:
+                return True
+            await session.execute(
+                update(FeedbackRow)
+                .where(FeedbackRow.run_id == run_id, FeedbackRow.user_id == user_id)
+                .values(confidence=confidence, was_correct=was_correct, updated_at=now)
+                .execution_options(synchronize_session=False)
+            )
+            return False
+
+    async def recent_feedback(self, limit: int = 10) -> list[tuple[float, bool]]:
+        """The last `limit` (confidence, was_correct) pairs, oldest first."""
+        async with self._reads.begin() as session:
+            rows = await session.execute(
+                select(FeedbackRow.confidence, FeedbackRow.was_correct)
+                .order_by(FeedbackRow.created_at.desc(), FeedbackRow.id.desc())
+                .limit(limit)
+            )
+            return [(float(c), bool(ok)) for c, ok in rows][::-1]
+
+    # ------------------------------------------------------------------ thresholds
+
+    async def load_thresholds(self) -> Thresholds | None:
+        async with self._reads.begin() as session:
+            row = await session.get(ThresholdsRow, DEFAULT_THRESHOLDS_NAME)
+            if row is None:
+                return None
+            return Thresholds(silent=row.silent, notify=row.notify, confirm=row.confirm)
+
+    async def save_thresholds(self, thresholds: Thresholds) -> None:
+        values = {
+            "silent": thresholds.silent,
+            "notify": thresholds.notify,
+            "confirm": thresholds.confirm,
+            "updated_at": utcnow(),
+        }
+        stmt = self._insert(ThresholdsRow).values(name=DEFAULT_THRESHOLDS_NAME, **values)
+        stmt = stmt.on_conflict_do_update(index_elements=[ThresholdsRow.name], set_=values)
+        async with self._sessions.begin() as session:
+            await session.execute(stmt)
+
+    # ------------------------------------------------------------------ statistics
+
+    async def stats(self, *, since: datetime) -> dict[str, float | int]:
+        """Metrics over runs created since `since` and money spent since then.
+
+        Rates are fractions 0–1 (0.0 when there is nothing to divide by):
+        completion_rate = answered / runs; hitl_rate = runs with an intervention / runs;
+        replan_rate = runs replanned / runs; replan_success_rate = replanned runs that
+        ended answered / runs replanned.
+        """
+        answered = RunStatus.ANSWERED.value
+        is_answered = case((RunRow.status == answered, 1), else_=0)
+        replanned = case((RunRow.replan_count > 0, 1), else_=0)
+        async with self._reads.begin() as session:
+            rows = await session.execute(
+                select(RunRow.status, func.count())
+                .where(RunRow.created_at >= since)
+                .group_by(RunRow.status)
+            )
+            by_status = {status: int(n) for status, n in rows}
+            totals = (
+                await session.execute(
+                    select(
+                        func.count(),
+                        func.coalesce(func.sum(replanned), 0),
+                        func.coalesce(func.sum(replanned * is_answered), 0),
+                    ).where(RunRow.created_at >= since)
+                )
+            ).one()
+            with_hitl = await session.scalar(
+                select(func.count(func.distinct(RunRow.run_id)))
+                .join(InterventionRow, InterventionRow.run_id == RunRow.run_id)
+                .where(RunRow.created_at >= since)
+            )
+            avg_confidence = await session.scalar(
+                select(func.avg(RunRow.overall_confidence)).where(
+                    RunRow.created_at >= since,
+                    RunRow.status == answered,
+                    RunRow.overall_confidence.is_not(None),
+                )
+            )
+            cost = await session.scalar(
+                select(func.coalesce(func.sum(UsageRow.cost_usd), 0.0)).where(
+                    UsageRow.created_at >= since
+                )
+            )
+        runs, n_replanned, n_replan_ok = (int(v) for v in totals)
+        count = {status: int(by_status.get(status.value, 0)) for status in RunStatus}
+        return {
+            "runs": runs,
+            "answered": count[RunStatus.ANSWERED],
+            "cancelled": count[RunStatus.CANCELLED],
+            "failed": count[RunStatus.FAILED],
+            "paused": count[RunStatus.PAUSED],
+            "running": count[RunStatus.RUNNING] + count[RunStatus.PLANNING],
+            "completion_rate": _ratio(count[RunStatus.ANSWERED], runs),
+            "hitl_rate": _ratio(int(with_hitl or 0), runs),
+            "replan_rate": _ratio(n_replanned, runs),
+            "replan_success_rate": _ratio(n_replan_ok, n_replanned),
+            "avg_confidence": float(avg_confidence or 0.0),
+            "cost_usd": float(cost or 0.0),
+        }

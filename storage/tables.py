@@ -1,0 +1,207 @@
+"""ORM models: the database schema of record (SPEC §5).
+
+`runs.state_json` holds the whole `RunState` and is the source of truth for resuming a
+run; the other run columns are denormalised copies for queries. The `interventions`
+table is the authority on an intervention's status — it is what makes claiming one
+atomic — and its terminal statuses are overlaid on the state when a run is loaded.
+
+The Alembic revisions in `storage/migrations/versions` must produce exactly this schema
+(a test compares them).
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+from sqlalchemy import (
+    Boolean,
+    DateTime,
+    Dialect,
+    Float,
+    ForeignKey,
+    Index,
+    Integer,
+    MetaData,
+    String,
+    Text,
+    TypeDecorator,
+    UniqueConstraint,
+)
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
+
+NAMING_CONVENTION = {
+    "ix": "ix_%(table_name)s_%(column_0_N_name)s",
+    "uq": "uq_%(table_name)s_%(column_0_N_name)s",
+    "ck": "ck_%(table_name)s_%(constraint_name)s",
+    "fk": "fk_%(table_name)s_%(column_0_name)s_%(referred_table_name)s",
+    "pk": "pk_%(table_name)s",
+}
+
+
+class UTCDateTime(TypeDecorator[datetime]):
+    """Aware UTC datetimes in and out on every backend.
+
+    SQLite has no time zones: values are stored as naive UTC so that text comparison
+    (`expires_at <= :now`) orders them correctly. Naive inputs are taken to be UTC.
+    """
+
+    impl = DateTime(timezone=True)
+    cache_ok = True
+
+    def process_bind_param(self, value: datetime | None, dialect: Dialect) -> datetime | None:
+        if value is None:
+            return None
+        value = value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+        return value.replace(tzinfo=None) if dialect.name == "sqlite" else value
+
+    def process_result_value(self, value: datetime | None, dialect: Dialect) -> datetime | None:
+        if value is None:
+            return None
+        return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+
+
+class Base(DeclarativeBase):
+    metadata = MetaData(naming_convention=NAMING_CONVENTION)
+
+
+ID = String(64)
+SLACK_ID = String(255)
+SHORT = String(32)
+
+
+class RunRow(Base):
+    __tablename__ = "runs"
+    __table_args__ = (
+        Index("ix_runs_thread", "team_id", "channel_id", "thread_ts"),
+        Index("ix_runs_status", "status"),
+        Index("ix_runs_created_at", "created_at"),
+    )
+
+    run_id: Mapped[str] = mapped_column(ID, primary_key=True)
+    team_id: Mapped[str] = mapped_column(SLACK_ID)
+    channel_id: Mapped[str] = mapped_column(SLACK_ID)
+    thread_ts: Mapped[str] = mapped_column(SHORT)
+    asker: Mapped[str] = mapped_column(SLACK_ID)
+    question: Mapped[str] = mapped_column(Text)
+    status: Mapped[str] = mapped_column(SHORT)
+    collection: Mapped[str | None] = mapped_column(String(255))
+    overall_confidence: Mapped[float | None] = mapped_column(Float)
+    level: Mapped[str | None] = mapped_column(SHORT)
+    replan_count: Mapped[int] = mapped_column(Integer, default=0)
+    error: Mapped[str | None] = mapped_column(Text)
+    cost_usd: Mapped[float] = mapped_column(Float, default=0.0)
+    llm_model: Mapped[str | None] = mapped_column(String(128))  # added in 0002
+    state_json: Mapped[str] = mapped_column(Text)
+    version: Mapped[int] = mapped_column(Integer, default=0)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime())
+    updated_at: Mapped[datetime] = mapped_column(UTCDateTime())
+
+
+class InterventionRow(Base):
+    __tablename__ = "interventions"
+    __table_args__ = (
+        Index("ix_interventions_run_id", "run_id"),
+        Index("ix_interventions_status_expires_at", "status", "expires_at"),  # 0002
+    )
+
+    intervention_id: Mapped[str] = mapped_column(ID, primary_key=True)
+    run_id: Mapped[str] = mapped_column(ID, ForeignKey("runs.run_id", ondelete="CASCADE"))
+    step_id: Mapped[int | None] = mapped_column(Integer)
+    kind: Mapped[str] = mapped_column(SHORT)
+    level: Mapped[str] = mapped_column(SHORT)
+    question: Mapped[str] = mapped_column(Text)
+    reason: Mapped[str] = mapped_column(Text, default="")
+    options_json: Mapped[str] = mapped_column(Text, default="[]")
+    urgency: Mapped[str] = mapped_column(SHORT)
+    confidence_json: Mapped[str | None] = mapped_column(Text)
+    status: Mapped[str] = mapped_column(SHORT)
+    allowed_responders_json: Mapped[str] = mapped_column(Text, default="[]")
+    answered_by: Mapped[str | None] = mapped_column(SLACK_ID)
+    answer_json: Mapped[str | None] = mapped_column(Text)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime())
+    expires_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
+    answered_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
+
+
+class MessageRefRow(Base):
+    """Where the run's Slack messages are, so they can be edited in place (0002)."""
+
+    __tablename__ = "message_refs"
+    __table_args__ = (UniqueConstraint("run_id", "kind"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    run_id: Mapped[str] = mapped_column(ID)
+    kind: Mapped[str] = mapped_column(String(128))
+    channel_id: Mapped[str] = mapped_column(SLACK_ID)
+    ts: Mapped[str] = mapped_column(SHORT)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime())
+    updated_at: Mapped[datetime] = mapped_column(UTCDateTime())
+
+
+class RunEventRow(Base):
+    """Audit trail: one row per transition, numbered per run."""
+
+    __tablename__ = "run_events"
+    __table_args__ = (UniqueConstraint("run_id", "seq"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    run_id: Mapped[str] = mapped_column(ID)
+    seq: Mapped[int] = mapped_column(Integer)
+    event_type: Mapped[str] = mapped_column(String(64))
+    status: Mapped[str | None] = mapped_column(SHORT)
+    message: Mapped[str] = mapped_column(Text, default="")
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime())
+
+
+class ProcessedEventRow(Base):
+    """Slack event ids / interaction ids already handled (Slack retries, double clicks)."""
+
+    __tablename__ = "processed_events"
+    __table_args__ = (Index("ix_processed_events_created_at", "created_at"),)
+
+    event_id: Mapped[str] = mapped_column(String(255), primary_key=True)
+    kind: Mapped[str] = mapped_column(SHORT)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime())
+
+
+class FeedbackRow(Base):
+    __tablename__ = "feedback"
+    __table_args__ = (
+        UniqueConstraint("run_id", "user_id"),
+        Index("ix_feedback_created_at", "created_at"),
+    )
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    run_id: Mapped[str] = mapped_column(ID)
+    user_id: Mapped[str] = mapped_column(SLACK_ID)
+    confidence: Mapped[float] = mapped_column(Float)
+    was_correct: Mapped[bool] = mapped_column(Boolean)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime())
+    updated_at: Mapped[datetime] = mapped_column(UTCDateTime())
+
+
+class ThresholdsRow(Base):
+    __tablename__ = "thresholds"
+
+    name: Mapped[str] = mapped_column(String(64), primary_key=True)
+    silent: Mapped[float] = mapped_column(Float)
+    notify: Mapped[float] = mapped_column(Float)
+    confirm: Mapped[float] = mapped_column(Float)
+    updated_at: Mapped[datetime] = mapped_column(UTCDateTime())
+
+
+class UsageRow(Base):
+    __tablename__ = "usage_ledger"
+    __table_args__ = (
+        Index("ix_usage_ledger_created_at", "created_at"),
+        Index("ix_usage_ledger_run_id", "run_id"),
+    )
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    run_id: Mapped[str] = mapped_column(ID)
+    model: Mapped[str] = mapped_column(String(128))
+    input_tokens: Mapped[int] = mapped_column(Integer, default=0)
+    output_tokens: Mapped[int] = mapped_column(Integer, default=0)
+    calls: Mapped[int] = mapped_column(Integer, default=0)
+    cost_usd: Mapped[float] = mapped_column(Float, default=0.0)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime())

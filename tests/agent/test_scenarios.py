@@ -1,0 +1,157 @@
+"""Acceptance 2: the seed's four evaluation scenarios, on the real agent.
+
+Real `OfflineModel`, real Qdrant local mode with the shipped sample KB, in-memory store.
+"""
+
+from __future__ import annotations
+
+from agent.orchestrator import Orchestrator
+from agent.schemas import (
+    ActionType,
+    InterventionAction,
+    InterventionKind,
+    InterventionLevel,
+    RunState,
+    RunStatus,
+)
+from tests.agent.conftest import ASKER
+from tests.agent.doubles import ScriptedModel
+from tests.agent.helpers import reply
+
+from .conftest import OrchestratorFactory
+
+SURE = {InterventionLevel.SILENT, InterventionLevel.NOTIFY}
+
+
+def cited_sources(state: RunState) -> set[str]:
+    return {s.source for s in state.sources}
+
+
+# ----------------------------------------------------------------- (a) simple facts
+
+
+async def test_simple_fact_is_answered_confidently_from_the_vacation_policy(
+    orchestrator: Orchestrator,
+) -> None:
+    state = await orchestrator.start("How many vacation days do new employees get?", asker=ASKER)
+
+    assert state.status is RunStatus.ANSWERED, state.error
+    assert state.level in SURE
+    assert "15" in state.final_answer
+    assert cited_sources(state) == {"vacation-policy.md"}
+    assert "[Source: vacation-policy.md]" in state.final_answer
+    assert state.pending is None
+    assert state.replan_history == []
+    assert state.overall_confidence is not None and state.overall_confidence >= 0.7
+
+
+async def test_simple_fact_in_japanese_is_answered_from_the_expense_guide(
+    orchestrator: Orchestrator,
+) -> None:
+    state = await orchestrator.start("経費精算の締め切りはいつですか？", asker=ASKER)
+
+    assert state.status is RunStatus.ANSWERED, state.error
+    assert state.level in SURE
+    assert cited_sources(state) == {"経費精算ガイド.md"}
+    assert "翌月5日" in state.final_answer
+
+
+# ----------------------------------------------------------------- (b) ambiguity
+
+
+async def test_ambiguous_question_asks_the_user_instead_of_guessing(
+    orchestrator: Orchestrator,
+) -> None:
+    state = await orchestrator.start("What is the latest version?", asker=ASKER)
+
+    assert state.status is RunStatus.PAUSED
+    assert state.pending is not None
+    assert state.pending.kind in (InterventionKind.ASK_USER, InterventionKind.ESCALATE)
+    assert state.pending.level is InterventionLevel.ESCALATE
+    assert state.pending.allowed_responders == [ASKER]
+    # nothing was guessed: no answer, and no search ran before the question was asked
+    assert state.final_answer == ""
+    assert not any(r.action is ActionType.RAG_SEARCH for r in state.step_results.values())
+
+
+async def test_answering_the_clarification_continues_from_the_product_faq(
+    make_orchestrator: OrchestratorFactory,
+) -> None:
+    spy = ScriptedModel()  # the offline planner and answerer, recording what reaches them
+    orchestrator = make_orchestrator(llm=spy)
+    state = await orchestrator.start("What is the latest version?", asker=ASKER)
+
+    state = await reply(orchestrator, state, InterventionAction.INPUT, text="Beacon Server")
+
+    assert state.status is RunStatus.ANSWERED, state.error
+    assert state.user_inputs == ["Beacon Server"]
+    assert cited_sources(state) == {"product-faq.csv"}
+    assert "4.2" in state.final_answer
+    assert "Beacon Server" in state.final_answer
+    assert spy.reason_requests[-1].user_inputs == ["Beacon Server"]
+
+
+# ----------------------------------------------------------------- (c) unanswerable
+
+
+async def test_unanswerable_question_replans_then_escalates_never_silent(
+    orchestrator: Orchestrator,
+) -> None:
+    state = await orchestrator.start("What is the capital of Mongolia?", asker=ASKER)
+
+    assert state.replan_history, "low confidence must trigger replanning"
+    assert state.level is not InterventionLevel.SILENT
+    if state.status is RunStatus.PAUSED:
+        assert state.pending is not None
+        assert state.pending.kind is InterventionKind.ESCALATE
+        assert state.pending.level is InterventionLevel.ESCALATE
+        assert state.pending.confidence is not None
+        assert state.pending.confidence.score < 0.4
+    else:
+        assert state.status is RunStatus.ANSWERED
+        assert state.level in (InterventionLevel.CONFIRM, InterventionLevel.ESCALATE)
+    searches = [r for r in state.step_results.values() if r.action is ActionType.RAG_SEARCH]
+    assert searches and all(r.confidence < 0.4 for r in searches)
+
+
+async def test_unanswerable_question_proceeded_anyway_is_an_explicitly_weak_answer(
+    orchestrator: Orchestrator,
+) -> None:
+    state = await orchestrator.start("What is the capital of Mongolia?", asker=ASKER)
+    assert state.status is RunStatus.PAUSED
+
+    state = await reply(orchestrator, state, InterventionAction.PROCEED)
+
+    assert state.status is RunStatus.ANSWERED
+    assert state.level is InterventionLevel.ESCALATE
+    assert state.overall_confidence is not None and state.overall_confidence < 0.4
+    assert "could not find" in state.final_answer
+    assert "Ulaanbaatar" not in state.final_answer
+
+
+# ----------------------------------------------------------------- (d) contradictions
+
+
+async def test_contradicting_sources_lower_agreement_and_stay_out_of_silent(
+    orchestrator: Orchestrator,
+) -> None:
+    single = await orchestrator.start("How many vacation days do new employees get?")
+    state = await orchestrator.start("How many days per week can I work remotely?", asker=ASKER)
+
+    assert state.status is RunStatus.ANSWERED, state.error
+    assert state.level is not InterventionLevel.SILENT
+    assert "remote-work-policy.md" in cited_sources(state)
+    answer_step = state.step_results[max(state.step_results)]
+    assert answer_step.action is ActionType.REASONING
+    # both sides of the contradiction reached the answer step
+    assert {"remote-work-policy.md", "employee-handbook-2022.md"} <= {
+        s.source for s in answer_step.sources
+    }
+    assert state.overall_detail is not None
+    agreement = state.overall_detail.breakdown["source_agreement"]
+    assert agreement < 1.0
+    assert single.overall_detail is not None
+    # one source agrees with itself: 1.0 by definition (SPEC §2.5), absent or explicit
+    single_agreement = single.overall_detail.breakdown.get("source_agreement", 1.0)
+    assert agreement < single_agreement
+    assert state.overall_detail.score < single.overall_detail.score

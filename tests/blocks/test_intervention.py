@@ -1,0 +1,179 @@
+"""Confirm / escalate / decided / expired messages and the modify modal."""
+
+from __future__ import annotations
+
+import pytest
+
+from agent.schemas import (
+    InterventionAction,
+    InterventionAnswer,
+    InterventionKind,
+)
+from blocks import ids
+from blocks.ids import ButtonValue, ModalMetadata
+from blocks.intervention import (
+    confirm_message,
+    decided_message,
+    escalate_message,
+    expired_message,
+    modify_modal,
+)
+from blocks.limits import validate_view
+from tests.blocks import samples
+from tests.blocks.samples import actions_of, all_text, assert_valid, walk
+
+
+def test_confirm_message_explains_why_and_offers_three_buttons() -> None:
+    state = samples.state()
+    request = samples.confirm_request(state.run_id)
+    payload = assert_valid(confirm_message(state, request))
+    text = all_text(payload)
+    assert "0.55" in text
+    assert "search_quality 0.31" in text
+    assert "source_agreement 0.45" in text
+    assert "llm_self_eval 0.50" in text
+    assert "tool_success" not in text  # only the three weakest factors
+    assert "single source ×0.9" in text
+    assert "step 2" in text
+    assert "<@U0APPROVER>" in text
+    assert actions_of(payload) == [ids.CONFIRM_PROCEED, ids.CONFIRM_MODIFY, ids.CONFIRM_CANCEL]
+    for element in walk(payload):
+        if element.get("type") == "button":
+            value = ButtonValue.decode(element["value"])
+            assert (value.run_id, value.intervention_id) == (
+                state.run_id,
+                request.intervention_id,
+            )
+
+
+def test_confirm_message_with_huge_question() -> None:
+    state = samples.state(query="q " * 20_000)
+    request = samples.confirm_request(state.run_id).model_copy(
+        update={"question": "why? " * 8000, "reason": "r " * 5000}
+    )
+    assert_valid(confirm_message(state, request))
+
+
+def test_escalate_message_has_one_button_per_option() -> None:
+    state = samples.state()
+    request = samples.escalate_request(state.run_id)
+    payload = assert_valid(escalate_message(state, request))
+    actions = actions_of(payload)
+    assert actions == [
+        ids.option_action_id(0),
+        ids.option_action_id(1),
+        ids.ESCALATE_PROCEED,
+        ids.ESCALATE_CANCEL,
+    ]
+    option = next(d for d in walk(payload) if d.get("action_id") == ids.option_action_id(1))
+    assert option["text"]["text"] == "2. Osaka office"
+    assert ButtonValue.decode(option["value"]).option == 1
+    text = all_text(payload)
+    assert "Which office" in text and "ambiguous" in text
+    assert "Reply in this thread to answer" in text
+
+
+def test_ask_user_has_options_but_no_proceed_or_cancel() -> None:
+    state = samples.state()
+    request = samples.escalate_request(state.run_id, kind=InterventionKind.ASK_USER)
+    payload = assert_valid(escalate_message(state, request))
+    assert ids.ESCALATE_PROCEED not in actions_of(payload)
+    assert ids.ESCALATE_CANCEL not in actions_of(payload)
+
+
+def test_ask_user_without_options_is_a_plain_question() -> None:
+    state = samples.state()
+    request = samples.escalate_request(state.run_id, options=(), kind=InterventionKind.ASK_USER)
+    payload = assert_valid(escalate_message(state, request))
+    assert actions_of(payload) == []
+    assert "Reply in this thread" in all_text(payload)
+
+
+def test_escalate_with_30_long_options_stays_within_limits() -> None:
+    state = samples.state()
+    options = [f"option {i} " + samples.words(200, seed=i) for i in range(30)]
+    request = samples.escalate_request(
+        state.run_id, options=options, question=samples.words(40_000)
+    )
+    payload = assert_valid(escalate_message(state, request))
+    option_ids = [a for a in actions_of(payload) if ids.parse_option_action_id(a) is not None]
+    assert len(option_ids) == 20
+    text = all_text(payload)
+    assert "options 21–30 have no button" in text
+    assert "*30.*" in text  # the full list names every option
+
+
+def test_decided_message_replaces_buttons() -> None:
+    request = samples.confirm_request("r1")
+    payload = assert_valid(decided_message(request, "U123", InterventionAction.PROCEED))
+    assert not [b for b in payload if b["type"] == "actions"]
+    assert "✅ Approved by <@U123>" in all_text(payload)
+
+
+def test_decided_message_variants() -> None:
+    request = samples.confirm_request("r1")
+    cancelled = all_text(assert_valid(decided_message(request, "U9", InterventionAction.CANCEL)))
+    assert "🛑 Cancelled by <@U9>" in cancelled
+    answered = request.model_copy(
+        update={
+            "answer": InterventionAnswer(action=InterventionAction.MODIFY, text="use 2024 <data>")
+        }
+    )
+    modified = assert_valid(decided_message(answered, "U9", InterventionAction.MODIFY))
+    assert "✏️ Modified by <@U9>: use 2024 &lt;data&gt;" in all_text(modified)
+    free = assert_valid(decided_message(request, "U9", "👀 Looked at", detail="fine"))
+    assert "👀 Looked at by <@U9>: fine" in all_text(free)
+
+
+def test_decided_message_names_the_chosen_option() -> None:
+    request = samples.escalate_request("r1").model_copy(
+        update={"answer": InterventionAnswer(action=InterventionAction.INPUT, option=1)}
+    )
+    payload = assert_valid(decided_message(request, "U1", InterventionAction.INPUT))
+    assert "💬 Answered by <@U1>: Osaka office" in all_text(payload)
+
+
+def test_decided_message_with_huge_texts() -> None:
+    request = samples.escalate_request("r1", question="x" * 40_000)
+    payload = assert_valid(
+        decided_message(request, "U1", InterventionAction.MODIFY, detail="y " * 20_000)
+    )
+    assert len(payload) == 2
+
+
+@pytest.mark.parametrize(
+    ("outcome", "words"),
+    [(InterventionAction.PROCEED, "went ahead"), (InterventionAction.CANCEL, "cancelled")],
+)
+def test_expired_message(outcome: InterventionAction, words: str) -> None:
+    request = samples.confirm_request("r1")
+    payload = assert_valid(expired_message(request, outcome))
+    assert words in all_text(payload)
+    assert "<!date^" in all_text(payload)
+    assert not [b for b in payload if b["type"] == "actions"]
+
+
+def test_modify_modal() -> None:
+    request = samples.confirm_request("r1").model_copy(update={"question": "q" * 10_000})
+    view = modify_modal(request, "C0GENERAL1", "1700000000.000100")
+    validate_view(view)
+    data = view.to_dict()
+    assert data["callback_id"] == ids.MODIFY_MODAL_CALLBACK
+    meta = ModalMetadata.decode(data["private_metadata"])
+    assert meta == ModalMetadata(
+        run_id="r1",
+        intervention_id=request.intervention_id,
+        channel="C0GENERAL1",
+        thread_ts="1700000000.000100",
+    )
+    block = next(b for b in data["blocks"] if b["type"] == "input")
+    assert block["block_id"] == ids.MODIFY_INPUT_BLOCK
+    assert block["element"]["action_id"] == ids.MODIFY_INPUT_ACTION
+    assert block["element"]["multiline"] is True
+    assert block["label"]["text"] == "How should the plan change?"
+
+
+def test_modify_modal_for_plan_approval_says_edit() -> None:
+    view = modify_modal(samples.plan_approval("r1"), "C1", "1.0")
+    validate_view(view)
+    assert view.to_dict()["title"]["text"] == "Edit plan"

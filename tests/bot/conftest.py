@@ -1,0 +1,488 @@
+"""Fixtures for driving the real Bolt app over real HTTP against the fake Slack.
+
+- The sample knowledge base is ingested once per session into a template data dir;
+  every test gets its own copy (a Qdrant local directory takes one client at a time).
+- `BotHarness` owns one bot process-equivalent: `create_bot(Settings(...))`, the real
+  aiohttp server from `http_app(bot)` on 127.0.0.1:0, and helpers that send correctly
+  signed requests and then wait for the work after the ack (`tasks.idle()`,
+  `publisher.drain()`). `restart()` closes the bot and starts a new one on the same data
+  dir and database, as a new process would.
+- Every Block Kit payload the bot sent during a test is checked in the `fake` fixture's
+  finalizer (`assert_valid_block_kit`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import shutil
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import aiohttp
+import pytest
+from aiohttp import web
+from slack_sdk.models.blocks import Block
+from slack_sdk.models.views import View
+
+from agent.knowledge.ingest import SAMPLE_KB_DIR, ingest_paths
+from agent.knowledge.qdrant_kb import open_knowledge_base
+from agent.schemas import RunState, ThreadKey
+from blocks import ids
+from blocks.limits import (
+    MAX_BUTTON_TEXT,
+    MAX_BUTTON_VALUE,
+    MAX_SECTION_TEXT,
+    validate_message,
+    validate_view,
+)
+from bot.runners import Bot, create_bot, http_app
+from bot.settings import LLMSettings, Settings
+from storage.run_store import SqlRunStore
+from tests.fakes.fake_slack import (
+    DEFAULT_CHANNEL_ID,
+    DEFAULT_TEAM_ID,
+    DEFAULT_USER_ID,
+    FORM_CONTENT_TYPE,
+    JSON_CONTENT_TYPE,
+    FakeSlack,
+    RecordedCall,
+    StoredMessage,
+    app_mention_envelope,
+    block_actions_payload,
+    form_body,
+    interactive_body,
+    json_body,
+    message_envelope,
+    signed_headers,
+    slash_command_form,
+    view_submission_payload,
+)
+
+SECRET = "test-signing-secret-0123456789"
+CHANNEL = DEFAULT_CHANNEL_ID
+TEAM = DEFAULT_TEAM_ID
+ASKER = DEFAULT_USER_ID
+OTHER = "U0OTHER0002"
+APPROVER = "U0APPROVER3"
+
+VACATION_Q = "How many vacation days do new employees get?"
+COMPARE_Q = "Compare the remote work policy and the employee handbook: why do they differ?"
+MONGOLIA_Q = "What is the capital of Mongolia?"
+LATEST_Q = "What is the latest version?"
+
+MESSAGE_METHODS = ("chat.postMessage", "chat.update", "chat.postEphemeral")
+EDIT_INTERVAL = 0.02
+"""The publisher's plan-edit coalescing interval in tests (1 s in production)."""
+
+
+# --------------------------------------------------------------------------- Block Kit checks
+
+
+def _walk_elements(block: dict[str, Any]) -> list[dict[str, Any]]:
+    found: list[dict[str, Any]] = []
+    if block.get("type") == "actions":
+        found.extend(e for e in block.get("elements", []) if isinstance(e, dict))
+    accessory = block.get("accessory")
+    if isinstance(accessory, dict):
+        found.append(accessory)
+    return found
+
+
+def check_block_kit(blocks: list[dict[str, Any]], where: str) -> None:
+    """One message's blocks: parseable by slack_sdk and within Slack's limits."""
+    assert isinstance(blocks, list), f"{where}: blocks is not a list"
+    parsed = [Block.parse(b) for b in blocks]
+    assert all(p is not None for p in parsed), f"{where}: a block slack_sdk does not know"
+    validate_message(blocks)
+    for block in blocks:
+        if block.get("type") == "section" and isinstance(block.get("text"), dict):
+            text = block["text"].get("text", "")
+            assert len(text) <= MAX_SECTION_TEXT, f"{where}: section text of {len(text)} chars"
+        for element in _walk_elements(block):
+            if element.get("type") != "button":
+                continue
+            label = element.get("text", {}).get("text", "")
+            value = element.get("value", "")
+            assert len(label) <= MAX_BUTTON_TEXT, f"{where}: button text {label!r}"
+            assert len(value) <= MAX_BUTTON_VALUE, f"{where}: button value of {len(value)}"
+
+
+def assert_valid_block_kit(calls: Sequence[RecordedCall]) -> int:
+    """Every message (and modal) the bot sent is valid Block Kit; returns how many."""
+    checked = 0
+    for n, call in enumerate(calls):
+        if call.method == "views.open":
+            validate_view(View(**call.params["view"]))
+            checked += 1
+            continue
+        if call.method not in MESSAGE_METHODS:
+            continue
+        blocks = call.params.get("blocks")
+        if blocks in (None, "", []):
+            continue
+        check_block_kit(blocks, f"call {n} {call.method}")
+        checked += 1
+    return checked
+
+
+# --------------------------------------------------------------------------- data dir
+
+
+async def _ingest_template(data_dir: Path) -> None:
+    kb = open_knowledge_base(path=data_dir / "qdrant", url=None)
+    try:
+        reports = await ingest_paths(kb, [SAMPLE_KB_DIR])
+        assert sum(r.chunks for r in reports) > 20
+    finally:
+        await kb.close()
+
+
+@pytest.fixture(scope="session")
+def kb_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A data dir with the shipped sample KB ingested (offline: sparse vectors only)."""
+    data_dir = tmp_path_factory.mktemp("grace_template")
+    asyncio.run(_ingest_template(data_dir))
+    return data_dir
+
+
+@pytest.fixture
+def data_dir(kb_template: Path, tmp_path: Path) -> Path:
+    """This test's own data dir: a copy of the ingested template, database created later."""
+    target = tmp_path / "grace"
+    shutil.copytree(kb_template, target)
+    return target
+
+
+# --------------------------------------------------------------------------- the harness
+
+
+@dataclass
+class Reply:
+    status: int
+    text: str
+    elapsed: float
+
+    def json(self) -> Any:
+        return json.loads(self.text)
+
+
+class BotHarness:
+    """One running bot behind its real HTTP endpoint, and a signed-request client."""
+
+    def __init__(self, fake: FakeSlack, settings: Settings) -> None:
+        self.fake = fake
+        self.settings = settings
+        self._bot: Bot | None = None
+        self._runner: web.AppRunner | None = None
+        self._http: aiohttp.ClientSession | None = None
+        self.base = ""
+
+    # ---------------------------------------------------------------- lifecycle
+
+    @property
+    def bot(self) -> Bot:
+        assert self._bot is not None, "the bot is not running"
+        return self._bot
+
+    @property
+    def store(self) -> SqlRunStore:
+        return self.bot.services.store
+
+    @property
+    def url(self) -> str:
+        return f"{self.base}/slack/events"
+
+    async def start(self) -> None:
+        bot = await create_bot(self.settings)
+        bot.deps.publisher._min_interval = EDIT_INTERVAL
+        runner = web.AppRunner(http_app(bot), access_log=None)
+        await runner.setup()
+        site = web.TCPSite(runner, "127.0.0.1", 0)
+        await site.start()
+        port = int(runner.addresses[0][1])
+        self._bot, self._runner = bot, runner
+        self.base = f"http://127.0.0.1:{port}"
+        if self._http is None:
+            self._http = aiohttp.ClientSession()
+
+    async def stop(self) -> None:
+        """Close the bot as a shutting-down process would (waits for in-flight work)."""
+        if self._runner is not None:
+            await self._runner.cleanup()
+            self._runner = None
+        if self._bot is not None:
+            await self._bot.close()
+            self._bot = None
+
+    async def restart(self) -> None:
+        """A new bot process on the same data dir and database."""
+        await self.stop()
+        await self.start()
+
+    async def close(self) -> None:
+        await self.stop()
+        if self._http is not None:
+            await self._http.close()
+            self._http = None
+
+    # ---------------------------------------------------------------- requests
+
+    async def post(self, body: str, headers: dict[str, str], *, settle: bool = True) -> Reply:
+        assert self._http is not None
+        started = time.perf_counter()
+        async with self._http.post(self.url, data=body.encode(), headers=headers) as response:
+            text = await response.text()
+            reply = Reply(response.status, text, time.perf_counter() - started)
+        if settle:
+            await self.settle()
+        return reply
+
+    async def signed(
+        self,
+        body: str,
+        content_type: str,
+        *,
+        retry_num: int | None = None,
+        timestamp: int | None = None,
+        settle: bool = True,
+    ) -> Reply:
+        headers = signed_headers(
+            SECRET, body, content_type=content_type, retry_num=retry_num, timestamp=timestamp
+        )
+        return await self.post(body, headers, settle=settle)
+
+    async def event(
+        self, envelope: dict[str, Any], *, retry_num: int | None = None, settle: bool = True
+    ) -> Reply:
+        return await self.signed(
+            json_body(envelope), JSON_CONTENT_TYPE, retry_num=retry_num, settle=settle
+        )
+
+    async def mention(
+        self,
+        text: str,
+        *,
+        ts: str,
+        user: str = ASKER,
+        thread_ts: str | None = None,
+        settle: bool = True,
+    ) -> Reply:
+        envelope = app_mention_envelope(text=text, ts=ts, user=user, thread_ts=thread_ts)
+        return await self.event(envelope, settle=settle)
+
+    async def thread_reply(self, text: str, *, thread_ts: str, ts: str, user: str = ASKER) -> Reply:
+        return await self.event(message_envelope(text=text, ts=ts, thread_ts=thread_ts, user=user))
+
+    async def interactive(self, payload: dict[str, Any], *, settle: bool = True) -> Reply:
+        return await self.signed(interactive_body(payload), FORM_CONTENT_TYPE, settle=settle)
+
+    async def click(
+        self,
+        action_id: str,
+        value: str,
+        *,
+        message: StoredMessage | None = None,
+        user: str = ASKER,
+        thread_ts: str | None = None,
+        settle: bool = True,
+    ) -> Reply:
+        """Click a button on `message` (as Slack sends it: the message is in the payload)."""
+        if message is not None:
+            payload = block_actions_payload(
+                action_id=action_id,
+                value=value,
+                user=user,
+                channel=message.channel,
+                message_ts=message.ts,
+                message=message.to_api(),
+            )
+        else:
+            payload = block_actions_payload(
+                action_id=action_id,
+                value=value,
+                user=user,
+                message_ts=thread_ts or "1700000000.999999",
+                thread_ts=thread_ts,
+            )
+        return await self.interactive(payload, settle=settle)
+
+    async def submit_modal(
+        self, view: dict[str, Any], text: str, *, user: str = ASKER, settle: bool = True
+    ) -> Reply:
+        payload = view_submission_payload(
+            callback_id=str(view["callback_id"]),
+            values={ids.MODIFY_INPUT_BLOCK: {ids.MODIFY_INPUT_ACTION: text}},
+            private_metadata=str(view.get("private_metadata", "")),
+            user=user,
+        )
+        return await self.interactive(payload, settle=settle)
+
+    async def command(self, text: str, *, user: str = ASKER, channel: str = CHANNEL) -> Reply:
+        form = slash_command_form(text=text, user=user, channel=channel)
+        return await self.signed(form_body(form), FORM_CONTENT_TYPE)
+
+    async def get(self, path: str) -> Reply:
+        assert self._http is not None
+        started = time.perf_counter()
+        async with self._http.get(self.base + path) as response:
+            return Reply(response.status, await response.text(), time.perf_counter() - started)
+
+    async def settle(self) -> None:
+        """Wait for all work after the ack: runs, clicks, and coalesced plan edits."""
+        bot = self.bot
+        for _ in range(100):
+            await bot.deps.tasks.idle()
+            await bot.deps.publisher.drain()
+            if len(bot.deps.tasks) == 0:
+                return
+        raise AssertionError("the bot never became idle")
+
+    # ---------------------------------------------------------------- queries
+
+    def key(self, thread_ts: str, channel: str = CHANNEL) -> ThreadKey:
+        return ThreadKey(team_id=TEAM, channel_id=channel, thread_ts=thread_ts)
+
+    async def run_in(self, thread_ts: str, channel: str = CHANNEL) -> RunState:
+        state = await self.store.latest_run_in_thread(self.key(thread_ts, channel))
+        assert state is not None, f"no run in thread {thread_ts}"
+        return state
+
+    async def runs_in(self, thread_ts: str, channel: str = CHANNEL) -> list[RunState]:
+        runs = await self.store.list_runs(channel_id=channel, limit=500)
+        return [r for r in runs if r.thread.thread_ts == thread_ts]
+
+    async def plan_message(self, state: RunState) -> StoredMessage:
+        ref = await self.store.get_message_ref(run_id=state.run_id, kind="plan")
+        assert ref is not None, f"run {state.run_id} has no plan message"
+        return self.fake.message(*ref)
+
+    async def intervention_message(self, state: RunState, intervention_id: str) -> StoredMessage:
+        ref = await self.store.get_message_ref(
+            run_id=state.run_id, kind=f"intervention:{intervention_id}"
+        )
+        assert ref is not None, f"no message for intervention {intervention_id}"
+        return self.fake.message(*ref)
+
+    async def answer_message(self, state: RunState) -> StoredMessage:
+        ref = await self.store.get_message_ref(run_id=state.run_id, kind="answer")
+        assert ref is not None, f"run {state.run_id} has no answer message"
+        return self.fake.message(*ref)
+
+    def thread(self, thread_ts: str, channel: str = CHANNEL) -> list[StoredMessage]:
+        return self.fake.thread(channel, thread_ts)
+
+    def ephemerals(self, user: str = ASKER) -> list[str]:
+        return [e.text for e in self.fake.workspace.ephemerals(user=user)]
+
+
+def make_settings(data_dir: Path, fake: FakeSlack, approvers: Sequence[str] = ()) -> Settings:
+    return Settings(
+        data_dir=data_dir,
+        database_url=None,
+        slack_bot_token="xoxb-test",
+        slack_signing_secret=SECRET,
+        slack_app_token=None,
+        slack_api_url=fake.base_url,
+        google_api_key=None,
+        approvers=list(approvers),
+        log_format="text",
+        llm=LLMSettings(provider="offline"),
+    )
+
+
+@pytest.fixture
+async def fake() -> AsyncIterator[FakeSlack]:
+    """The fake Slack Web API; on teardown, every message the bot sent must be valid."""
+    async with FakeSlack() as server:
+        yield server
+        assert_valid_block_kit(server.calls)
+
+
+HarnessFactory = Callable[..., Awaitable[BotHarness]]
+
+
+@pytest.fixture
+async def make_harness(fake: FakeSlack, data_dir: Path) -> AsyncIterator[HarnessFactory]:
+    """`await make_harness(approvers=[...])`: a started bot (closed after the test)."""
+    made: list[BotHarness] = []
+
+    async def factory(*, approvers: Sequence[str] = ()) -> BotHarness:
+        harness = BotHarness(fake, make_settings(data_dir, fake, approvers))
+        await harness.start()
+        made.append(harness)
+        return harness
+
+    yield factory
+    for harness in made:
+        await harness.close()
+
+
+@pytest.fixture
+async def harness(make_harness: HarnessFactory) -> BotHarness:
+    """A running bot with no approvers configured."""
+    return await make_harness()
+
+
+# --------------------------------------------------------------------------- message helpers
+
+
+def button_values(message: StoredMessage) -> dict[str, str]:
+    """action_id → value of every button on a message."""
+    found: dict[str, str] = {}
+    for block in message.blocks:
+        for element in _walk_elements(block):
+            if element.get("type") == "button":
+                found[str(element["action_id"])] = str(element.get("value", ""))
+    return found
+
+
+def message_text(message: StoredMessage) -> str:
+    """Everything a reader sees in a message: fallback text and all block texts."""
+    parts = [message.text]
+
+    def visit(node: Any) -> None:
+        if isinstance(node, dict):
+            text = node.get("text")
+            if isinstance(text, str):
+                parts.append(text)
+            for value in node.values():
+                if isinstance(value, dict | list):
+                    visit(value)
+        elif isinstance(node, list):
+            for item in node:
+                visit(item)
+
+    visit(message.blocks)
+    return "\n".join(parts)
+
+
+def is_plan_message(message: StoredMessage) -> bool:
+    return any(
+        b.get("type") == "header" and "🧭" in str(b.get("text", {}).get("text", ""))
+        for b in message.blocks
+    )
+
+
+def has_feedback_buttons(message: StoredMessage) -> bool:
+    actions = button_values(message)
+    return ids.FEEDBACK_UP in actions and ids.FEEDBACK_DOWN in actions
+
+
+async def proceed_through_confirms(h: BotHarness, thread_ts: str, *, limit: int = 5) -> RunState:
+    """Click Proceed on every CONFIRM / ESCALATE pause of the thread's run until it ends."""
+    state = await h.run_in(thread_ts)
+    for _ in range(limit):
+        pending = state.pending
+        if pending is None:
+            return state
+        message = await h.intervention_message(state, pending.intervention_id)
+        buttons = button_values(message)
+        action = next(a for a in (ids.CONFIRM_PROCEED, ids.ESCALATE_PROCEED) if a in buttons)
+        reply = await h.click(action, buttons[action], message=message)
+        assert reply.status == 200
+        state = await h.run_in(thread_ts)
+    raise AssertionError(f"run still paused after {limit} Proceed clicks")

@@ -1,0 +1,244 @@
+"""Acceptance 3 and the "who may answer" half of 5: Confirm, Escalate and ask_user
+pauses answered by buttons or thread replies — by the asker or an approver only."""
+
+from __future__ import annotations
+
+from agent.schemas import (
+    ActionType,
+    ExecutionPlan,
+    InterventionAction,
+    InterventionKind,
+    InterventionLevel,
+    InterventionRequest,
+    InterventionStatus,
+    PlanStep,
+    ReplanTrigger,
+    RunState,
+    RunStatus,
+    ThreadKey,
+)
+from blocks import ids
+from bot.conversation import REFUSAL
+
+from .conftest import (
+    APPROVER,
+    ASKER,
+    CHANNEL,
+    COMPARE_Q,
+    LATEST_Q,
+    MONGOLIA_Q,
+    OTHER,
+    TEAM,
+    BotHarness,
+    HarnessFactory,
+    button_values,
+    has_feedback_buttons,
+    message_text,
+    proceed_through_confirms,
+)
+
+TS = "1700003000.000100"
+
+
+async def test_escalation_is_answered_by_a_thread_reply_from_the_asker(
+    harness: BotHarness,
+) -> None:
+    await harness.mention(MONGOLIA_Q, ts=TS)
+    state = await harness.run_in(TS)
+    assert state.status is RunStatus.PAUSED
+    assert state.pending is not None and state.pending.kind is InterventionKind.ESCALATE
+    assert state.replan_history, "it replans before escalating"
+    assert {r.trigger for r in state.replan_history} == {ReplanTrigger.LOW_CONFIDENCE}
+    first = state.pending
+    question = await harness.intervention_message(state, first.intervention_id)
+    assert question.thread_ts == TS
+    assert {ids.ESCALATE_PROCEED, ids.ESCALATE_CANCEL} <= set(button_values(question))
+
+    reply = await harness.thread_reply(
+        "It is Ulaanbaatar, according to our travel guide.", thread_ts=TS, ts="1700003000.000200"
+    )
+
+    assert reply.status == 200
+    state = await harness.run_in(TS)
+    assert state.user_inputs == ["It is Ulaanbaatar, according to our travel guide."]
+    stored = await harness.store.get_intervention(first.intervention_id)
+    assert stored is not None and stored.status is InterventionStatus.ANSWERED
+    assert stored.answered_by == ASKER
+    assert stored.answer is not None and stored.answer.action is InterventionAction.INPUT
+    assert state.replan_history[-1].trigger is ReplanTrigger.NEW_INFORMATION
+    assert state.pending is None or state.pending.intervention_id != first.intervention_id
+    assert not button_values(harness.fake.message(CHANNEL, question.ts)), "decided: no buttons"
+
+    state = await proceed_through_confirms(harness, TS)
+    assert state.status is RunStatus.ANSWERED, state.error
+    assert state.level is not InterventionLevel.SILENT
+    assert has_feedback_buttons(await harness.answer_message(state))
+
+
+async def test_ask_user_reply_continues_from_the_product_faq(harness: BotHarness) -> None:
+    await harness.mention(LATEST_Q, ts=TS)
+    state = await harness.run_in(TS)
+    assert state.pending is not None and state.pending.kind is InterventionKind.ASK_USER
+    question = await harness.intervention_message(state, state.pending.intervention_id)
+    assert "Which product" in message_text(question)
+
+    await harness.thread_reply("Beacon Server", thread_ts=TS, ts="1700003000.000200")
+
+    state = await harness.run_in(TS)
+    assert state.status is RunStatus.ANSWERED, state.error
+    assert state.user_inputs == ["Beacon Server"]
+    assert {s.source for s in state.sources} == {"product-faq.csv"}
+    assert "4.2" in state.final_answer
+    answer = await harness.answer_message(state)
+    assert "product-faq.csv" in message_text(answer)
+
+
+async def test_chatter_in_a_thread_without_a_pause_changes_nothing(harness: BotHarness) -> None:
+    await harness.mention("How many vacation days do new employees get?", ts=TS)
+    before = await harness.run_in(TS)
+
+    reply = await harness.thread_reply("thanks!", thread_ts=TS, ts="1700003000.000200")
+
+    assert reply.status == 200
+    after = await harness.run_in(TS)
+    assert (after.run_id, after.version) == (before.run_id, before.version)
+    assert len(await harness.runs_in(TS)) == 1
+
+
+def _paused_with_options() -> RunState:
+    """A run paused at an ask_user step with options (the offline planner asks without)."""
+    state = RunState(
+        query=LATEST_Q,
+        asker=ASKER,
+        status=RunStatus.PAUSED,
+        thread=ThreadKey(team_id=TEAM, channel_id=CHANNEL, thread_ts=TS),
+        collection="grace_docs",
+        llm_model="offline",
+    )
+    state.plan = ExecutionPlan(
+        original_query=LATEST_Q,
+        complexity=0.3,
+        estimated_steps=3,
+        steps=[
+            PlanStep(
+                step_id=1,
+                action=ActionType.ASK_USER,
+                description="Ask which product is meant",
+                query="Which product do you mean?",
+            ),
+            PlanStep(
+                step_id=2,
+                action=ActionType.RAG_SEARCH,
+                description="Find the latest version of that product",
+                query="latest version",
+                depends_on=[1],
+            ),
+            PlanStep(
+                step_id=3,
+                action=ActionType.REASONING,
+                description="Answer from the passages",
+                query=LATEST_Q,
+                depends_on=[2],
+            ),
+        ],
+    )
+    request = InterventionRequest(
+        run_id=state.run_id,
+        step_id=1,
+        kind=InterventionKind.ASK_USER,
+        level=InterventionLevel.ESCALATE,
+        question="Which product do you mean?",
+        options=["Beacon Mobile", "Beacon Server", "Beacon CLI"],
+        allowed_responders=[ASKER],
+    )
+    state.pending = request
+    state.interventions.append(request)
+    return state
+
+
+async def test_option_button_answers_an_ask_user_pause(harness: BotHarness) -> None:
+    state = _paused_with_options()
+    await harness.store.save(state)
+    assert state.pending is not None
+    value = ids.ButtonValue(
+        run_id=state.run_id, intervention_id=state.pending.intervention_id, option=1
+    ).encode()
+
+    reply = await harness.click(ids.option_action_id(1), value, thread_ts=TS)
+
+    assert reply.status == 200
+    after = await harness.run_in(TS)
+    assert after.user_inputs == ["Beacon Server"]
+    stored = await harness.store.get_intervention(state.pending.intervention_id)
+    assert stored is not None and stored.status is InterventionStatus.ANSWERED
+    assert stored.answer is not None and stored.answer.option == 1
+    assert after.step_results[1].output == "Beacon Server"
+    assert after.status is RunStatus.ANSWERED, after.error
+    assert "4.2" in after.final_answer
+    assert has_feedback_buttons(await harness.answer_message(after))
+
+
+async def test_a_click_from_someone_else_is_refused_and_changes_nothing(
+    harness: BotHarness,
+) -> None:
+    await harness.mention(COMPARE_Q, ts=TS)
+    before = await harness.run_in(TS)
+    plan = await harness.plan_message(before)
+
+    reply = await harness.click(
+        ids.PLAN_RUN, button_values(plan)[ids.PLAN_RUN], message=plan, user=OTHER
+    )
+
+    assert reply.status == 200
+    assert harness.ephemerals(OTHER) == [REFUSAL]
+    after = await harness.run_in(TS)
+    assert after.status is RunStatus.PAUSED
+    assert after.version == before.version
+    assert after.pending is not None and after.pending.status is InterventionStatus.PENDING
+    assert set(button_values(harness.fake.message(plan.channel, plan.ts))) >= {ids.PLAN_RUN}
+
+
+async def test_a_thread_reply_from_someone_else_is_refused(harness: BotHarness) -> None:
+    await harness.mention(LATEST_Q, ts=TS)
+    before = await harness.run_in(TS)
+
+    await harness.thread_reply("Beacon CLI", thread_ts=TS, ts="1700003000.000200", user=OTHER)
+
+    assert harness.ephemerals(OTHER) == [REFUSAL]
+    after = await harness.run_in(TS)
+    assert after.status is RunStatus.PAUSED and after.version == before.version
+    assert after.user_inputs == []
+
+
+async def test_a_configured_approver_may_answer(make_harness: HarnessFactory) -> None:
+    harness = await make_harness(approvers=[APPROVER])
+    await harness.mention(COMPARE_Q, ts=TS)
+    plan = await harness.plan_message(await harness.run_in(TS))
+
+    await harness.click(
+        ids.PLAN_RUN, button_values(plan)[ids.PLAN_RUN], message=plan, user=APPROVER
+    )
+
+    state = await harness.run_in(TS)
+    assert state.interventions[0].answered_by == APPROVER
+    assert state.step_results
+    assert harness.ephemerals(APPROVER) == []
+    assert f"Plan approved by <@{APPROVER}>" in message_text(
+        harness.fake.message(plan.channel, plan.ts)
+    )
+
+
+async def test_escalate_cancel_stops_the_run(harness: BotHarness) -> None:
+    await harness.mention(MONGOLIA_Q, ts=TS)
+    state = await harness.run_in(TS)
+    assert state.pending is not None
+    question = await harness.intervention_message(state, state.pending.intervention_id)
+
+    await harness.click(
+        ids.ESCALATE_CANCEL, button_values(question)[ids.ESCALATE_CANCEL], message=question
+    )
+
+    state = await harness.run_in(TS)
+    assert state.status is RunStatus.CANCELLED
+    assert not button_values(harness.fake.message(CHANNEL, question.ts))
+    assert any("Stopped" in m.text for m in harness.thread(TS))

@@ -1,0 +1,182 @@
+"""`grace ask` as a person runs it: the JSON contract on every status, clear errors with
+the right exit codes, and the interactive prompts on a real terminal."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pexpect
+import pytest
+
+from tests.fakes.fake_gemini import FakeGemini
+
+GRACE = [sys.executable, "-m", "bot.cli"]
+RUN_KEYS = {
+    "run_id", "status", "question", "answer", "sources", "overall_confidence", "level",
+    "breakdown", "model", "plan", "pending", "interventions", "replans", "llm_calls",
+    "token_usage", "cost_usd", "error",
+}  # fmt: skip
+STEP_KEYS = {
+    "step_id", "action", "description", "depends_on", "status", "confidence", "level",
+    "breakdown", "penalties", "error",
+}  # fmt: skip
+
+
+def grace_env(data_dir: Path, **extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("GRACE_", "GOOGLE_"))}
+    env.update(GRACE_DATA_DIR=str(data_dir), GRACE_LOG_LEVEL="WARNING", **extra)
+    return env
+
+
+def grace(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [*GRACE, *args], env=env, capture_output=True, text=True, timeout=120, check=False
+    )
+
+
+@pytest.fixture(scope="module")
+def template(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    data_dir = tmp_path_factory.mktemp("template")
+    ingested = grace(grace_env(data_dir), "ingest", "--sample")
+    assert ingested.returncode == 0, ingested.stderr
+    assert "vacation-policy.md" in ingested.stdout
+    return data_dir
+
+
+@pytest.fixture
+def env(template: Path, tmp_path: Path) -> Iterator[dict[str, str]]:
+    data_dir = tmp_path / "data"
+    shutil.copytree(template, data_dir)
+    yield grace_env(data_dir)
+
+
+def check_contract(run: dict[str, Any], status: str) -> None:
+    assert set(run) == RUN_KEYS
+    assert run["status"] == status
+    assert isinstance(run["run_id"], str) and run["run_id"]
+    assert isinstance(run["sources"], list)
+    assert isinstance(run["interventions"], list)
+    assert isinstance(run["replans"], list)
+    assert isinstance(run["llm_calls"], int) and run["llm_calls"] >= 1
+    assert set(run["token_usage"]) == {"input_tokens", "output_tokens", "total_tokens"}
+    for step in run["plan"]["steps"]:
+        assert set(step) == STEP_KEYS
+    for intervention in run["interventions"]:
+        assert {"kind", "level", "question", "reason", "options"} <= set(intervention)
+    for replan in run["replans"]:
+        assert {"trigger", "strategy", "reason"} <= set(replan)
+
+
+def test_answered_json(env: dict[str, str]) -> None:
+    result = grace(env, "ask", "How many vacation days do new employees get?", "--json")
+    assert result.returncode == 0, result.stderr
+    run = json.loads(result.stdout)
+    check_contract(run, "answered")
+    assert "15 days" in run["answer"]
+    assert run["sources"] == ["vacation-policy.md"]
+    assert run["level"] in ("silent", "notify")
+    assert run["model"] == "offline"
+    assert all(s["status"] == "success" and s["confidence"] > 0 for s in run["plan"]["steps"])
+
+
+def test_paused_and_cancelled_json(env: dict[str, str]) -> None:
+    question = "Compare the remote work policy and the employee handbook: why do they differ?"
+    paused = json.loads(grace(env, "ask", question, "--no-input", "--json").stdout)
+    check_contract(paused, "paused")
+    assert paused["plan"]["requires_confirmation"] is True
+    assert paused["interventions"][0]["kind"] == "plan_approval"
+    cancelled = grace(env, "resume", paused["run_id"], "--action", "cancel", "--json")
+    assert cancelled.returncode == 0, cancelled.stderr
+    run = json.loads(cancelled.stdout)
+    check_contract(run, "cancelled")
+    assert run["interventions"][0]["status"] == "answered"
+    assert "cancelled" in run["error"]
+
+
+def test_unanswerable_question_escalates_after_replanning(env: dict[str, str]) -> None:
+    run = json.loads(
+        grace(env, "ask", "What is the capital of Mongolia?", "--no-input", "--json").stdout
+    )
+    check_contract(run, "paused")
+    assert run["pending"]["kind"] == "escalate"
+    assert len(run["replans"]) == 3
+    assert {r["trigger"] for r in run["replans"]} == {"low_confidence"}
+
+
+async def test_failed_json_when_the_model_returns_garbage(env: dict[str, str]) -> None:
+    async with FakeGemini() as fake:
+        fake.reply_json("this is not a plan", times=4)
+        gemini_env = {
+            **env,
+            "GOOGLE_API_KEY": "test-key",
+            "GRACE_LLM__BASE_URL": fake.base_url,
+            "GRACE_LLM__RETRY_ATTEMPTS": "1",
+        }
+        process = await __import__("asyncio").create_subprocess_exec(
+            *GRACE, "ask", "How many vacation days?", "--json", env=gemini_env,
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        )  # fmt: skip
+        out, err = await process.communicate()
+    assert process.returncode == 1, err
+    run = json.loads(out)
+    check_contract(run, "failed")
+    assert run["error"].startswith("Planning failed")
+    assert run["model"] == "gemini-2.5-flash"
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["ask", ""], "The question is empty"),
+        (["ask", "x" * 40_000], "40,000 characters long"),
+        (["ask", "hi", "--collection", "nope"], "Unknown collection 'nope'"),
+        (["ingest", "/nonexistent/file.md"], "/nonexistent/file.md"),
+        (["ingest", "pyproject.toml"], "unsupported file type"),
+        (["resume", "nope", "--action", "proceed"], "No run 'nope'"),
+        (["show", "nope"], "No run 'nope'"),
+    ],
+)
+def test_bad_input_gets_a_clear_message_and_exit_2(
+    env: dict[str, str], args: list[str], message: str
+) -> None:
+    result = grace(env, *args)
+    assert result.returncode == 2
+    assert message in result.stderr
+    assert "Traceback" not in result.stderr
+    assert result.stdout == ""
+
+
+def test_interactive_prompts_on_a_terminal_and_the_single_process_lock(
+    env: dict[str, str],
+) -> None:
+    question = "Compare the remote work policy and the employee handbook: why do they differ?"
+    child = pexpect.spawn(
+        GRACE[0], [*GRACE[1:], "ask", question], env=env, encoding="utf-8", timeout=60
+    )
+    try:
+        child.expect(r"Run this plan\?")
+        child.expect(r"\[r\]un / \[m\]odify / \[c\]ancel > ")
+        # While this process holds the local knowledge base, a second one is told why it
+        # cannot open it and what to do, instead of crashing.
+        second = grace(env, "runs")
+        assert second.returncode == 1
+        assert "already" in second.stderr.lower() and "QDRANT_URL" in second.stderr
+        assert "Traceback" not in second.stderr
+        child.sendline("r")
+        while True:
+            index = child.expect([r"\[p\]roceed / \[m\]odify / \[c\]ancel > ", r"— answered"])
+            if index == 1:
+                break
+            child.sendline("p")
+        child.expect(pexpect.EOF)
+    finally:
+        child.close()
+    assert child.exitstatus == 0
+    assert "[Source:" in (child.before or "")

@@ -1,0 +1,5 @@
+"""Suite-wide fixtures."""
+
+from __future__ import annotations
+
+pytest_plugins = ["tests.fakes.gemini_fixtures"]

@@ -1,0 +1,257 @@
+"""Durable runs through the real `grace` command, one OS process per step.
+
+A paused run must survive its process ending; a run killed mid-step must be finished by
+the next process without redoing completed steps; unanswered questions must expire.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from agent.schemas import RunStatus
+from bot.settings import Settings
+from bot.wiring import build_services
+from storage.db import make_engine
+from storage.run_store import SqlRunStore
+from tests.fakes.fake_gemini import (
+    BATCH_EMBED,
+    GENERATE,
+    CannedResponse,
+    FakeGemini,
+    RecordedRequest,
+    generate_body,
+)
+
+GRACE = [sys.executable, "-m", "bot.cli"]
+
+
+def grace_env(data_dir: Path, **extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("GRACE_", "GOOGLE_"))}
+    env.update(GRACE_DATA_DIR=str(data_dir), GRACE_LOG_LEVEL="WARNING", **extra)
+    return env
+
+
+def run_grace(
+    env: dict[str, str], *args: str, timeout: float = 120
+) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [*GRACE, *args], env=env, capture_output=True, text=True, timeout=timeout, check=False
+    )
+
+
+async def grace_async(env: dict[str, str], *args: str) -> tuple[int, str, str]:
+    """Run `grace` without blocking the event loop (the fake Gemini server lives on it)."""
+    process = await asyncio.create_subprocess_exec(
+        *GRACE, *args, env=env, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE
+    )
+    out, err = await asyncio.wait_for(process.communicate(), timeout=120)
+    return process.returncode or 0, out.decode(), err.decode()
+
+
+@pytest.fixture(scope="module")
+def sample_data_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    data_dir = tmp_path_factory.mktemp("grace-data")
+    result = run_grace(grace_env(data_dir), "ingest", "--sample")
+    assert result.returncode == 0, result.stderr
+    return data_dir
+
+
+def copy_data_dir(source: Path, target: Path) -> Path:
+    subprocess.run(["cp", "-r", str(source), str(target)], check=True)
+    return target
+
+
+def database_url(data_dir: Path) -> str:
+    return f"sqlite+aiosqlite:///{data_dir.resolve()}/grace.db"
+
+
+async def audit_trail(url: str, run_id: str) -> list[str]:
+    engine = make_engine(url)
+    try:
+        events = await SqlRunStore(engine).events(run_id)
+        return [e.event_type for e in events]
+    finally:
+        await engine.dispose()
+
+
+def test_paused_run_survives_the_process_and_resumes_in_another(
+    sample_data_dir: Path, tmp_path: Path
+) -> None:
+    data_dir = copy_data_dir(sample_data_dir, tmp_path / "data")
+    env = grace_env(data_dir)
+
+    first = run_grace(env, "ask", "What is the latest version?", "--no-input", "--json")
+    assert first.returncode == 0, first.stderr
+    paused = json.loads(first.stdout)
+    assert paused["status"] == "paused"
+    assert paused["pending"]["kind"] == "ask_user"
+    run_id = paused["run_id"]
+
+    listing = run_grace(env, "runs", "--status", "paused")
+    assert run_id in listing.stdout
+
+    resumed = run_grace(
+        env, "resume", run_id, "--action", "input", "--text", "Beacon Server", "--json"
+    )
+    assert resumed.returncode == 0, resumed.stderr
+    answer = json.loads(resumed.stdout)
+    assert answer["run_id"] == run_id
+    assert answer["status"] == "answered"
+    assert "4.2" in answer["answer"]
+    assert answer["sources"] == ["product-faq.csv"]
+
+    shown = json.loads(run_grace(env, "show", run_id, "--json").stdout)
+    assert shown == answer
+
+    trail = asyncio.run(audit_trail(database_url(data_dir), run_id))
+    assert trail[:3] == ["run_started", "plan_created", "intervention_requested"]
+    assert "intervention_answered" in trail
+    assert trail.count("step_started") >= 2
+    assert trail[-1] == "answer_ready"
+
+    again = run_grace(env, "resume", run_id, "--action", "proceed")
+    assert again.returncode == 2
+    assert "not waiting for an answer" in again.stderr
+
+
+def _is_reasoning(request: RecordedRequest) -> bool:
+    return request.route == GENERATE and "numbered passages" in json.dumps(request.body)
+
+
+async def test_a_run_killed_mid_step_is_recovered_without_redoing_completed_steps(
+    sample_data_dir: Path, tmp_path: Path
+) -> None:
+    data_dir = copy_data_dir(sample_data_dir, tmp_path / "data")
+    url = database_url(data_dir)
+    async with FakeGemini() as fake:
+        env = grace_env(
+            data_dir,
+            GOOGLE_API_KEY="test-key",
+            GRACE_LLM__BASE_URL=fake.base_url,
+            GRACE_LLM__RETRY_ATTEMPTS="1",
+            GRACE_KNOWLEDGE__COLLECTION="gemini_docs",
+            GRACE_INTERVENTION__PAUSE_ON_CONFIRM="false",  # fake embeddings score modestly
+        )
+        code, out, err = await grace_async(
+            env, "ingest", str(Path("agent/sample_kb/vacation-policy.md"))
+        )
+        assert code == 0, err
+        plan = {
+            "complexity": 0.3,
+            "steps": [
+                {"step_id": 1, "action": "rag_search", "description": "search",
+                 "query": "vacation days new employees", "depends_on": []},
+                {"step_id": 2, "action": "reasoning", "description": "answer",
+                 "depends_on": [1]},
+            ],
+        }  # fmt: skip
+        fake.reply_json(plan)
+        # The first process hangs in the reasoning step until it is killed.
+        fake.enqueue(GENERATE, CannedResponse(generate_body("too late"), delay=60))
+        process = await asyncio.create_subprocess_exec(
+            *GRACE, "ask", "How many vacation days do new employees get?", "--no-input",
+            "--json", env=env, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+        )  # fmt: skip
+        deadline = time.monotonic() + 60
+        while not any(_is_reasoning(r) for r in fake.requests):
+            assert time.monotonic() < deadline, "the reasoning step never started"
+            assert process.returncode is None
+            await asyncio.sleep(0.05)
+        searches_before = len(fake.calls(BATCH_EMBED))
+        os.kill(process.pid, signal.SIGKILL)
+        await process.wait()
+
+        engine = make_engine(url)
+        store = SqlRunStore(engine)
+        running = await store.runs_with_status(RunStatus.RUNNING)
+        await engine.dispose()
+        assert len(running) == 1
+        stuck = running[0]
+        assert stuck.step_results[1].status.value == "success"
+        assert stuck.step_results[2].status.value == "running"
+
+        fake.reset()
+        fake.reply_text("New employees get 15 days of paid vacation. [Source: vacation-policy.md]")
+        fake.reply_json({"self_eval": 0.9, "coverage": 0.9, "rationale": "grounded"})
+        code, out, err = await grace_async(env, "recover")
+        assert code == 0, err
+        assert f"{stuck.run_id}: answered" in out
+
+        plan_calls = [r for r in fake.calls(GENERATE) if "step_id" in json.dumps(r.body)]
+        assert plan_calls == [], "the plan must not be made again"
+        assert len(fake.calls(BATCH_EMBED)) == 0, "the completed search must not run again"
+        assert searches_before >= 1
+
+        code, out, err = await grace_async(env, "show", stuck.run_id, "--json")
+        shown: dict[str, Any] = json.loads(out)
+        assert shown["status"] == "answered"
+        assert "15 days" in shown["answer"]
+        assert [s["status"] for s in shown["plan"]["steps"]] == ["success", "success"]
+
+
+@pytest.mark.parametrize(
+    ("auto_proceed", "expected"), [("false", "cancelled"), ("true", "answered")]
+)
+def test_unanswered_questions_expire_and_the_sweeper_applies_the_policy(
+    sample_data_dir: Path, tmp_path: Path, auto_proceed: str, expected: str
+) -> None:
+    data_dir = copy_data_dir(sample_data_dir, tmp_path / "data")
+    env = grace_env(
+        data_dir,
+        GRACE_INTERVENTION__EXPIRY_HOURS="0.0001",  # 0.36 s
+        GRACE_INTERVENTION__AUTO_PROCEED_ON_TIMEOUT=auto_proceed,
+    )
+    asked = run_grace(env, "ask", "What is the latest version?", "--no-input", "--json")
+    run_id = json.loads(asked.stdout)["run_id"]
+    time.sleep(0.5)
+
+    swept = run_grace(env, "sweep")
+    assert swept.returncode == 0, swept.stderr
+    assert f"{run_id}: intervention" in swept.stdout
+    assert swept.stdout.strip().endswith(expected)
+
+    shown = json.loads(run_grace(env, "show", run_id, "--json").stdout)
+    assert shown["status"] == expected
+    assert shown["interventions"][0]["status"] == "expired"
+    if expected == "cancelled":
+        assert "no answer within" in shown["error"]
+    assert "nothing expired" in run_grace(env, "sweep").stdout
+
+
+async def answered_runs(data_dir: Path, count: int) -> list[str]:
+    """Confident answers, made in this process (quicker than ten `grace ask` processes)."""
+    services = await build_services(Settings(data_dir=data_dir))
+    try:
+        run_ids = []
+        for _ in range(count):
+            state = await services.orchestrator.start(
+                "How many vacation days do new employees get?"
+            )
+            assert state.overall_confidence is not None and state.overall_confidence > 0.7
+            run_ids.append(state.run_id)
+        return run_ids
+    finally:
+        await services.close()
+
+
+def test_feedback_moves_thresholds_and_they_survive_a_restart(
+    sample_data_dir: Path, tmp_path: Path
+) -> None:
+    data_dir = copy_data_dir(sample_data_dir, tmp_path / "data")
+    env = grace_env(data_dir)
+    assert run_grace(env, "thresholds").stdout.strip() == "silent 0.90  notify 0.70  confirm 0.40"
+    run_ids = asyncio.run(answered_runs(data_dir, 10))
+    messages = [run_grace(env, "feedback", run_id, "down").stdout for run_id in run_ids]
+    assert "raised" in messages[-1]
+    # A fresh process reads the learned thresholds from the database.
+    assert run_grace(env, "thresholds").stdout.strip() == "silent 0.95  notify 0.75  confirm 0.45"

@@ -1,0 +1,18 @@
+"""Fixtures on top of the suite-wide fake Gemini server and client (tests/conftest.py)."""
+
+from __future__ import annotations
+
+import pytest
+from google import genai
+
+from agent.llm.gemini import GeminiEmbedder, GeminiModel
+
+
+@pytest.fixture
+def model(client: genai.Client) -> GeminiModel:
+    return GeminiModel(client=client)
+
+
+@pytest.fixture
+def embedder(client: genai.Client) -> GeminiEmbedder:
+    return GeminiEmbedder(client=client, dimension=64)

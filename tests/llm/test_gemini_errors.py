@@ -1,0 +1,144 @@
+"""Retries and error mapping, through the real SDK's retry machinery."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import AsyncIterator
+
+import pytest
+
+from agent.errors import LLMError, NetworkError, RateLimitError
+from agent.llm.gemini import GeminiEmbedder, GeminiModel, make_gemini_client
+from agent.ports import PlanRequest, ReasoningRequest
+from tests.fakes.fake_gemini import (
+    BATCH_EMBED,
+    GENERATE,
+    CannedResponse,
+    FakeGemini,
+    error_body,
+    unused_port,
+)
+
+QUESTION = ReasoningRequest(query="What is our VPN policy?")
+
+
+@pytest.fixture
+async def one_shot(fake: FakeGemini) -> AsyncIterator[GeminiModel]:
+    """A model whose client does not retry: each error maps straight through."""
+    sdk = make_gemini_client(api_key="bad-key", base_url=fake.base_url, attempts=1)
+    yield GeminiModel(client=sdk)
+    await sdk.aio.aclose()
+
+
+async def test_429_twice_then_success_is_retried(fake: FakeGemini, model: GeminiModel) -> None:
+    fake.fail(429, times=2)
+    fake.reply_text("Recovered.")
+
+    reply = await model.reason(QUESTION)
+
+    assert reply.value == "Recovered."
+    assert len(fake.calls(GENERATE)) == 3
+
+
+async def test_503_is_retried(fake: FakeGemini, model: GeminiModel) -> None:
+    fake.fail(503)
+    fake.reply_text("Back up.")
+
+    reply = await model.reason(QUESTION)
+
+    assert reply.value == "Back up."
+    assert len(fake.calls(GENERATE)) == 2
+
+
+async def test_persistent_429_is_rate_limit_error(fake: FakeGemini, model: GeminiModel) -> None:
+    body = error_body(429, "Quota exceeded for generate_content_free_tier_requests")
+    body["error"]["details"] = [
+        {"@type": "type.googleapis.com/google.rpc.RetryInfo", "retryDelay": "37s"}
+    ]
+    fake.enqueue(GENERATE, *[CannedResponse(body, 429) for _ in range(3)])
+
+    with pytest.raises(RateLimitError) as info:
+        await model.reason(QUESTION)
+
+    assert len(fake.calls(GENERATE)) == 3, "the client was built with attempts=3"
+    assert "Quota exceeded" in str(info.value)
+    assert info.value.retry_after == 37.0
+    assert info.value.recoverable
+
+
+async def test_persistent_503_is_network_error(fake: FakeGemini, model: GeminiModel) -> None:
+    fake.fail(503, times=3, message="The model is overloaded.")
+
+    with pytest.raises(NetworkError, match="overloaded"):
+        await model.reason(QUESTION)
+
+    assert len(fake.calls(GENERATE)) == 3
+
+
+@pytest.mark.parametrize("status", [400, 401, 403])
+async def test_auth_errors_mention_api_key_and_model(
+    fake: FakeGemini, one_shot: GeminiModel, status: int
+) -> None:
+    fake.fail(status, message="API key not valid. Please pass a valid API key.")
+
+    with pytest.raises(LLMError) as info:
+        await one_shot.reason(QUESTION)
+
+    message = str(info.value)
+    assert not isinstance(info.value, NetworkError | RateLimitError)
+    assert "GOOGLE_API_KEY" in message
+    assert "gemini-2.5-flash" in message
+    assert "API key not valid" in message
+    assert len(fake.calls(GENERATE)) == 1, f"{status} must not be retried"
+
+
+async def test_404_mentions_model_name(fake: FakeGemini, one_shot: GeminiModel) -> None:
+    fake.fail(404, message="models/gemini-9 is not found")
+
+    with pytest.raises(LLMError, match="model name"):
+        await one_shot.plan(PlanRequest(query="q"))
+
+
+async def test_non_json_body_is_llm_error(fake: FakeGemini, one_shot: GeminiModel) -> None:
+    fake.enqueue(GENERATE, CannedResponse(raw="<html>proxy login</html>"))
+
+    with pytest.raises(LLMError, match="not JSON"):
+        await one_shot.reason(QUESTION)
+
+
+async def test_connection_refused_is_network_error_quickly() -> None:
+    sdk = make_gemini_client(
+        api_key="k", base_url=f"http://127.0.0.1:{unused_port()}", attempts=2, initial_delay=0.01
+    )
+    model = GeminiModel(client=sdk)
+    started = time.monotonic()
+    try:
+        with pytest.raises(NetworkError, match="could not reach the Gemini API"):
+            await model.reason(QUESTION)
+        with pytest.raises(NetworkError):
+            await GeminiEmbedder(client=sdk).embed(["hello"])
+    finally:
+        await sdk.aio.aclose()
+    assert time.monotonic() - started < 3.0
+
+
+async def test_timeout_is_network_error(fake: FakeGemini) -> None:
+    sdk = make_gemini_client(api_key="k", base_url=fake.base_url, attempts=1, timeout_ms=150)
+    fake.enqueue(GENERATE, CannedResponse(delay=0.4))
+    try:
+        with pytest.raises(NetworkError, match="timed out"):
+            await GeminiModel(client=sdk).reason(QUESTION)
+    finally:
+        await sdk.aio.aclose()
+
+
+async def test_embedding_rate_limit_is_mapped(fake: FakeGemini, embedder: GeminiEmbedder) -> None:
+    fake.fail(429, times=3, route=BATCH_EMBED)
+
+    with pytest.raises(RateLimitError, match="embedding"):
+        await embedder.embed(["a"])
+
+
+def test_empty_api_key_is_refused() -> None:
+    with pytest.raises(LLMError, match="GOOGLE_API_KEY"):
+        make_gemini_client(api_key=" ")

@@ -1,0 +1,137 @@
+"""Alembic migrations: a fresh database, an upgrade that keeps data, and schema drift."""
+
+from __future__ import annotations
+
+import asyncio
+import sqlite3
+from pathlib import Path
+
+from alembic import command
+from alembic.autogenerate import compare_metadata
+from alembic.runtime.migration import MigrationContext
+from sqlalchemy import Connection, inspect
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from agent.schemas import InterventionAction, InterventionAnswer, InterventionStatus
+from storage.db import alembic_config, current_revision, make_engine, migrate
+from storage.run_store import SqlRunStore
+from storage.tables import Base
+from tests.storage.helpers import make_state
+
+HEAD = "0002_message_refs"
+
+
+def _url(tmp_path: Path, name: str = "grace.db") -> str:
+    return f"sqlite+aiosqlite:///{tmp_path}/{name}"
+
+
+def _schema_drift(connection: Connection) -> list[object]:
+    context = MigrationContext.configure(connection, opts={"compare_type": True})
+    return list(compare_metadata(context, Base.metadata))
+
+
+def _tables_and_run_columns(connection: Connection) -> tuple[set[str], set[str]]:
+    inspector = inspect(connection)
+    return set(inspector.get_table_names()), {c["name"] for c in inspector.get_columns("runs")}
+
+
+async def test_fresh_file_migrates_to_head_matching_the_models(tmp_path: Path) -> None:
+    url = f"sqlite+aiosqlite:///{tmp_path}/new/dir/grace.db"  # parent dirs do not exist yet
+    assert await current_revision(url) is None
+
+    await migrate(url)
+    await migrate(url)  # idempotent
+
+    assert await current_revision(url) == HEAD
+
+
+async def test_migrated_schema_matches_the_models(db_url: str, engine: AsyncEngine) -> None:
+    """On every backend under test: the revisions and `tables.py` describe one schema."""
+    await migrate(db_url)  # a second run finds nothing to do
+    assert await current_revision(db_url) == HEAD
+    async with engine.connect() as connection:
+        assert await connection.run_sync(_schema_drift) == []
+
+
+async def test_concurrent_migrations_serialise(tmp_path: Path) -> None:
+    url = _url(tmp_path)
+    await asyncio.gather(migrate(url), migrate(url), migrate(url))
+    assert await current_revision(url) == HEAD
+
+
+async def test_upgrade_from_0001_keeps_rows_and_adds_the_new_schema(tmp_path: Path) -> None:
+    url = _url(tmp_path)
+    # The command-line path: Alembic builds its own engine from the URL.
+    await asyncio.to_thread(command.upgrade, alembic_config(url), "0001_initial")
+    assert await current_revision(url) == "0001_initial"
+
+    # Rows written by the 0001-era code, which knew nothing of llm_model / message_refs.
+    state = make_state()
+    state.version = 1
+    request = state.interventions[0]
+    with sqlite3.connect(tmp_path / "grace.db") as db:
+        db.execute(
+            "INSERT INTO runs (run_id, team_id, channel_id, thread_ts, asker, question, status,"
+            " replan_count, cost_usd, state_json, version, created_at, updated_at)"
+            " VALUES (?, 'T1', 'C1', ?, 'U_ASKER', ?, 'paused', 1, 0.02, ?, 1,"
+            " '2025-01-01 00:00:00.000000', '2025-01-01 00:00:00.000000')",
+            (state.run_id, state.thread.thread_ts, state.query, state.model_dump_json()),
+        )
+        db.execute(
+            "INSERT INTO interventions (intervention_id, run_id, step_id, kind, level, question,"
+            " reason, options_json, urgency, status, allowed_responders_json, created_at)"
+            " VALUES (?, ?, 2, 'confirm', 'confirm', 'Proceed?', '', '[]', 'blocking', 'pending',"
+            " '[]', '2025-01-01 00:00:00.000000')",
+            (request.intervention_id, state.run_id),
+        )
+        db.execute(
+            "INSERT INTO feedback (run_id, user_id, confidence, was_correct, created_at,"
+            " updated_at) VALUES (?, 'U1', 0.8, 1, '2025-01-01 00:00:00', '2025-01-01 00:00:00')",
+            (state.run_id,),
+        )
+
+    await migrate(url)
+
+    assert await current_revision(url) == HEAD
+    engine = make_engine(url)
+    try:
+        async with engine.connect() as connection:
+            tables, run_columns = await connection.run_sync(_tables_and_run_columns)
+        assert "message_refs" in tables and "llm_model" in run_columns
+        store = SqlRunStore(engine)
+        assert await store.load(state.run_id) == state
+        assert await store.recent_feedback() == [(0.8, True)]
+        claim = await store.claim_intervention(
+            state.run_id,
+            request.intervention_id,
+            InterventionAnswer(action=InterventionAction.PROCEED, user="U_ASKER"),
+        )
+        assert claim.claimed
+        await store.set_message_ref(run_id=state.run_id, kind="plan", channel_id="C1", ts="1.2")
+        await store.save(state)
+        assert (await store.load(state.run_id)) is not None
+    finally:
+        await engine.dispose()
+
+
+async def test_downgrade_to_0001_keeps_runs_and_interventions(tmp_path: Path) -> None:
+    url = _url(tmp_path)
+    await migrate(url)
+    engine = make_engine(url)
+    try:
+        state = make_state()
+        await SqlRunStore(engine).save(state)
+    finally:
+        await engine.dispose()
+
+    await asyncio.to_thread(command.downgrade, alembic_config(url), "0001_initial")
+
+    assert await current_revision(url) == "0001_initial"
+    with sqlite3.connect(tmp_path / "grace.db") as db:
+        assert db.execute("SELECT count(*) FROM runs").fetchone() == (1,)
+        status = db.execute("SELECT status FROM interventions").fetchall()
+        assert status == [(InterventionStatus.PENDING.value,)]
+        tables = {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+        assert "message_refs" not in tables
+    await migrate(url)
+    assert await current_revision(url) == HEAD
