@@ -75,6 +75,9 @@ class ExecutionConfig(BaseModel):
     default_step_timeout: float = Field(default=30.0, gt=0)
     min_steps: int = Field(default=1, ge=1)
     max_steps: int = Field(default=6, ge=1, le=20)
+    lease_seconds: float = Field(default=120.0, gt=0)
+    """A worker that has not renewed its lease on a running run for this long is
+    presumed dead, and another process may take the run over."""
 
 
 class AgentConfig(BaseModel):

@@ -9,7 +9,7 @@ from __future__ import annotations
 import asyncio
 from datetime import datetime
 
-from agent.ports import ClaimResult
+from agent.ports import ClaimResult, RunConflictError
 from agent.schemas import (
     InterventionAnswer,
     InterventionStatus,
@@ -26,10 +26,23 @@ class InMemoryRunStore:
         self._lock = asyncio.Lock()
 
     async def save(self, state: RunState) -> None:
-        """Like the SQL store: bumps `version` and `updated_at` on the caller's object."""
+        """Like the SQL store: refuses a stale copy, then bumps `version` and `updated_at`
+        on the caller's object."""
+        raw = self._runs.get(state.run_id)
+        stored = RunState.model_validate_json(raw).version if raw else None
+        if stored != (state.version or None):
+            raise RunConflictError(state.run_id, expected=state.version, stored=stored)
         state.version += 1
         state.updated_at = utcnow()
         self._runs[state.run_id] = state.model_dump_json()
+
+    async def renew_lease(self, run_id: str, worker: str, until: datetime) -> bool:
+        state = await self.load(run_id)
+        if state is None or state.worker != worker or not state.status.is_active:
+            return False
+        state.lease_expires_at = until
+        self._runs[run_id] = state.model_dump_json()
+        return True
 
     async def load(self, run_id: str) -> RunState | None:
         raw = self._runs.get(run_id)

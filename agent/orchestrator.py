@@ -8,9 +8,12 @@ lost if the process dies right after.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import time
 from collections.abc import Awaitable, Sequence
+from datetime import timedelta
+from typing import NoReturn
 
 from agent.confidence import (
     ConfidenceAggregator,
@@ -34,6 +37,7 @@ from agent.ports import (
     KnowledgeBase,
     LanguageModel,
     PlanRequest,
+    RunConflictError,
     RunEvent,
     RunEventType,
     RunObserver,
@@ -63,14 +67,24 @@ from agent.schemas import (
     utcnow,
 )
 from agent.tools import Toolbox
+from agent.workers import is_abandoned, new_worker_id
 
 log = logging.getLogger(__name__)
 
 MAX_WAVES = 50  # a hard stop far above any real plan, in case a bug would loop
+_CANCEL_ATTEMPTS = 20  # a worker commits a few times per step; a cancel gets in quickly
 
 
-class _CancelledElsewhere(Exception):
+class _Superseded(Exception):
+    """The stored run moved on without this task: stop, write nothing more."""
+
+
+class _CancelledElsewhere(_Superseded):
     """Someone cancelled the run (another task or process) while this one worked on it."""
+
+
+class _TakenOver(_Superseded):
+    """Another worker took the run over (it presumed this one dead)."""
 
 
 class Orchestrator:
@@ -87,8 +101,10 @@ class Orchestrator:
         observers: Sequence[RunObserver] = (),
         approvers: Sequence[str] = (),
         thresholds: Thresholds | None = None,
+        worker_id: str | None = None,
     ) -> None:
         self.config = config or AgentConfig()
+        self.worker_id = worker_id or new_worker_id()
         self.llm = llm
         self.knowledge_base = knowledge_base
         self.store = store
@@ -201,29 +217,52 @@ class Orchestrator:
         _replace_intervention(state, request)
         state.pending = None
         state.status = RunStatus.RUNNING
+        await self._timed(state, self._resume(state, request, answer))
+        return ClaimResult(claimed=True, state=state, answered_by=answer.user)
+
+    async def _resume(
+        self, state: RunState, request: InterventionRequest, answer: InterventionAnswer
+    ) -> None:
         await self._commit(
             state,
             RunEventType.INTERVENTION_ANSWERED,
             f"{answer.action.value} by {answer.user or 'someone'}",
-            data={"intervention_id": intervention_id, "action": answer.action.value},
+            data={"intervention_id": request.intervention_id, "action": answer.action.value},
         )
-        await self._timed(state, self._apply_answer(state, request, answer))
-        return ClaimResult(claimed=True, state=state, answered_by=answer.user)
+        await self._apply_answer(state, request, answer)
 
     async def recover(self, run_id: str) -> RunState | None:
-        """Finish a run a dead process left RUNNING: its interrupted steps run again
-        (at-least-once), completed steps are kept."""
+        """Finish a run whose worker died; None when it is not ours to take (its worker
+        is alive, or another process took it first)."""
+        state = await self.adopt(run_id)
+        if state is not None:
+            await self.run_adopted(state)
+        return state
+
+    async def adopt(self, run_id: str) -> RunState | None:
+        """Take over a PLANNING/RUNNING run whose worker is gone (its lease ran out, or it
+        visibly died on this host). Exactly one of several concurrent adopters wins; the
+        interrupted steps are reset so they run again (at-least-once), completed steps are
+        kept. None when there is nothing to take."""
         state = await self.store.load(run_id)
-        if state is None or state.status not in (RunStatus.RUNNING, RunStatus.PLANNING):
-            return state
+        if state is None or not is_abandoned(state, me=self.worker_id, now=utcnow()):
+            return None
+        previous = state.worker or "an unknown worker"
         for step_id, result in list(state.step_results.items()):
             if result.status is StepStatus.RUNNING:
                 del state.step_results[step_id]
+        try:
+            await self._commit(state, RunEventType.RUN_RECOVERED, f"taken over from {previous}")
+        except _Superseded:
+            return None
+        return state
+
+    async def run_adopted(self, state: RunState) -> None:
+        """Drive an adopted run on from where its last worker left it."""
         if state.plan is None:
             await self._timed(state, self._plan_and_run(state))
         else:
             await self._timed(state, self._drive(state))
-        return state
 
     async def expire(self, run_id: str, intervention_id: str) -> RunState | None:
         """Apply `auto_proceed_on_timeout` to an intervention the store marked expired."""
@@ -235,33 +274,43 @@ class Orchestrator:
         request = state.pending.model_copy(update={"status": InterventionStatus.EXPIRED})
         _replace_intervention(state, request)
         state.pending = None
-        hours = self.config.intervention.expiry_hours
-        if self.config.intervention.auto_proceed_on_timeout:
-            state.status = RunStatus.RUNNING
-            await self._commit(
-                state,
-                RunEventType.INTERVENTION_ANSWERED,
-                f"no answer within {hours:g} h: proceeding automatically",
-                data={"intervention_id": intervention_id, "action": "expired_proceed"},
-            )
-            proceed = InterventionAnswer(action=InterventionAction.PROCEED, user=None)
-            await self._timed(state, self._apply_answer(state, request, proceed))
-        else:
-            await self._cancel(state, f"no answer within {hours:g} h: the run was cancelled")
+        await self._timed(state, self._apply_expiry(state, request))
         return state
 
+    async def _apply_expiry(self, state: RunState, request: InterventionRequest) -> None:
+        hours = self.config.intervention.expiry_hours
+        if not self.config.intervention.auto_proceed_on_timeout:
+            await self._cancel(state, f"no answer within {hours:g} h: the run was cancelled")
+            return
+        state.status = RunStatus.RUNNING
+        await self._commit(
+            state,
+            RunEventType.INTERVENTION_ANSWERED,
+            f"no answer within {hours:g} h: proceeding automatically",
+            data={"intervention_id": request.intervention_id, "action": "expired_proceed"},
+        )
+        proceed = InterventionAnswer(action=InterventionAction.PROCEED, user=None)
+        await self._apply_answer(state, request, proceed)
+
     async def cancel(self, run_id: str, *, user: str | None, reason: str = "") -> RunState | None:
-        state = await self.store.load(run_id)
-        if state is None or state.status.is_final:
+        """Cancel a run, even one another task or process is driving (cancellation wins:
+        its worker stops at its next commit)."""
+        for _ in range(_CANCEL_ATTEMPTS):
+            state = await self.store.load(run_id)
+            if state is None or state.status.is_final:
+                return state
+            if state.pending is not None:
+                cancelled = state.pending.model_copy(
+                    update={"status": InterventionStatus.CANCELLED, "answered_by": user}
+                )
+                _replace_intervention(state, cancelled)
+                state.pending = None
+            try:
+                await self._cancel(state, reason or f"cancelled by {user or 'a user'}")
+            except _Superseded:
+                continue  # its worker committed meanwhile: load the new version, cancel that
             return state
-        if state.pending is not None:
-            cancelled = state.pending.model_copy(
-                update={"status": InterventionStatus.CANCELLED, "answered_by": user}
-            )
-            _replace_intervention(state, cancelled)
-            state.pending = None
-        await self._cancel(state, reason or f"cancelled by {user or 'a user'}")
-        return state
+        return await self.store.load(run_id)
 
     async def retry(self, run_id: str, *, user: str | None = None) -> RunState:
         old = await self.store.load(run_id)
@@ -283,14 +332,41 @@ class Orchestrator:
     # ------------------------------------------------------------------ the machine
 
     async def _timed(self, state: RunState, work: Awaitable[None]) -> None:
-        """Run a piece of the machine, keep its time, and stop quietly if it was cancelled."""
+        """Run a piece of the machine, keep its time and its lease, and stop quietly if
+        the run was cancelled or taken over meanwhile."""
         started = time.perf_counter()
+        heartbeat = asyncio.create_task(self._keep_lease(state))
         try:
             await work
         except _CancelledElsewhere:
             log.info("run cancelled elsewhere; stopping", extra={"run_id": state.run_id})
+        except _TakenOver:
+            log.warning(
+                "run taken over by another worker; stopping", extra={"run_id": state.run_id}
+            )
         finally:
+            heartbeat.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await heartbeat
             state.execution_time_ms += (time.perf_counter() - started) * 1000
+
+    async def _keep_lease(self, state: RunState) -> None:
+        """Renew the run's lease while this worker drives it, so nobody presumes it dead."""
+        lease = self.config.execution.lease_seconds
+        while True:
+            await asyncio.sleep(lease / 4)
+            if not state.status.is_active or state.worker != self.worker_id:
+                continue
+            until = utcnow() + timedelta(seconds=lease)
+            try:
+                renewed = await self.store.renew_lease(state.run_id, self.worker_id, until)
+            except Exception:  # a database hiccup: the next beat tries again
+                log.exception("renewing the run's lease failed", extra={"run_id": state.run_id})
+                continue
+            if not renewed:
+                log.warning("lost the run's lease", extra={"run_id": state.run_id})
+                return
+            state.lease_expires_at = until
 
     async def _plan_and_run(self, state: RunState, feedback: str | None = None) -> None:
         state.status = RunStatus.PLANNING
@@ -640,16 +716,27 @@ class Orchestrator:
         if self.ledger is not None:
             await self.ledger.record(state.run_id, priced, model)
 
-    async def _check_not_cancelled(self, state: RunState) -> None:
-        """Cancellation wins: never overwrite a run someone else has cancelled."""
-        if state.status is RunStatus.CANCELLED:
-            return
+    async def _superseded(self, state: RunState, conflict: RunConflictError) -> NoReturn:
+        """Our copy is stale: take the stored run as the truth and stop driving it."""
         stored = await self.store.load(state.run_id)
-        if stored is not None and stored.status is RunStatus.CANCELLED:
-            state.status = RunStatus.CANCELLED
-            state.error = stored.error
-            state.pending = stored.pending
-            raise _CancelledElsewhere(state.run_id)
+        if stored is None:
+            raise _TakenOver(state.run_id) from conflict
+        for name in RunState.model_fields:
+            if name != "execution_time_ms":
+                setattr(state, name, getattr(stored, name))
+        if stored.status is RunStatus.CANCELLED:
+            raise _CancelledElsewhere(state.run_id) from conflict
+        raise _TakenOver(state.run_id) from conflict
+
+    def _lease(self, state: RunState) -> None:
+        """An active run is held by this worker until its lease runs out; others are not."""
+        if state.status.is_active:
+            state.worker = self.worker_id
+            lease = timedelta(seconds=self.config.execution.lease_seconds)
+            state.lease_expires_at = utcnow() + lease
+        else:
+            state.worker = None
+            state.lease_expires_at = None
 
     async def _pause(self, state: RunState, request: InterventionRequest) -> None:
         state.pending = request
@@ -682,9 +769,13 @@ class Orchestrator:
         step_id: int | None = None,
         data: dict[str, object] | None = None,
     ) -> None:
-        if event_type is not RunEventType.RUN_STARTED:
-            await self._check_not_cancelled(state)
-        await self.store.save(state)  # the store bumps `version` and `updated_at`
+        self._lease(state)
+        try:
+            # Written only if nobody else wrote the run since we read it (a cancel, a
+            # worker that took it over); the store then bumps `version` and `updated_at`.
+            await self.store.save(state)
+        except RunConflictError as conflict:
+            await self._superseded(state, conflict)
         event = RunEvent(
             type=event_type,
             run_id=state.run_id,

@@ -115,6 +115,7 @@ class WebSearchProvider(Protocol):
 
 class RunEventType(StrEnum):
     RUN_STARTED = "run_started"
+    RUN_RECOVERED = "run_recovered"
     PLAN_CREATED = "plan_created"
     STEP_STARTED = "step_started"
     STEP_FINISHED = "step_finished"
@@ -151,12 +152,31 @@ class ClaimResult(BaseModel):
     reason: str = ""
 
 
+class RunConflictError(Exception):
+    """The stored run changed since the caller loaded it (a cancel, another worker that
+    took it over): the caller's copy is stale and was not written."""
+
+    def __init__(self, run_id: str, *, expected: int, stored: int | None) -> None:
+        super().__init__(f"run {run_id} is at version {stored}, not {expected}")
+        self.run_id = run_id
+        self.expected = expected
+        self.stored = stored
+
+
 class RunStore(Protocol):
     """Durable (or in-memory) home of run state. `save` must commit before returning."""
 
-    async def save(self, state: RunState) -> None: ...
+    async def save(self, state: RunState) -> None:
+        """Write `state` if the stored run is still at `state.version` (0: a new run),
+        then bump `version`; otherwise raise `RunConflictError` and write nothing."""
+        ...
 
     async def load(self, run_id: str) -> RunState | None: ...
+
+    async def renew_lease(self, run_id: str, worker: str, until: datetime) -> bool:
+        """Extend the lease of a run `worker` is driving; False once it is no longer
+        that worker's (taken over, paused, finished). Does not change `version`."""
+        ...
 
     async def claim_intervention(
         self, run_id: str, intervention_id: str, answer: InterventionAnswer

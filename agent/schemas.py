@@ -98,6 +98,11 @@ class RunStatus(StrEnum):
     def is_final(self) -> bool:
         return self in {RunStatus.ANSWERED, RunStatus.CANCELLED, RunStatus.FAILED}
 
+    @property
+    def is_active(self) -> bool:
+        """A worker process is driving the run (and holds its lease)."""
+        return self in {RunStatus.PLANNING, RunStatus.RUNNING}
+
 
 # --------------------------------------------------------------------------- plans
 
@@ -312,6 +317,10 @@ class RunState(BaseModel):
     low_confidence_accepted: bool = False
     """A human said "proceed anyway" once: do not escalate low confidence again."""
     version: int = 0
+    worker: str | None = None
+    """The process driving the run while it is PLANNING or RUNNING (see agent/workers.py)."""
+    lease_expires_at: datetime | None = None
+    """Until when `worker` is presumed alive; it renews the lease while it works."""
     created_at: datetime = Field(default_factory=utcnow)
     updated_at: datetime = Field(default_factory=utcnow)
     execution_time_ms: float = 0.0

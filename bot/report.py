@@ -107,6 +107,11 @@ def _intervention(request: Any) -> dict[str, Any]:
 def run_text(state: RunState) -> str:
     """A readable summary for the terminal."""
     lines = [f"Run {state.run_id} — {_STATUS[state.status]}", f"Q: {state.query}"]
+    if state.status.is_active and state.worker:
+        until = (
+            state.lease_expires_at.isoformat(timespec="seconds") if state.lease_expires_at else "?"
+        )
+        lines.append(f"Worker: {state.worker} (lease until {until})")
     if state.plan is not None:
         lines.append(f"Plan (complexity {state.plan.complexity:.2f}):")
         for step in state.plan.steps:

@@ -19,13 +19,12 @@ from slack_bolt.adapter.socket_mode.aiohttp import AsyncSocketModeHandler
 from slack_bolt.async_app import AsyncApp
 
 from agent.errors import InvalidInputError
-from agent.schemas import RunStatus
 from bot import inbound
 from bot.app import build_app, make_slack_client
 from bot.deps import BotDeps
 from bot.settings import Settings
 from bot.slack_io import SlackPublisher
-from bot.sweeper import sweep_forever
+from bot.sweeper import adopt_abandoned, sweep_forever
 from bot.tasks import TaskRunner
 from bot.wiring import Services, build_services
 
@@ -39,17 +38,14 @@ class Bot:
     app: AsyncApp
 
     async def recover(self) -> int:
-        """Resume runs left RUNNING (at-least-once for the interrupted step)."""
-        stuck = [
-            s
-            for status in (RunStatus.RUNNING, RunStatus.PLANNING)
-            for s in await self.services.store.runs_with_status(status)
-        ]
-        for state in stuck:
+        """Take over runs whose worker died (at-least-once for the interrupted step) and
+        drive them on in the background; runs another live replica drives are left alone."""
+        adopted = await adopt_abandoned(self.services)
+        for state in adopted:
             self.deps.tasks.spawn(
-                self.services.orchestrator.recover(state.run_id), name=f"recover {state.run_id}"
+                self.services.orchestrator.run_adopted(state), name=f"recover {state.run_id}"
             )
-        return len(stuck)
+        return len(adopted)
 
     async def close(self) -> None:
         await self.deps.tasks.idle()

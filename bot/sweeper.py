@@ -1,11 +1,13 @@
-"""Expires interventions nobody answered in time and applies `auto_proceed_on_timeout`."""
+"""Background upkeep: expire interventions nobody answered in time (applying
+`auto_proceed_on_timeout`), and take over runs whose worker died mid-run."""
 
 from __future__ import annotations
 
 import asyncio
 import logging
 
-from agent.schemas import utcnow
+from agent.schemas import RunState, RunStatus, utcnow
+from agent.workers import is_abandoned
 from bot.wiring import Services
 
 log = logging.getLogger(__name__)
@@ -27,10 +29,45 @@ async def sweep_once(services: Services) -> list[str]:
     return outcomes
 
 
+async def abandoned_runs(services: Services) -> list[RunState]:
+    """PLANNING/RUNNING runs whose worker is gone (see agent/workers.py), oldest first."""
+    me, now = services.orchestrator.worker_id, utcnow()
+    return [
+        state
+        for status in (RunStatus.PLANNING, RunStatus.RUNNING)
+        for state in await services.store.runs_with_status(status)
+        if is_abandoned(state, me=me, now=now)
+    ]
+
+
+async def adopt_abandoned(services: Services) -> list[RunState]:
+    """Take over every abandoned run this process can win; the caller drives them on."""
+    adopted = []
+    for state in await abandoned_runs(services):
+        mine = await services.orchestrator.adopt(state.run_id)
+        if mine is not None:
+            log.warning(
+                "took over a run whose worker is gone",
+                extra={"run_id": state.run_id, "previous_worker": state.worker},
+            )
+            adopted.append(mine)
+    return adopted
+
+
+async def recover_once(services: Services) -> list[str]:
+    """Adopt abandoned runs and drive each to its next stop (answer, pause, failure)."""
+    outcomes = []
+    for state in await adopt_abandoned(services):
+        await services.orchestrator.run_adopted(state)
+        outcomes.append(f"{state.run_id}: {state.status.value}")
+    return outcomes
+
+
 async def sweep_forever(services: Services, interval: float = 60.0) -> None:
     while True:
         try:
             await sweep_once(services)
+            await recover_once(services)
         except Exception:  # keep sweeping; the next pass retries
-            log.exception("expiry sweep failed")
+            log.exception("sweep failed")
         await asyncio.sleep(interval)

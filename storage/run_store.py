@@ -28,7 +28,7 @@ from tenacity import (
 )
 
 from agent.config import Thresholds
-from agent.ports import ClaimResult
+from agent.ports import ClaimResult, RunConflictError
 from agent.schemas import (
     ConfidenceScore,
     InterventionAnswer,
@@ -107,6 +107,8 @@ def _run_values(state: RunState) -> dict[str, Any]:
         "llm_model": state.llm_model or None,
         "state_json": state.model_dump_json(),
         "version": state.version,
+        "worker": state.worker,
+        "lease_expires_at": state.lease_expires_at,
         "created_at": state.created_at,
         "updated_at": state.updated_at,
     }
@@ -244,26 +246,47 @@ class SqlRunStore:
     # ------------------------------------------------------------------ runs
 
     async def save(self, state: RunState) -> None:
-        """Upsert the run and its interventions; committed before returning.
+        """Write the run and its interventions if nobody else wrote the run since
+        `state.version` (0: a new run), else raise `RunConflictError`; committed before
+        returning.
 
         `state.version` is incremented and `state.updated_at` set on the caller's object
         (only once the commit succeeded), so it equals what `load` will return.
         """
         stored = state.model_copy(update={"version": state.version + 1, "updated_at": utcnow()})
-        async with self._sessions.begin() as session:
-            await self._write(session, stored)
+        try:
+            async with self._sessions.begin() as session:
+                await self._write(session, stored, expected=state.version)
+        except IntegrityError as exc:  # a new run whose id is taken
+            raise RunConflictError(
+                state.run_id, expected=state.version, stored=await self._version(state.run_id)
+            ) from exc
         state.version = stored.version
         state.updated_at = stored.updated_at
 
-    async def _write(self, session: AsyncSession, state: RunState) -> None:
+    async def _version(self, run_id: str) -> int | None:
+        async with self._reads.begin() as session:
+            return await session.scalar(select(RunRow.version).where(RunRow.run_id == run_id))
+
+    async def _write(self, session: AsyncSession, state: RunState, *, expected: int) -> None:
+        """Compare-and-set on `runs.version`: one conditional statement, so of two
+        writers holding the same version exactly one succeeds."""
         values = _run_values(state)
-        stmt = self._insert(RunRow).values(**values)
-        await session.execute(
-            stmt.on_conflict_do_update(
-                index_elements=[RunRow.run_id],
-                set_={k: stmt.excluded[k] for k in values if k not in ("run_id", "created_at")},
+        if expected == 0:
+            await session.execute(insert(RunRow).values(**values))
+        else:
+            changed = {k: v for k, v in values.items() if k not in ("run_id", "created_at")}
+            result = await session.execute(
+                update(RunRow)
+                .where(RunRow.run_id == state.run_id, RunRow.version == expected)
+                .values(**changed)
+                .execution_options(synchronize_session=False)
             )
-        )
+            if _rowcount(result) != 1:
+                current = await session.scalar(
+                    select(RunRow.version).where(RunRow.run_id == state.run_id)
+                )
+                raise RunConflictError(state.run_id, expected=expected, stored=current)
         for request in _interventions_of(state):
             values = _intervention_values(request, state.run_id)
             stmt = self._insert(InterventionRow).values(**values)
@@ -332,11 +355,26 @@ class SqlRunStore:
             state = await self._load(session, run_id, lock=True)
             if state is None:
                 return None
+            expected = state.version
             change(state)
-            state.version += 1
+            state.version = expected + 1
             state.updated_at = utcnow()
-            await self._write(session, state)
+            await self._write(session, state, expected=expected)
             return state
+
+    async def renew_lease(self, run_id: str, worker: str, until: datetime) -> bool:
+        async with self._sessions.begin() as session:
+            state = await self._load(session, run_id, lock=True)
+            if state is None or state.worker != worker or not state.status.is_active:
+                return False
+            state.lease_expires_at = until
+            result = await session.execute(
+                update(RunRow)
+                .where(RunRow.run_id == run_id, RunRow.version == state.version)
+                .values(lease_expires_at=until, state_json=state.model_dump_json())
+                .execution_options(synchronize_session=False)
+            )
+            return _rowcount(result) == 1
 
     async def list_runs(
         self,

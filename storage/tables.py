@@ -93,6 +93,8 @@ class RunRow(Base):
     llm_model: Mapped[str | None] = mapped_column(String(128))  # added in 0002
     state_json: Mapped[str] = mapped_column(Text)
     version: Mapped[int] = mapped_column(Integer, default=0)
+    worker: Mapped[str | None] = mapped_column(String(255))  # added in 0003
+    lease_expires_at: Mapped[datetime | None] = mapped_column(UTCDateTime())  # 0003
     created_at: Mapped[datetime] = mapped_column(UTCDateTime())
     updated_at: Mapped[datetime] = mapped_column(UTCDateTime())
 

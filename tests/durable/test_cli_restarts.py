@@ -10,8 +10,6 @@ import asyncio
 import json
 import os
 import signal
-import subprocess
-import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -23,6 +21,15 @@ from bot.settings import Settings
 from bot.wiring import build_services
 from storage.db import make_engine
 from storage.run_store import SqlRunStore
+from tests.durable.helpers import (
+    GRACE,
+    audit_trail,
+    copy_data_dir,
+    database_url,
+    grace_async,
+    grace_env,
+    run_grace,
+)
 from tests.fakes.fake_gemini import (
     BATCH_EMBED,
     GENERATE,
@@ -31,57 +38,6 @@ from tests.fakes.fake_gemini import (
     RecordedRequest,
     generate_body,
 )
-
-GRACE = [sys.executable, "-m", "bot.cli"]
-
-
-def grace_env(data_dir: Path, **extra: str) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("GRACE_", "GOOGLE_"))}
-    env.update(GRACE_DATA_DIR=str(data_dir), GRACE_LOG_LEVEL="WARNING", **extra)
-    return env
-
-
-def run_grace(
-    env: dict[str, str], *args: str, timeout: float = 120
-) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [*GRACE, *args], env=env, capture_output=True, text=True, timeout=timeout, check=False
-    )
-
-
-async def grace_async(env: dict[str, str], *args: str) -> tuple[int, str, str]:
-    """Run `grace` without blocking the event loop (the fake Gemini server lives on it)."""
-    process = await asyncio.create_subprocess_exec(
-        *GRACE, *args, env=env, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE
-    )
-    out, err = await asyncio.wait_for(process.communicate(), timeout=120)
-    return process.returncode or 0, out.decode(), err.decode()
-
-
-@pytest.fixture(scope="module")
-def sample_data_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    data_dir = tmp_path_factory.mktemp("grace-data")
-    result = run_grace(grace_env(data_dir), "ingest", "--sample")
-    assert result.returncode == 0, result.stderr
-    return data_dir
-
-
-def copy_data_dir(source: Path, target: Path) -> Path:
-    subprocess.run(["cp", "-r", str(source), str(target)], check=True)
-    return target
-
-
-def database_url(data_dir: Path) -> str:
-    return f"sqlite+aiosqlite:///{data_dir.resolve()}/grace.db"
-
-
-async def audit_trail(url: str, run_id: str) -> list[str]:
-    engine = make_engine(url)
-    try:
-        events = await SqlRunStore(engine).events(run_id)
-        return [e.event_type for e in events]
-    finally:
-        await engine.dispose()
 
 
 def test_paused_run_survives_the_process_and_resumes_in_another(

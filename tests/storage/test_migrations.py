@@ -18,7 +18,7 @@ from storage.run_store import SqlRunStore
 from storage.tables import Base
 from tests.storage.helpers import make_state
 
-HEAD = "0002_message_refs"
+HEAD = "0003_run_leases"
 
 
 def _url(tmp_path: Path, name: str = "grace.db") -> str:
@@ -98,6 +98,7 @@ async def test_upgrade_from_0001_keeps_rows_and_adds_the_new_schema(tmp_path: Pa
         async with engine.connect() as connection:
             tables, run_columns = await connection.run_sync(_tables_and_run_columns)
         assert "message_refs" in tables and "llm_model" in run_columns
+        assert {"worker", "lease_expires_at"} <= run_columns
         store = SqlRunStore(engine)
         assert await store.load(state.run_id) == state
         assert await store.recent_feedback() == [(0.8, True)]

@@ -1,0 +1,148 @@
+"""Two `grace` processes on one database, as two replicas would be: a run is driven by
+one worker at a time. A live worker keeps its run however slow its step; a worker that
+went silent (here: SIGSTOP, as a frozen VM or a long pause would) loses it once its lease
+runs out, and when it wakes up it writes nothing — the thread hears one answer.
+
+Each process has its own data directory (Qdrant local mode allows one process per
+directory; replicas would share a Qdrant server) and both share GRACE_DATABASE_URL.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import signal
+import time
+from pathlib import Path
+from typing import Any
+
+from tests.durable.helpers import (
+    GRACE,
+    audit_trail,
+    copy_data_dir,
+    grace_async,
+    grace_env,
+)
+from tests.fakes.fake_gemini import GENERATE, CannedResponse, FakeGemini, generate_body
+
+QUESTION = "How many vacation days do new employees get?"
+ANSWER = "New employees get 15 days of paid vacation. [Source: vacation-policy.md]"
+PLAN = {
+    "complexity": 0.3,
+    "steps": [
+        {"step_id": 1, "action": "rag_search", "description": "search",
+         "query": "vacation days new employees", "depends_on": []},
+        {"step_id": 2, "action": "reasoning", "description": "answer", "depends_on": [1]},
+    ],
+}  # fmt: skip
+
+
+def _reasoning_calls(fake: FakeGemini) -> int:
+    return sum("numbered passages" in json.dumps(r.body) for r in fake.calls(GENERATE))
+
+
+async def _replicas(
+    fake: FakeGemini, sample_data_dir: Path, tmp_path: Path
+) -> tuple[dict[str, str], dict[str, str], str]:
+    """Two processes' environments with a one-second lease, and the shared database URL."""
+    url = f"sqlite+aiosqlite:///{tmp_path}/shared.db"
+    envs = []
+    for name in ("replica-a", "replica-b"):
+        env = grace_env(
+            copy_data_dir(sample_data_dir, tmp_path / name),
+            GOOGLE_API_KEY="test-key",
+            GRACE_LLM__BASE_URL=fake.base_url,
+            GRACE_LLM__RETRY_ATTEMPTS="1",
+            GRACE_DATABASE_URL=url,
+            GRACE_KNOWLEDGE__COLLECTION="gemini_docs",
+            GRACE_INTERVENTION__PAUSE_ON_CONFIRM="false",
+            GRACE_EXECUTION__LEASE_SECONDS="1",
+        )
+        code, _, err = await grace_async(env, "ingest", "agent/sample_kb/vacation-policy.md")
+        assert code == 0, err
+        envs.append(env)
+    return envs[0], envs[1], url
+
+
+async def _ask_until_reasoning(fake: FakeGemini, env: dict[str, str]) -> asyncio.subprocess.Process:
+    """Start `grace ask` and return once its reasoning step has reached the model."""
+    process = await asyncio.create_subprocess_exec(
+        *GRACE, "ask", QUESTION, "--no-input", "--json", env=env,
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+    )  # fmt: skip
+    deadline = time.monotonic() + 60
+    while _reasoning_calls(fake) == 0:
+        assert time.monotonic() < deadline, "the reasoning step never started"
+        assert process.returncode is None
+        await asyncio.sleep(0.05)
+    return process
+
+
+async def _finish(process: asyncio.subprocess.Process) -> tuple[int, dict[str, Any], str]:
+    out, err = await asyncio.wait_for(process.communicate(), timeout=60)
+    return process.returncode or 0, json.loads(out), err.decode()
+
+
+async def test_a_live_worker_keeps_its_run_while_another_process_recovers(
+    sample_data_dir: Path, tmp_path: Path
+) -> None:
+    async with FakeGemini() as fake:
+        env_a, env_b, _ = await _replicas(fake, sample_data_dir, tmp_path)
+        fake.reset()
+        fake.reply_json(PLAN)
+        fake.enqueue(GENERATE, CannedResponse(generate_body(ANSWER), delay=5))  # 5 leases
+        fake.reply_json({"self_eval": 0.9, "coverage": 0.9, "rationale": "grounded"})
+        worker = await _ask_until_reasoning(fake, env_a)
+        await asyncio.sleep(2)  # two leases: only the worker's renewals keep the run
+
+        code, out, err = await grace_async(env_b, "recover")
+
+        assert code == 0, err
+        assert "still running in" in out and "left alone" in out, out
+        run_id = out.split(":", 1)[0]
+        code, shown, err = await grace_async(env_b, "show", run_id)
+        assert code == 0, err
+        assert "Worker: " in shown and "lease until" in shown, shown
+        code, answered, err = await _finish(worker)
+        assert code == 0, err
+        assert answered["status"] == "answered"
+        assert "15 days" in answered["answer"]
+        assert _reasoning_calls(fake) == 1, "the slow step ran twice"
+
+
+async def test_a_frozen_worker_loses_its_run_and_writes_nothing_when_it_wakes(
+    sample_data_dir: Path, tmp_path: Path
+) -> None:
+    async with FakeGemini() as fake:
+        env_a, env_b, url = await _replicas(fake, sample_data_dir, tmp_path)
+        fake.reset()
+        fake.reply_json(PLAN)
+        fake.enqueue(GENERATE, CannedResponse(generate_body("a late answer"), delay=3))
+        frozen = await _ask_until_reasoning(fake, env_a)
+        os.kill(frozen.pid, signal.SIGSTOP)
+        try:
+            await asyncio.sleep(1.5)  # its one-second lease runs out
+            fake.reply_text(ANSWER)
+            fake.reply_json({"self_eval": 0.9, "coverage": 0.9, "rationale": "grounded"})
+
+            code, out, err = await grace_async(env_b, "recover")
+
+            assert code == 0, err
+            run_id = out.split(":", 1)[0]
+            assert f"{run_id}: answered" in out, out
+        finally:
+            os.kill(frozen.pid, signal.SIGCONT)
+        code, woken, err = await _finish(frozen)
+
+        assert code == 0, err
+        assert "Traceback" not in err
+        assert woken["run_id"] == run_id
+        assert woken["status"] == "answered"
+        assert "15 days" in woken["answer"], "the woken worker reports the stored answer"
+        code, shown, err = await grace_async(env_b, "show", run_id, "--json")
+        assert "15 days" in json.loads(shown)["answer"]
+        trail = await audit_trail(url, run_id)
+        assert trail.count("answer_ready") == 1, trail
+        assert trail.count("run_recovered") == 1, trail
+        assert trail.index("run_recovered") < trail.index("answer_ready")
