@@ -91,19 +91,23 @@ async def test_a_live_worker_keeps_its_run_while_another_process_recovers(
         env_a, env_b, _ = await _replicas(fake, sample_data_dir, tmp_path)
         fake.reset()
         fake.reply_json(PLAN)
-        fake.enqueue(GENERATE, CannedResponse(generate_body(ANSWER), delay=5))  # 5 leases
+        slow_step = asyncio.Event()  # the reasoning call lasts until the test lets it end
+        fake.enqueue(GENERATE, CannedResponse(generate_body(ANSWER), hold=slow_step))
         fake.reply_json({"self_eval": 0.9, "coverage": 0.9, "rationale": "grounded"})
         worker = await _ask_until_reasoning(fake, env_a)
-        await asyncio.sleep(2)  # two leases: only the worker's renewals keep the run
+        try:
+            await asyncio.sleep(2)  # two leases: only the worker's renewals keep the run
 
-        code, out, err = await grace_async(env_b, "recover")
+            code, out, err = await grace_async(env_b, "recover")
 
-        assert code == 0, err
-        assert "still running in" in out and "left alone" in out, out
-        run_id = out.split(":", 1)[0]
-        code, shown, err = await grace_async(env_b, "show", run_id)
-        assert code == 0, err
-        assert "Worker: " in shown and "lease until" in shown, shown
+            assert code == 0, err
+            assert "still running in" in out and "left alone" in out, out
+            run_id = out.split(":", 1)[0]
+            code, shown, err = await grace_async(env_b, "show", run_id)
+            assert code == 0, err
+            assert "Worker: " in shown and "lease until" in shown, shown
+        finally:
+            slow_step.set()
         code, answered, err = await _finish(worker)
         assert code == 0, err
         assert answered["status"] == "answered"
@@ -118,7 +122,8 @@ async def test_a_frozen_worker_loses_its_run_and_writes_nothing_when_it_wakes(
         env_a, env_b, url = await _replicas(fake, sample_data_dir, tmp_path)
         fake.reset()
         fake.reply_json(PLAN)
-        fake.enqueue(GENERATE, CannedResponse(generate_body("a late answer"), delay=3))
+        late = asyncio.Event()  # its reasoning call answers only once it has woken up
+        fake.enqueue(GENERATE, CannedResponse(generate_body("a late answer"), hold=late))
         frozen = await _ask_until_reasoning(fake, env_a)
         os.kill(frozen.pid, signal.SIGSTOP)
         try:
@@ -133,6 +138,7 @@ async def test_a_frozen_worker_loses_its_run_and_writes_nothing_when_it_wakes(
             assert f"{run_id}: answered" in out, out
         finally:
             os.kill(frozen.pid, signal.SIGCONT)
+            late.set()
         code, woken, err = await _finish(frozen)
 
         assert code == 0, err

@@ -134,6 +134,8 @@ class CannedResponse:
     headers: dict[str, str] = field(default_factory=dict)
     delay: float = 0.0
     """Seconds to wait before answering (to exercise client timeouts)."""
+    hold: asyncio.Event | None = None
+    """Answer only once this is set: a model call that lasts exactly as long as a test needs."""
     raw: str | None = None
     """Send this text verbatim instead of `body` as JSON (e.g. an HTML error page)."""
 
@@ -443,6 +445,8 @@ class FakeGemini:
         )
         self.requests.append(record)
         canned = await self._respond(record)
+        if canned.hold is not None:
+            await canned.hold.wait()
         if canned.delay:
             await asyncio.sleep(canned.delay)
         if canned.raw is not None:
