@@ -9,7 +9,7 @@ from __future__ import annotations
 import asyncio
 from datetime import datetime
 
-from agent.ports import ClaimResult, RunConflictError
+from agent.ports import ClaimResult, RunConflictError, RunEvent
 from agent.schemas import (
     InterventionAnswer,
     InterventionStatus,
@@ -23,11 +23,12 @@ class InMemoryRunStore:
     def __init__(self) -> None:
         self._runs: dict[str, str] = {}
         self._claims: dict[str, InterventionAnswer] = {}
+        self.events: list[RunEvent] = []
         self._lock = asyncio.Lock()
 
-    async def save(self, state: RunState) -> None:
+    async def save(self, state: RunState, event: RunEvent | None = None) -> None:
         """Like the SQL store: refuses a stale copy, then bumps `version` and `updated_at`
-        on the caller's object."""
+        on the caller's object, and keeps `event` in `events`."""
         raw = self._runs.get(state.run_id)
         stored = RunState.model_validate_json(raw).version if raw else None
         if stored != (state.version or None):
@@ -35,6 +36,8 @@ class InMemoryRunStore:
         state.version += 1
         state.updated_at = utcnow()
         self._runs[state.run_id] = state.model_dump_json()
+        if event is not None:
+            self.events.append(event)
 
     async def renew_lease(self, run_id: str, worker: str, until: datetime) -> bool:
         state = await self.load(run_id)

@@ -770,12 +770,6 @@ class Orchestrator:
         data: dict[str, object] | None = None,
     ) -> None:
         self._lease(state)
-        try:
-            # Written only if nobody else wrote the run since we read it (a cancel, a
-            # worker that took it over); the store then bumps `version` and `updated_at`.
-            await self.store.save(state)
-        except RunConflictError as conflict:
-            await self._superseded(state, conflict)
         event = RunEvent(
             type=event_type,
             run_id=state.run_id,
@@ -783,6 +777,12 @@ class Orchestrator:
             message=message,
             data=data or {},
         )
+        try:
+            # Written only if nobody else wrote the run since we read it (a cancel, a
+            # worker that took it over); the store then bumps `version` and `updated_at`.
+            await self.store.save(state, event)
+        except RunConflictError as conflict:
+            await self._superseded(state, conflict)
         log.info(message, extra={"run_id": state.run_id, "event": event_type.value})
         for observer in self.observers:
             try:

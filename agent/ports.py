@@ -166,9 +166,12 @@ class RunConflictError(Exception):
 class RunStore(Protocol):
     """Durable (or in-memory) home of run state. `save` must commit before returning."""
 
-    async def save(self, state: RunState) -> None:
+    async def save(self, state: RunState, event: RunEvent | None = None) -> None:
         """Write `state` if the stored run is still at `state.version` (0: a new run),
-        then bump `version`; otherwise raise `RunConflictError` and write nothing."""
+        then bump `version`; otherwise raise `RunConflictError` and write nothing.
+
+        `event` is the transition being saved: a durable store appends it to the run's
+        audit trail in the same transaction, so the trail never misses or invents one."""
         ...
 
     async def load(self, run_id: str) -> RunState | None: ...

@@ -13,27 +13,11 @@ from agent.knowledge.lexical import HashingEmbedder
 from agent.knowledge.qdrant_kb import QdrantKnowledgeBase, open_knowledge_base
 from agent.llm.offline import OfflineModel
 from agent.orchestrator import Orchestrator
-from agent.ports import Embedder, LanguageModel, RunEvent, RunObserver
-from agent.schemas import RunState
+from agent.ports import Embedder, LanguageModel, RunObserver
 from bot.settings import Settings
 from storage.db import make_engine, migrate
 from storage.ledger import SqlUsageLedger
 from storage.run_store import SqlRunStore
-
-
-class AuditObserver:
-    """Writes every run transition to the audit trail, so the database shows them all."""
-
-    def __init__(self, store: SqlRunStore) -> None:
-        self._store = store
-
-    async def on_event(self, event: RunEvent, state: RunState) -> None:
-        await self._store.record_event(
-            run_id=event.run_id,
-            event_type=event.type.value,
-            message=event.message,
-            status=state.status,
-        )
 
 
 @dataclass
@@ -114,7 +98,7 @@ async def build_services(
         embedder=embedder,
         config=settings.agent_config(),
         ledger=ledger,
-        observers=[AuditObserver(store), *observers],
+        observers=list(observers),
         approvers=settings.approvers,
         thresholds=thresholds,
     )

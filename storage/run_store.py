@@ -20,15 +20,9 @@ from sqlalchemy import CursorResult, Select, case, delete, func, insert, select,
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
-from tenacity import (
-    AsyncRetrying,
-    retry_if_exception_type,
-    stop_after_attempt,
-    wait_random_exponential,
-)
 
 from agent.config import Thresholds
-from agent.ports import ClaimResult, RunConflictError
+from agent.ports import ClaimResult, RunConflictError, RunEvent
 from agent.schemas import (
     ConfidenceScore,
     InterventionAnswer,
@@ -54,7 +48,6 @@ from storage.tables import (
 
 PENDING = InterventionStatus.PENDING.value
 DEFAULT_THRESHOLDS_NAME = "default"
-_EVENT_SEQ_RETRIES = 10
 
 Upsert = sqlite.Insert | postgresql.Insert
 
@@ -111,6 +104,17 @@ def _run_values(state: RunState) -> dict[str, Any]:
         "lease_expires_at": state.lease_expires_at,
         "created_at": state.created_at,
         "updated_at": state.updated_at,
+    }
+
+
+def _event_values(event: RunEvent, state: RunState) -> dict[str, Any]:
+    return {
+        "run_id": state.run_id,
+        "seq": state.version,
+        "event_type": event.type.value,
+        "status": state.status.value,
+        "message": event.message,
+        "created_at": event.at,
     }
 
 
@@ -245,10 +249,11 @@ class SqlRunStore:
 
     # ------------------------------------------------------------------ runs
 
-    async def save(self, state: RunState) -> None:
+    async def save(self, state: RunState, event: RunEvent | None = None) -> None:
         """Write the run and its interventions if nobody else wrote the run since
         `state.version` (0: a new run), else raise `RunConflictError`; committed before
-        returning.
+        returning. `event` goes to the audit trail in the same transaction, numbered by
+        the run's new version (unique per run: the compare-and-set guarantees it).
 
         `state.version` is incremented and `state.updated_at` set on the caller's object
         (only once the commit succeeded), so it equals what `load` will return.
@@ -257,6 +262,10 @@ class SqlRunStore:
         try:
             async with self._sessions.begin() as session:
                 await self._write(session, stored, expected=state.version)
+                if event is not None:
+                    await session.execute(
+                        insert(RunEventRow).values(**_event_values(event, stored))
+                    )
         except IntegrityError as exc:  # a new run whose id is taken
             raise RunConflictError(
                 state.run_id, expected=state.version, stored=await self._version(state.run_id)
@@ -497,45 +506,6 @@ class SqlRunStore:
             return _request_from_row(row) if row else None
 
     # ------------------------------------------------------------------ audit trail
-
-    async def record_event(
-        self,
-        *,
-        run_id: str,
-        event_type: str,
-        message: str = "",
-        status: RunStatus | str | None = None,
-    ) -> int:
-        """Append to the run's audit trail; returns the event's sequence number (1, 2, …)."""
-        next_seq = (
-            select(func.coalesce(func.max(RunEventRow.seq), 0) + 1)
-            .where(RunEventRow.run_id == run_id)
-            .scalar_subquery()
-        )
-        stmt = (
-            insert(RunEventRow)
-            .values(
-                run_id=run_id,
-                seq=next_seq,
-                event_type=str(event_type),
-                status=str(status) if status is not None else None,
-                message=message,
-                created_at=utcnow(),
-            )
-            .returning(RunEventRow.seq)
-        )
-        # Only PostgreSQL can see two writers compute the same seq (SQLite serialises
-        # writers with BEGIN IMMEDIATE): the loser retries with the next number.
-        async for attempt in AsyncRetrying(
-            retry=retry_if_exception_type(IntegrityError),
-            stop=stop_after_attempt(_EVENT_SEQ_RETRIES),
-            wait=wait_random_exponential(multiplier=0.005, max=0.1),
-            reraise=True,
-        ):
-            with attempt:
-                async with self._sessions.begin() as session:
-                    return int((await session.execute(stmt)).scalar_one())
-        raise AssertionError("unreachable: tenacity re-raises the last error")
 
     async def events(self, run_id: str) -> list[RecordedEvent]:
         async with self._reads.begin() as session:

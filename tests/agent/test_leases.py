@@ -19,7 +19,7 @@ from agent.knowledge.lexical import HashingEmbedder
 from agent.knowledge.qdrant_kb import QdrantKnowledgeBase
 from agent.memory_store import InMemoryRunStore
 from agent.orchestrator import Orchestrator
-from agent.ports import ClaimResult, RunConflictError, RunEventType
+from agent.ports import ClaimResult, RunConflictError, RunEvent, RunEventType
 from agent.schemas import InterventionAnswer, RunState, RunStatus, StepStatus, utcnow
 from agent.workers import is_abandoned, is_dead_here, new_worker_id
 from tests.agent.conftest import ASKER, OrchestratorFactory
@@ -55,8 +55,8 @@ class RenewalsFail:
     def __init__(self, shared: InMemoryRunStore) -> None:
         self._shared = shared
 
-    async def save(self, state: RunState) -> None:
-        await self._shared.save(state)
+    async def save(self, state: RunState, event: RunEvent | None = None) -> None:
+        await self._shared.save(state, event)
 
     async def load(self, run_id: str) -> RunState | None:
         return await self._shared.load(run_id)

@@ -16,7 +16,6 @@ from agent.knowledge.qdrant_kb import QdrantKnowledgeBase, open_knowledge_base
 from agent.llm.offline import OfflineModel
 from agent.orchestrator import Orchestrator
 from agent.schemas import InterventionAction, InterventionAnswer, RunStatus
-from bot.wiring import AuditObserver
 from storage.db import make_engine, migrate
 from storage.ledger import SqlUsageLedger
 from storage.run_store import SqlRunStore
@@ -48,7 +47,6 @@ def orchestrator_for(url: str, kb: QdrantKnowledgeBase) -> tuple[Orchestrator, S
         store=store,
         embedder=HashingEmbedder(),
         ledger=SqlUsageLedger(engine),
-        observers=[AuditObserver(store)],
     )
     return orchestrator, store
 

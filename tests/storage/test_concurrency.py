@@ -16,6 +16,7 @@ import pytest
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from agent.ports import RunEvent, RunEventType
 from agent.schemas import (
     InterventionAction,
     InterventionAnswer,
@@ -100,9 +101,8 @@ async def test_fifty_busy_runs_lose_nothing(engine: AsyncEngine, other_engine: A
         state = make_state(thread_ts=f"{index}.0", status=RunStatus.RUNNING)
         for step in range(saves):
             state.user_inputs.append(f"input {step}")
-            await store.save(state)
+            await store.save(state, RunEvent(type=RunEventType.STEP_FINISHED, run_id=state.run_id))
             await ledger.record(state.run_id, spend, "offline")
-            await store.record_event(run_id=state.run_id, event_type=f"step {step}")
             await asyncio.sleep(0)
         state.status = RunStatus.ANSWERED
         await store.save(state)

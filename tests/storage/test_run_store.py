@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-from agent.ports import RunStore
+import pytest
+
+from agent.ports import RunConflictError, RunEvent, RunEventType, RunStore
 from agent.schemas import (
     InterventionAction,
     InterventionAnswer,
@@ -190,20 +192,37 @@ async def test_message_refs(store: SqlRunStore) -> None:
     assert await store.message_refs("r2") == {}
 
 
-async def test_audit_trail_numbers_events_per_run(store: SqlRunStore) -> None:
-    for event in ("run_started", "plan_created", "answer_ready"):
-        await store.record_event(run_id="r1", event_type=event, status=RunStatus.RUNNING)
-    seq = await store.record_event(run_id="r2", event_type="run_started", message="hi")
+async def test_the_audit_trail_is_written_with_each_transition(store: SqlRunStore) -> None:
+    state = make_state(status=RunStatus.RUNNING, with_intervention=False)
+    for event in (RunEventType.RUN_STARTED, RunEventType.PLAN_CREATED):
+        await store.save(state, RunEvent(type=event, run_id=state.run_id, message=event.value))
+    await store.save(state)  # a save with no transition to record
+    state.status = RunStatus.ANSWERED
+    await store.save(state, RunEvent(type=RunEventType.ANSWER_READY, run_id=state.run_id))
+    other = make_state(thread_ts="2.0")
+    await store.save(other, RunEvent(type=RunEventType.RUN_STARTED, run_id=other.run_id))
 
-    events = await store.events("r1")
-    assert [(e.seq, e.event_type) for e in events] == [
-        (1, "run_started"),
-        (2, "plan_created"),
-        (3, "answer_ready"),
+    events = await store.events(state.run_id)
+    assert [(e.seq, e.event_type, e.status) for e in events] == [
+        (1, "run_started", "running"),
+        (2, "plan_created", "running"),
+        (4, "answer_ready", "answered"),
     ]
-    assert events[0].status == "running"
-    assert seq == 1
-    assert (await store.events("r2"))[0].message == "hi"
+    assert events[1].message == "plan_created"
+    assert [e.seq for e in await store.events(other.run_id)] == [1]
+
+
+async def test_a_refused_save_leaves_no_audit_record(store: SqlRunStore) -> None:
+    state = make_state(status=RunStatus.RUNNING, with_intervention=False)
+    await store.save(state, RunEvent(type=RunEventType.RUN_STARTED, run_id=state.run_id))
+    stale = state.model_copy(deep=True)
+    await store.save(state, RunEvent(type=RunEventType.RUN_CANCELLED, run_id=state.run_id))
+    with pytest.raises(RunConflictError):
+        await store.save(stale, RunEvent(type=RunEventType.ANSWER_READY, run_id=state.run_id))
+    assert [e.event_type for e in await store.events(state.run_id)] == [
+        "run_started",
+        "run_cancelled",
+    ]
 
 
 async def test_dedupe_marks_once(store: SqlRunStore) -> None:
