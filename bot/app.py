@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 
 from slack_bolt.async_app import AsyncApp
+from slack_bolt.logger.messages import warning_client_prioritized_and_token_skipped
 from slack_sdk.http_retry.builtin_async_handlers import (
     AsyncConnectionErrorRetryHandler,
     AsyncRateLimitErrorRetryHandler,
@@ -15,6 +16,19 @@ from bot.deps import BotDeps
 from bot.listeners import register_listeners
 
 log = logging.getLogger(__name__)
+
+
+class _ClientTokenNotice(logging.Filter):
+    """Bolt warns that SLACK_BOT_TOKEN "will be unused" whenever it is given a client;
+    ours is built from that very token (with the base URL and retry handlers we need),
+    so the warning would only make operators look for a problem that is not there."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return record.getMessage() != warning_client_prioritized_and_token_skipped()
+
+
+_BOLT_LOG = logging.getLogger("slack_bolt")
+_BOLT_LOG.addFilter(_ClientTokenNotice())
 
 
 def make_slack_client(token: str, *, base_url: str | None = None) -> AsyncWebClient:
@@ -44,7 +58,7 @@ def build_app(
         # before the response keeps the ack fast and makes "work after ack" observable.
         process_before_response=True,
         raise_error_for_unhandled_request=False,
-        logger=logging.getLogger("slack_bolt"),
+        logger=_BOLT_LOG,
     )
     register_listeners(app, deps)
     return app

@@ -4,12 +4,14 @@ and oversized questions — refused clearly, never a 500, and the server keeps s
 from __future__ import annotations
 
 import json
+import logging
 import time
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlencode
 
 import aiohttp
+import pytest
 from aiohttp import web
 from pydantic import SecretStr
 
@@ -235,3 +237,22 @@ async def test_socket_mode_exposes_no_unverifiable_http_endpoint(
         await runner.cleanup()
         await bot.close()
     assert not fake.calls
+
+
+async def test_the_bot_token_in_the_environment_raises_no_false_alarm(
+    fake: FakeSlack,
+    data_dir: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """Operators export SLACK_BOT_TOKEN; Bolt would warn it is unused (we hand it a client
+    built from it). Other Bolt warnings still get through."""
+    monkeypatch.setenv("SLACK_BOT_TOKEN", "xoxb-from-the-environment")
+    caplog.set_level(logging.WARNING, logger="slack_bolt")
+    bot = await create_bot(make_settings(data_dir, fake))
+    try:
+        logging.getLogger("slack_bolt").warning("a real Bolt warning")
+    finally:
+        await bot.close()
+    messages = [r.getMessage() for r in caplog.records if r.name.startswith("slack_bolt")]
+    assert messages == ["a real Bolt warning"]
