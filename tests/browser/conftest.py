@@ -328,7 +328,7 @@ class SimPage:
         await expect(self.testid("user-switcher")).to_have_value(user)
         await self.ready()
 
-    async def proceed_until_answered(self, *, limit: float = 45.0) -> Locator:
+    async def proceed_until_answered(self, *, limit: float = 90.0) -> Locator:
         """Click Proceed on every confirm/escalation in the open thread until grace answers
         (its answer carries 👍/👎); the answer message."""
         answer = self.bot_message_with(FEEDBACK_UP)
