@@ -167,6 +167,27 @@ class Orchestrator:
         """Start a run and drive it until it answers, pauses, fails or is cancelled.
 
         Raises `InvalidInputError` / `CostLimitError` before anything is stored."""
+        state = await self.register(
+            query, asker=asker, thread=thread, collection=collection, context=context, run_id=run_id
+        )
+        await self._timed(state, self._plan_and_run(state))
+        return state
+
+    async def register(
+        self,
+        query: str,
+        *,
+        asker: str = "local-user",
+        thread: ThreadKey | None = None,
+        collection: str | None = None,
+        context: str = "",
+        run_id: str | None = None,
+    ) -> RunState:
+        """Validate a question and store its run (PLANNING, held by this worker) without
+        working on it yet. Once this returns the question cannot be lost: should the
+        process die before the run's turn comes, whoever adopts abandoned runs plans it.
+
+        Raises `InvalidInputError` / `CostLimitError` before anything is stored."""
         text = self.validate_question(query)
         collection = await self.validate_collection(collection)
         await check_budget(self.ledger, self.config.cost)
@@ -181,6 +202,16 @@ class Orchestrator:
         if run_id:
             state.run_id = run_id
         await self._commit(state, RunEventType.RUN_STARTED, "run started")
+        return state
+
+    async def drive(self, state: RunState) -> RunState:
+        """Plan and run a registered run — unless, while it waited for its turn, its lease
+        ran out and another process took it (then the stored run is returned)."""
+        until = utcnow() + timedelta(seconds=self.config.execution.lease_seconds)
+        if not await self.store.renew_lease(state.run_id, self.worker_id, until):
+            log.info("run taken over while it waited; leaving it", extra={"run_id": state.run_id})
+            return await self.store.load(state.run_id) or state
+        state.lease_expires_at = until
         await self._timed(state, self._plan_and_run(state))
         return state
 

@@ -4,7 +4,8 @@
   a finished run's question and answer become the new run's context.
 - A mention or a reply in a thread whose run is paused answers that pause, when the
   author may answer.
-- Everything that talks to the agent runs after the ack, as a tracked task.
+- Everything that talks to the agent runs after the ack, as a tracked task; a new
+  question is stored as a run at once and then waits for an agent slot.
 """
 
 from __future__ import annotations
@@ -56,7 +57,10 @@ async def on_question(
     question = strip_mentions(text)
     existing = await deps.store.latest_run_in_thread(key)
     if existing is not None and existing.status is RunStatus.PAUSED and existing.pending:
-        await on_reply(deps, key=key, user=user, text=question, run=existing)
+        deps.tasks.spawn(
+            on_reply(deps, key=key, user=user, text=question, run=existing),
+            name=f"reply {key.thread_ts}",
+        )
         return
     if existing is not None and existing.status in (RunStatus.RUNNING, RunStatus.PLANNING):
         await deps.publisher.post_text(
@@ -67,9 +71,11 @@ async def on_question(
         return
     context = follow_up_context(existing) if existing is not None else ""
     try:
-        await deps.orchestrator.start(question, asker=user, thread=key, context=context)
+        state = await deps.orchestrator.register(question, asker=user, thread=key, context=context)
     except GraceError as exc:
         await deps.publisher.post_text(key.channel_id, key.thread_ts, f"⚠️ {exc.message}")
+        return
+    deps.tasks.spawn(deps.orchestrator.drive(state), name=f"run {state.run_id}")
 
 
 async def on_reply(

@@ -12,22 +12,35 @@ log = logging.getLogger(__name__)
 
 
 class TaskRunner:
-    """At most `limit` pieces of work run at once: a burst of questions queues up instead
-    of starving the event loop that must ack Slack's next requests within 3 s."""
+    """Background work in two lanes, each with a few slots, so a burst of Slack requests
+    queues up instead of starving the event loop that must ack the next ones within 3 s:
 
-    def __init__(self, limit: int = 4) -> None:
+    - the agent lane (`limit`): runs, resumes, clicks — anything that may take a while;
+    - the intake lane (`intake_limit`): taking a new question in (dedupe, store the run,
+      queue it on the agent lane). It never waits behind busy agents, so a question is
+      stored within moments of its ack even when every agent slot is taken.
+    """
+
+    def __init__(self, limit: int = 4, *, intake_limit: int = 2) -> None:
         self._tasks: set[asyncio.Task[Any]] = set()
-        self._slots = asyncio.Semaphore(limit)
+        self._agent_slots = asyncio.Semaphore(limit)
+        self._intake_slots = asyncio.Semaphore(intake_limit)
 
-    def spawn(self, work: Coroutine[Any, Any, Any], *, name: str = "grace") -> asyncio.Task[Any]:
-        task = asyncio.create_task(self._guard(work, name), name=name)
+    def spawn(
+        self, work: Coroutine[Any, Any, Any], *, name: str = "grace", intake: bool = False
+    ) -> asyncio.Task[Any]:
+        """Run `work` in the background, in the intake lane when `intake`."""
+        slots = self._intake_slots if intake else self._agent_slots
+        task = asyncio.create_task(self._guard(work, name, slots), name=name)
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
         return task
 
-    async def _guard(self, work: Coroutine[Any, Any, Any], name: str) -> Any:
+    async def _guard(
+        self, work: Coroutine[Any, Any, Any], name: str, slots: asyncio.Semaphore
+    ) -> Any:
         try:
-            async with self._slots:
+            async with slots:
                 return await work
         except Exception:
             log.exception("background task failed", extra={"task": name})

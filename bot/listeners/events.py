@@ -1,7 +1,9 @@
 """Events API listeners: mentions, thread replies and DMs.
 
-Bolt acks events before listeners run; these only check, de-duplicate and hand the work
-to a tracked task. Slack retries (same `event_id`) are dropped here.
+Bolt acks events before listeners run; these only check and hand the event to a tracked
+task, which drops Slack's retries (same `event_id`) and takes the question in at once —
+stored as a run before it queues for one of the limited agent slots, so a question that
+was acked is never lost, even if the process dies while it waits.
 """
 
 from __future__ import annotations
@@ -57,6 +59,7 @@ def register(app: AsyncApp, deps: BotDeps) -> None:
         deps.tasks.spawn(
             once(deps, body, partial(on_question, deps, key=key, user=user, text=text)),
             name=f"mention {key.thread_ts}",
+            intake=True,
         )
 
     @app.event("message")
@@ -79,6 +82,7 @@ def register(app: AsyncApp, deps: BotDeps) -> None:
         user = str(event["user"])
         if in_thread:
             work = partial(on_reply, deps, key=key, user=user, text=text.strip())
-        else:
-            work = partial(on_question, deps, key=key, user=user, text=text)
-        deps.tasks.spawn(once(deps, body, work), name=f"message {key.thread_ts}")
+            deps.tasks.spawn(once(deps, body, work), name=f"reply {key.thread_ts}")
+            return
+        work = partial(on_question, deps, key=key, user=user, text=text)
+        deps.tasks.spawn(once(deps, body, work), name=f"dm {key.thread_ts}", intake=True)
