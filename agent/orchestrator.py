@@ -295,6 +295,30 @@ class Orchestrator:
         else:
             await self._timed(state, self._drive(state))
 
+    async def finish_stranded(self, run_id: str, intervention_id: str) -> RunState | None:
+        """Act on an answer (or an expiry) that was recorded but never acted on: the
+        process that claimed it died before moving the run on. The run's compare-and-set
+        keeps this exactly-once even if that process was only slow. None when the run
+        is not paused on that (closed) question."""
+        state = await self.store.load(run_id)
+        if state is None or state.status is not RunStatus.PAUSED or state.pending is None:
+            return None
+        request = state.pending
+        if request.intervention_id != intervention_id:
+            return None
+        if request.status is InterventionStatus.ANSWERED and request.answer is not None:
+            _replace_intervention(state, request)
+            state.pending = None
+            state.status = RunStatus.RUNNING
+            await self._timed(state, self._resume(state, request, request.answer))
+        elif request.status is InterventionStatus.EXPIRED:
+            _replace_intervention(state, request)
+            state.pending = None
+            await self._timed(state, self._apply_expiry(state, request))
+        else:
+            return None
+        return state
+
     async def expire(self, run_id: str, intervention_id: str) -> RunState | None:
         """Apply `auto_proceed_on_timeout` to an intervention the store marked expired."""
         state = await self.store.load(run_id)

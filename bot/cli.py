@@ -305,25 +305,26 @@ async def _feedback(args: argparse.Namespace, services: Services) -> int:
 
 
 async def _recover(args: argparse.Namespace, services: Services) -> int:
-    from bot.sweeper import recover_once
+    from bot.sweeper import finish_stranded_once, recover_once
 
     active = await services.store.runs_with_status(RunStatus.RUNNING)
     active += await services.store.runs_with_status(RunStatus.PLANNING)
-    for line in await recover_once(services):
+    stranded = await finish_stranded_once(services)
+    for line in [*await recover_once(services), *stranded]:
         print(line)
     for state in active:
         current = await services.store.load(state.run_id)
         if (
             current is not None
             and current.status.is_active
-            and current.worker != (services.orchestrator.worker_id)
+            and current.worker != services.orchestrator.worker_id
         ):
             until = current.lease_expires_at.isoformat() if current.lease_expires_at else "?"
             print(
                 f"{state.run_id}: still running in {current.worker} (lease until {until}); "
                 "left alone — it is taken over once that lease runs out"
             )
-    if not active:
+    if not active and not stranded:
         print("nothing to recover")
     return 0
 

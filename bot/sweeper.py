@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from datetime import timedelta
 
 from agent.schemas import RunState, RunStatus, utcnow
 from agent.workers import is_abandoned
@@ -63,11 +64,26 @@ async def recover_once(services: Services) -> list[str]:
     return outcomes
 
 
+async def finish_stranded_once(services: Services) -> list[str]:
+    """Move on paused runs whose question was answered or expired a lease ago by a process
+    that died before acting on it (see `Orchestrator.finish_stranded`)."""
+    lease = timedelta(seconds=services.orchestrator.config.execution.lease_seconds)
+    outcomes = []
+    for request in await services.store.stranded_interventions(utcnow() - lease):
+        state = await services.orchestrator.finish_stranded(request.run_id, request.intervention_id)
+        if state is not None:
+            closed = request.status.value
+            log.warning("acted on a stranded %s question", closed, extra={"run_id": state.run_id})
+            outcomes.append(f"{state.run_id}: {closed} question → {state.status.value}")
+    return outcomes
+
+
 async def sweep_forever(services: Services, interval: float = 60.0) -> None:
     while True:
         try:
             await sweep_once(services)
             await recover_once(services)
+            await finish_stranded_once(services)
         except Exception:  # keep sweeping; the next pass retries
             log.exception("sweep failed")
         await asyncio.sleep(interval)

@@ -20,6 +20,7 @@ from sqlalchemy import CursorResult, Select, case, delete, func, insert, select,
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
+from sqlalchemy.orm import aliased
 
 from agent.config import Thresholds
 from agent.ports import ClaimResult, RunConflictError, RunEvent
@@ -471,6 +472,30 @@ class SqlRunStore:
                 .execution_options(synchronize_session=False)
             )
             return _rowcount(result) == 1
+
+    async def stranded_interventions(self, before: datetime) -> list[InterventionRequest]:
+        """Questions answered (or expired) before `before` whose run is still PAUSED on
+        them: the process that claimed them died before it moved the run on."""
+        other = aliased(InterventionRow)
+        still_pending = (
+            select(other.intervention_id)
+            .where(other.run_id == RunRow.run_id, other.status == PENDING)
+            .exists()
+        )
+        answered = (InterventionRow.status == InterventionStatus.ANSWERED.value) & (
+            InterventionRow.answered_at <= before
+        )
+        expired = (InterventionRow.status == InterventionStatus.EXPIRED.value) & (
+            InterventionRow.expires_at <= before
+        )
+        async with self._reads.begin() as session:
+            rows = await session.scalars(
+                select(InterventionRow)
+                .join(RunRow, RunRow.run_id == InterventionRow.run_id)
+                .where(RunRow.status == RunStatus.PAUSED.value, ~still_pending, answered | expired)
+                .order_by(InterventionRow.created_at, InterventionRow.intervention_id)
+            )
+            return [_request_from_row(row) for row in rows]
 
     async def due_interventions(self, now: datetime) -> list[InterventionRequest]:
         """Pending interventions whose expiry time has passed, oldest deadline first."""

@@ -13,7 +13,7 @@ from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from agent.ports import RunConflictError
-from agent.schemas import RunStatus, utcnow
+from agent.schemas import InterventionAction, InterventionAnswer, RunStatus, utcnow
 from storage.db import make_engine
 from storage.run_store import SqlRunStore
 from storage.tables import RunRow
@@ -113,3 +113,28 @@ async def test_only_the_lease_holder_renews_and_renewing_is_not_a_new_version(
     await store.save(state)
     assert await store.renew_lease(state.run_id, "host:1:holder", later) is False
     assert await store.renew_lease("no-such-run", "host:1:holder", later) is False
+
+
+async def test_stranded_questions_are_closed_ones_a_paused_run_still_waits_on(
+    store: SqlRunStore,
+) -> None:
+    answer = InterventionAnswer(action=InterventionAction.PROCEED, user="U_ASKER")
+    stranded = make_state(thread_ts="1.0")
+    moved_on = make_state(thread_ts="2.0")
+    untouched = make_state(thread_ts="3.0")
+    for state in (stranded, moved_on, untouched):
+        await store.save(state)
+    for state in (stranded, moved_on):
+        assert state.pending is not None
+        assert (
+            await store.claim_intervention(state.run_id, state.pending.intervention_id, answer)
+        ).claimed
+    moved_on.status = RunStatus.RUNNING  # its process moved the run on after the claim
+    await store.save(moved_on)
+
+    later = utcnow() + timedelta(seconds=1)
+    found = await store.stranded_interventions(later)
+
+    assert [(r.run_id, r.status.value) for r in found] == [(stranded.run_id, "answered")]
+    assert found[0].answer == answer
+    assert await store.stranded_interventions(utcnow() - timedelta(hours=1)) == []

@@ -1,0 +1,140 @@
+"""A process that claimed a question (the answer is recorded, exactly once) and died
+before moving the run on leaves the run paused on an answered question — no later click
+can resume it. The next `grace recover` (or the bot's sweeper) acts on the recorded
+answer or expiry, exactly once however many replicas try."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from pathlib import Path
+
+from agent.config import AgentConfig, ExecutionConfig
+from agent.knowledge.lexical import HashingEmbedder
+from agent.knowledge.qdrant_kb import open_knowledge_base
+from agent.llm.offline import OfflineModel
+from agent.orchestrator import Orchestrator
+from agent.schemas import InterventionAction, InterventionAnswer, RunStatus, utcnow
+from storage.db import make_engine
+from storage.run_store import SqlRunStore
+from tests.durable.helpers import (
+    audit_trail,
+    copy_data_dir,
+    database_url,
+    grace_async,
+    grace_env,
+    run_grace,
+)
+
+LATEST_Q = "What is the latest version?"  # the offline planner asks which product
+
+
+async def _claim_and_die(url: str, run_id: str, *, expire: bool = False) -> str:
+    """What the dying process got done: its claim, nothing after it."""
+    engine = make_engine(url)
+    try:
+        store = SqlRunStore(engine)
+        state = await store.load(run_id)
+        assert state is not None and state.pending is not None
+        intervention_id = state.pending.intervention_id
+        if expire:
+            assert await store.claim_expiry(intervention_id=intervention_id, now=utcnow())
+        else:
+            answer = InterventionAnswer(
+                action=InterventionAction.INPUT, text="Beacon Server", user="U_ALICE"
+            )
+            assert (await store.claim_intervention(run_id, intervention_id, answer)).claimed
+        return intervention_id
+    finally:
+        await engine.dispose()
+
+
+def test_an_answer_claimed_by_a_process_that_died_is_acted_on_by_grace_recover(
+    sample_data_dir: Path, tmp_path: Path
+) -> None:
+    data_dir = copy_data_dir(sample_data_dir, tmp_path / "data")
+    env = grace_env(data_dir, GRACE_EXECUTION__LEASE_SECONDS="0.5")
+    asked = run_grace(env, "ask", LATEST_Q, "--no-input", "--json")
+    run_id = json.loads(asked.stdout)["run_id"]
+    url = database_url(data_dir)
+    asyncio.run(_claim_and_die(url, run_id))
+
+    stuck = run_grace(env, "resume", run_id, "--action", "input", "--text", "Other")
+    assert stuck.returncode == 1
+    assert "already answered by U_ALICE" in stuck.stderr
+    recovered = run_grace(env, "recover")
+
+    assert recovered.returncode == 0, recovered.stderr
+    assert f"{run_id}: answered question → answered" in recovered.stdout
+    shown = json.loads(run_grace(env, "show", run_id, "--json").stdout)
+    assert shown["status"] == "answered"
+    assert "4.2" in shown["answer"], "the recorded answer (Beacon Server) was used"
+    trail = asyncio.run(audit_trail(url, run_id))
+    assert trail.count("intervention_answered") == 1
+    assert trail[-1] == "answer_ready"
+    assert "nothing to recover" in run_grace(env, "recover").stdout
+
+
+def test_an_expiry_claimed_by_a_process_that_died_is_applied(
+    sample_data_dir: Path, tmp_path: Path
+) -> None:
+    data_dir = copy_data_dir(sample_data_dir, tmp_path / "data")
+    env = grace_env(
+        data_dir,
+        GRACE_EXECUTION__LEASE_SECONDS="0.5",
+        GRACE_INTERVENTION__EXPIRY_HOURS="0.0001",  # 0.36 s
+    )
+    run_id = json.loads(run_grace(env, "ask", LATEST_Q, "--no-input", "--json").stdout)["run_id"]
+    time.sleep(1)  # the question is past its deadline; a sweeper claims its expiry, and dies
+    asyncio.run(_claim_and_die(database_url(data_dir), run_id, expire=True))
+
+    recovered = run_grace(env, "recover")
+
+    assert f"{run_id}: expired question → cancelled" in recovered.stdout, recovered.stdout
+    shown = json.loads(run_grace(env, "show", run_id, "--json").stdout)
+    assert shown["status"] == "cancelled"
+
+
+async def test_of_four_replicas_finishing_one_stranded_answer_exactly_one_does(
+    sample_data_dir: Path, tmp_path: Path
+) -> None:
+    data_dir = copy_data_dir(sample_data_dir, tmp_path / "data")
+    env = grace_env(data_dir)
+    code, out, err = await grace_async(env, "ask", LATEST_Q, "--no-input", "--json")
+    assert code == 0, err
+    run_id = json.loads(out)["run_id"]
+    url = database_url(data_dir)
+    intervention_id = await _claim_and_die(url, run_id)
+
+    kb = open_knowledge_base(path=data_dir / "qdrant", url=None)
+    engines = [make_engine(url) for _ in range(4)]
+    try:
+        replicas = [
+            Orchestrator(
+                llm=OfflineModel(),
+                knowledge_base=kb,
+                store=SqlRunStore(engine),
+                embedder=HashingEmbedder(),
+                config=AgentConfig(execution=ExecutionConfig(lease_seconds=0.5)),
+            )
+            for engine in engines
+        ]
+        outcomes = await asyncio.gather(
+            *(r.finish_stranded(run_id, intervention_id) for r in replicas)
+        )
+    finally:
+        for engine in engines:
+            await engine.dispose()
+        await kb.close()
+
+    assert any(state is not None for state in outcomes)
+    engine = make_engine(url)
+    try:
+        stored = await SqlRunStore(engine).load(run_id)
+    finally:
+        await engine.dispose()
+    assert stored is not None and stored.status is RunStatus.ANSWERED
+    trail = await audit_trail(url, run_id)
+    assert trail.count("intervention_answered") == 1, trail
+    assert trail.count("answer_ready") == 1, trail
