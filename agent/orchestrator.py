@@ -105,6 +105,7 @@ class Orchestrator:
     ) -> None:
         self.config = config or AgentConfig()
         self.worker_id = worker_id or new_worker_id()
+        self._held: set[str] = set()  # active runs whose lease this worker holds
         self.llm = llm
         self.knowledge_base = knowledge_base
         self.store = store
@@ -209,6 +210,7 @@ class Orchestrator:
         ran out and another process took it (then the stored run is returned)."""
         until = utcnow() + timedelta(seconds=self.config.execution.lease_seconds)
         if not await self.store.renew_lease(state.run_id, self.worker_id, until):
+            self._held.discard(state.run_id)
             log.info("run taken over while it waited; leaving it", extra={"run_id": state.run_id})
             return await self.store.load(state.run_id) or state
         state.lease_expires_at = until
@@ -773,6 +775,7 @@ class Orchestrator:
 
     async def _superseded(self, state: RunState, conflict: RunConflictError) -> NoReturn:
         """Our copy is stale: take the stored run as the truth and stop driving it."""
+        self._held.discard(state.run_id)
         stored = await self.store.load(state.run_id)
         if stored is None:
             raise _TakenOver(state.run_id) from conflict
@@ -789,9 +792,21 @@ class Orchestrator:
             state.worker = self.worker_id
             lease = timedelta(seconds=self.config.execution.lease_seconds)
             state.lease_expires_at = utcnow() + lease
+            self._held.add(state.run_id)
         else:
             state.worker = None
             state.lease_expires_at = None
+            self._held.discard(state.run_id)
+
+    async def release_leases(self) -> list[str]:
+        """Hand every run this worker still holds to whoever adopts abandoned runs next
+        (at shutdown, once no task drives them any more). The run ids released."""
+        released = []
+        for run_id in sorted(self._held):
+            if await self.store.renew_lease(run_id, self.worker_id, utcnow()):
+                released.append(run_id)
+        self._held.clear()
+        return released
 
     async def _pause(self, state: RunState, request: InterventionRequest) -> None:
         state.pending = request

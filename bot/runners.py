@@ -47,8 +47,18 @@ class Bot:
             )
         return len(adopted)
 
-    async def close(self) -> None:
-        await self.deps.tasks.idle()
+    async def close(self, grace: float | None = None) -> None:
+        """Wait for in-flight work — at most `grace` seconds, then stop it — hand the
+        runs this process still holds to the next one, and close."""
+        if grace is None:
+            await self.deps.tasks.idle()
+        else:
+            stopped = await self.deps.tasks.shutdown(grace)
+            if stopped:
+                log.warning("stopped %d tasks still running after %.0f s", stopped, grace)
+        released = await self.services.orchestrator.release_leases()
+        if released:
+            log.warning("handed %d unfinished runs to the next process", len(released))
         await self.deps.publisher.drain()
         await self.services.close()
 
@@ -135,13 +145,14 @@ class BotRuntime:
         """How Slack reaches this bot, for the start-up line."""
         return "Socket Mode" if self.socket_handler is not None else "HTTP mode"
 
-    async def stop(self) -> None:
-        """Sweeper, then the socket (no new work), then the bot (waits for runs)."""
+    async def stop(self, grace: float | None = None) -> None:
+        """Sweeper, then the socket (no new work), then the bot (waits for runs, at most
+        `grace` seconds when given)."""
         self.sweeper.cancel()
         await asyncio.gather(self.sweeper, return_exceptions=True)
         if self.socket_handler is not None:
             await self.socket_handler.close_async()
-        await self.bot.close()
+        await self.bot.close(grace)
 
 
 async def start_bot(
@@ -208,5 +219,5 @@ async def serve(settings: Settings, *, port: int | None = None, host: str = "0.0
         await stop.wait()
     finally:
         await runner.cleanup()
-        await runtime.stop()
+        await runtime.stop(settings.slack.shutdown_grace_seconds)
     return 0

@@ -53,6 +53,9 @@ class SlackSettings(BaseModel):
     port: int = Field(default=3000, ge=1, le=65535)
     max_concurrent_runs: int = Field(default=4, ge=1, le=64)
     """Agent runs working at once in one process; more wait their turn."""
+    shutdown_grace_seconds: float = Field(default=20.0, ge=0)
+    """On SIGTERM, how long running agents may finish; then they stop, and their runs
+    (and the queued ones) are handed to the next process at once."""
 
 
 class Settings(BaseSettings):

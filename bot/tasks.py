@@ -4,6 +4,7 @@ tests) can wait for in-flight work instead of dropping it."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 from collections.abc import Coroutine
 from typing import Any
@@ -25,6 +26,7 @@ class TaskRunner:
         self._tasks: set[asyncio.Task[Any]] = set()
         self._agent_slots = asyncio.Semaphore(limit)
         self._intake_slots = asyncio.Semaphore(intake_limit)
+        self._closing = False
 
     def spawn(
         self, work: Coroutine[Any, Any, Any], *, name: str = "grace", intake: bool = False
@@ -41,10 +43,27 @@ class TaskRunner:
     ) -> Any:
         try:
             async with slots:
+                if self._closing and slots is self._agent_slots:
+                    return None  # shutting down: never started (a run stays stored)
                 return await work
         except Exception:
             log.exception("background task failed", extra={"task": name})
             return None
+        finally:
+            work.close()  # no-op once it ran; silences "never awaited" when it did not
+
+    async def shutdown(self, grace: float) -> int:
+        """Start no more agent work; give what is running `grace` seconds to finish, then
+        cancel it. Returns how many tasks were cancelled."""
+        self._closing = True
+        with contextlib.suppress(TimeoutError):
+            async with asyncio.timeout(grace):
+                await self.idle()
+        left = list(self._tasks)
+        for task in left:
+            task.cancel()
+        await asyncio.gather(*left, return_exceptions=True)
+        return len(left)
 
     async def idle(self) -> None:
         """Wait until no task is running, including tasks spawned meanwhile."""

@@ -209,13 +209,14 @@ class BotHarness:
         if self._http is None:
             self._http = aiohttp.ClientSession()
 
-    async def stop(self) -> None:
-        """Close the bot as a shutting-down process would (waits for in-flight work)."""
+    async def stop(self, grace: float | None = None) -> None:
+        """Close the bot as a shutting-down process would: waits for in-flight work (at
+        most `grace` seconds when given, as `grace serve` on SIGTERM)."""
         if self._runner is not None:
             await self._runner.cleanup()
             self._runner = None
         if self._bot is not None:
-            await self._bot.close()
+            await self._bot.close(grace)
             self._bot = None
 
     async def restart(self) -> None:
