@@ -96,7 +96,9 @@ def _parser() -> argparse.ArgumentParser:
     feedback.add_argument("vote", choices=["up", "down"])
     feedback.add_argument("--as", dest="user", default="local-user")
 
-    sub.add_parser("recover", help="finish runs a crashed process left running")
+    sub.add_parser(
+        "recover", help="finish runs whose worker died; apply answers a dead process claimed"
+    )
     sub.add_parser("thresholds", help="show the current (learned) intervention thresholds")
     sub.add_parser("sweep", help="expire unanswered interventions that are past due")
 
