@@ -27,7 +27,7 @@ from tests.agent.doubles import ControlledKB, RecordingObserver, ScriptedModel, 
 from tests.agent.doubles import search as search_step
 
 QUESTION = "How many vacation days do new employees get?"
-SHORT_LEASE = AgentConfig(execution=ExecutionConfig(lease_seconds=0.4))
+SHORT_LEASE = AgentConfig(execution=ExecutionConfig(lease_seconds=1.0))  # renewed every 0.25 s
 
 
 def _plan() -> ScriptedModel:
@@ -124,12 +124,12 @@ async def test_the_store_refuses_a_stale_copy(store: InMemoryRunStore) -> None:
 async def test_a_live_worker_keeps_its_run_through_a_slow_step(
     kb: QdrantKnowledgeBase, make_orchestrator: OrchestratorFactory
 ) -> None:
-    slow = ControlledKB(kb, delay=1.5, delay_times=1)
+    slow = ControlledKB(kb, delay=3.0, delay_times=1)
     worker = make_orchestrator(llm=_plan(), knowledge_base=slow, config=SHORT_LEASE)
     replica = make_orchestrator(config=SHORT_LEASE)
     run = asyncio.create_task(worker.start(QUESTION, asker=ASKER, run_id="run-live"))
     await _until(lambda: len(slow.calls) == 1)
-    await asyncio.sleep(1.0)  # 2.5 leases: only renewals keep the run the worker's
+    await asyncio.sleep(2.5)  # 2.5 leases: only renewals keep the run the worker's
 
     assert await replica.adopt("run-live") is None
     state = await run
@@ -141,7 +141,7 @@ async def test_a_live_worker_keeps_its_run_through_a_slow_step(
 async def test_a_silent_worker_loses_its_run_and_never_writes_to_it_again(
     kb: QdrantKnowledgeBase, store: InMemoryRunStore, make_orchestrator: OrchestratorFactory
 ) -> None:
-    slow = ControlledKB(kb, delay=1.5, delay_times=1)
+    slow = ControlledKB(kb, delay=3.0, delay_times=1)  # outlasts the takeover below
     silent_log = RecordingObserver()
     silent = Orchestrator(
         llm=_plan(),
@@ -155,7 +155,7 @@ async def test_a_silent_worker_loses_its_run_and_never_writes_to_it_again(
     replica = make_orchestrator(llm=_plan(), config=SHORT_LEASE, observers=[replica_log])
     run = asyncio.create_task(silent.start(QUESTION, asker=ASKER, run_id="run-silent"))
     await _until(lambda: len(slow.calls) == 1)
-    await asyncio.sleep(0.6)  # the lease (0.4 s) runs out: nobody renewed it
+    await asyncio.sleep(1.5)  # the lease (1 s) runs out: nobody renewed it
 
     adopted = await replica.adopt("run-silent")
     assert adopted is not None and adopted.worker == replica.worker_id

@@ -45,7 +45,7 @@ def _reasoning_calls(fake: FakeGemini) -> int:
 async def _replicas(
     fake: FakeGemini, sample_data_dir: Path, tmp_path: Path
 ) -> tuple[dict[str, str], dict[str, str], str]:
-    """Two processes' environments with a one-second lease, and the shared database URL."""
+    """Two processes' environments with a two-second lease, and the shared database URL."""
     url = f"sqlite+aiosqlite:///{tmp_path}/shared.db"
     envs = []
     for name in ("replica-a", "replica-b"):
@@ -57,7 +57,7 @@ async def _replicas(
             GRACE_DATABASE_URL=url,
             GRACE_KNOWLEDGE__COLLECTION="gemini_docs",
             GRACE_INTERVENTION__PAUSE_ON_CONFIRM="false",
-            GRACE_EXECUTION__LEASE_SECONDS="1",
+            GRACE_EXECUTION__LEASE_SECONDS="2",  # renewed every 0.5 s
         )
         code, _, err = await grace_async(env, "ingest", "agent/sample_kb/vacation-policy.md")
         assert code == 0, err
@@ -96,7 +96,7 @@ async def test_a_live_worker_keeps_its_run_while_another_process_recovers(
         fake.reply_json({"self_eval": 0.9, "coverage": 0.9, "rationale": "grounded"})
         worker = await _ask_until_reasoning(fake, env_a)
         try:
-            await asyncio.sleep(2)  # two leases: only the worker's renewals keep the run
+            await asyncio.sleep(4)  # two leases: only the worker's renewals keep the run
 
             code, out, err = await grace_async(env_b, "recover")
 
@@ -127,7 +127,7 @@ async def test_a_frozen_worker_loses_its_run_and_writes_nothing_when_it_wakes(
         frozen = await _ask_until_reasoning(fake, env_a)
         os.kill(frozen.pid, signal.SIGSTOP)
         try:
-            await asyncio.sleep(1.5)  # its one-second lease runs out
+            await asyncio.sleep(2.5)  # its two-second lease runs out
             fake.reply_text(ANSWER)
             fake.reply_json({"self_eval": 0.9, "coverage": 0.9, "rationale": "grounded"})
 
