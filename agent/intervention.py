@@ -11,6 +11,7 @@ from agent.schemas import (
     InterventionKind,
     InterventionLevel,
     RunState,
+    Source,
     utcnow,
 )
 from agent.schemas import InterventionRequest as InterventionRequest
@@ -21,6 +22,7 @@ LOWER = Thresholds(silent=0.8, notify=0.6, confirm=0.3)
 FALSE_POSITIVE_CONFIDENCE = 0.7
 FALSE_NEGATIVE_CONFIDENCE = 0.5
 TRIGGER_COUNT = 3
+MAX_SUGGESTION_CHARS = 150  # a heading, not a paragraph (a button shows 75)
 
 
 class DynamicThresholdAdjuster:
@@ -125,6 +127,21 @@ def escalate_request(
         allowed_responders=responders,
         expires_at=expiry(config),
     )
+
+
+def did_you_mean(sources: Sequence[Source], limit: int = 3) -> list[str]:
+    """What an ambiguous question may have meant: the headings of its closest passages
+    (the question of an FAQ row, a document's title), distinct. Fewer than two is no
+    choice, so then none."""
+    found: list[str] = []
+    for source in sources:
+        lines = source.text.strip().splitlines()
+        heading = lines[0].removeprefix("Q:").strip().lstrip("#").strip() if lines else ""
+        if heading and len(heading) <= MAX_SUGGESTION_CHARS and heading not in found:
+            found.append(heading)
+        if len(found) == limit:
+            break
+    return found if len(found) >= 2 else []
 
 
 def ask_user_request(

@@ -27,6 +27,7 @@ from agent.executor import DONE, StepExecutor, ancestors, ready_steps, skip_bloc
 from agent.intervention import (
     ask_user_request,
     confirm_request,
+    did_you_mean,
     escalate_request,
     plan_approval_request,
 )
@@ -478,7 +479,7 @@ class Orchestrator:
                         ask.step_id,
                         question=ask.query or ask.description,
                         reason=ask.expected_output or "the question is ambiguous",
-                        options=[],
+                        options=ask.options or await self._did_you_mean(state),
                         config=self.config.intervention,
                         responders=self._responders(state),
                     ),
@@ -764,6 +765,17 @@ class Orchestrator:
             return await self.knowledge_base.collections()
         except GraceError:
             return [self.knowledge_base.default_collection]
+
+    async def _did_you_mean(self, state: RunState) -> list[str]:
+        """Choices for an ambiguous question the plan gave none for: the knowledge
+        base's closest entries, so the person can click instead of typing."""
+        try:
+            sources = await self.knowledge_base.search(
+                state.query, collection=state.collection, limit=self.config.execution.top_k
+            )
+        except GraceError:
+            return []  # a plain question still works: the reply is the answer
+        return did_you_mean(sources)
 
     async def _account(self, state: RunState, usage: TokenUsage, model: str) -> None:
         if usage.calls == 0 and usage.total_tokens == 0:

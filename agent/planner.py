@@ -132,6 +132,7 @@ def repair_plan(
                     expected_output=raw.expected_output,
                     fallback=fallback,
                     timeout_seconds=config.default_step_timeout,
+                    options=_options(raw.options) if action is ActionType.ASK_USER else [],
                 ),
             )
         )
@@ -201,3 +202,15 @@ def repair_plan(
         success_criteria=draft.success_criteria,
     )
     return plan, repairs
+
+
+MAX_OPTIONS = 10
+
+
+def _options(raw: list[str]) -> list[str]:
+    """Distinct, non-empty answer choices, at most MAX_OPTIONS (a model may repeat itself)."""
+    kept: list[str] = []
+    for option in (o.strip() for o in raw):
+        if option and option not in kept:
+            kept.append(option)
+    return kept[:MAX_OPTIONS]

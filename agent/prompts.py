@@ -37,7 +37,8 @@ Analyse the user's question and produce an execution plan as JSON.
   `query` to the search terms and `collection` to one of the known collections.
 - `web_search`: search the internet (recent information, news). May be unavailable.
 - `reasoning`: analyse the information gathered by earlier steps and write the answer.
-- `ask_user`: ask the user an additional question. Put the question in `query`.
+- `ask_user`: ask the user an additional question. Put the question in `query` and, when
+  the possible answers are few and known, list them in `options` (they become buttons).
 
 ## Known knowledge-base collections
 {collections}

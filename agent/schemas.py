@@ -119,6 +119,8 @@ class PlanStep(BaseModel):
     timeout_seconds: float = Field(default=30.0, gt=0)
     fallback_of: ActionType | None = None
     """Set when this step is a failed step's fallback: the action it replaces."""
+    options: list[str] = Field(default_factory=list)
+    """For `ask_user`: the possible answers, offered as buttons."""
 
 
 class ExecutionPlan(BaseModel):
@@ -149,6 +151,7 @@ class PlanDraftStep(BaseModel):
     depends_on: list[int] = Field(default_factory=list)
     expected_output: str = ""
     fallback: str | None = None
+    options: list[str] = Field(default_factory=list)
 
 
 class PlanDraft(BaseModel):

@@ -18,6 +18,7 @@ async def reply(
     action: InterventionAction,
     *,
     text: str | None = None,
+    option: int | None = None,
     user: str = "U_ASKER",
 ) -> RunState:
     """Answer the run's pending intervention; fails the test if it was not claimed."""
@@ -25,7 +26,7 @@ async def reply(
     claim = await orchestrator.answer(
         state.run_id,
         state.pending.intervention_id,
-        InterventionAnswer(action=action, text=text, user=user),
+        InterventionAnswer(action=action, text=text, option=option, user=user),
     )
     assert claim.claimed, claim.reason
     assert claim.state is not None

@@ -153,6 +153,17 @@ def test_bad_fallbacks_are_dropped() -> None:
     assert [s.fallback for s in plan.steps] == [None, None, None, None]
 
 
+def test_ask_user_options_are_kept_distinct_and_bounded_and_only_on_ask_user() -> None:
+    ask = step(1, "ask_user", query="Which product?")
+    ask.options = [" Beacon Server ", "Beacon Server", "", *(f"Product {i}" for i in range(20))]
+    search = step(2, "rag_search", depends_on=[1])
+    search.options = ["not a question"]
+    plan, _ = repair(ask, search, step(3, "reasoning", depends_on=[2]))
+
+    assert plan.steps[0].options == ["Beacon Server", *(f"Product {i}" for i in range(9))]
+    assert plan.steps[1].options == []
+
+
 def test_a_plan_without_usable_steps_is_a_planning_error() -> None:
     with pytest.raises(PlanningError) as caught:
         repair(step(1, "telepathy"), step(2, "dance"))

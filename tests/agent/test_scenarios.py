@@ -91,6 +91,38 @@ async def test_answering_the_clarification_continues_from_the_product_faq(
     assert spy.reason_requests[-1].user_inputs == ["Beacon Server"]
 
 
+async def test_the_clarification_offers_the_closest_entries_as_choices(
+    orchestrator: Orchestrator,
+) -> None:
+    state = await orchestrator.start("What is the latest version?", asker=ASKER)
+    assert state.pending is not None
+    choices = state.pending.options
+    assert sorted(choices) == [
+        "What is the latest version of Beacon CLI?",
+        "What is the latest version of Beacon Mobile?",
+        "What is the latest version of Beacon Server?",
+    ]
+
+    state = await reply(
+        orchestrator,
+        state,
+        InterventionAction.INPUT,
+        option=choices.index("What is the latest version of Beacon CLI?"),
+    )
+
+    assert state.status is RunStatus.ANSWERED, state.error
+    assert state.user_inputs == ["What is the latest version of Beacon CLI?"]
+    assert "1.9" in state.final_answer and "Beacon CLI" in state.final_answer
+
+
+async def test_no_choices_when_the_knowledge_base_has_nothing_close(
+    orchestrator: Orchestrator,
+) -> None:
+    state = await orchestrator.start("最新バージョンは？", asker=ASKER)  # no Japanese FAQ on it
+    assert state.pending is not None and state.pending.kind is InterventionKind.ASK_USER
+    assert state.pending.options == []
+
+
 # ----------------------------------------------------------------- (c) unanswerable
 
 

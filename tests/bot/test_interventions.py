@@ -4,18 +4,12 @@ pauses answered by buttons or thread replies — by the asker or an approver onl
 from __future__ import annotations
 
 from agent.schemas import (
-    ActionType,
-    ExecutionPlan,
     InterventionAction,
     InterventionKind,
     InterventionLevel,
-    InterventionRequest,
     InterventionStatus,
-    PlanStep,
     ReplanTrigger,
-    RunState,
     RunStatus,
-    ThreadKey,
 )
 from blocks import ids
 from bot.conversation import REFUSAL
@@ -28,7 +22,6 @@ from .conftest import (
     LATEST_Q,
     MONGOLIA_Q,
     OTHER,
-    TEAM,
     BotHarness,
     HarnessFactory,
     button_values,
@@ -105,77 +98,32 @@ async def test_chatter_in_a_thread_without_a_pause_changes_nothing(harness: BotH
     assert len(await harness.runs_in(TS)) == 1
 
 
-def _paused_with_options() -> RunState:
-    """A run paused at an ask_user step with options (the offline planner asks without)."""
-    state = RunState(
-        query=LATEST_Q,
-        asker=ASKER,
-        status=RunStatus.PAUSED,
-        thread=ThreadKey(team_id=TEAM, channel_id=CHANNEL, thread_ts=TS),
-        collection="grace_docs",
-        llm_model="offline",
-    )
-    state.plan = ExecutionPlan(
-        original_query=LATEST_Q,
-        complexity=0.3,
-        estimated_steps=3,
-        steps=[
-            PlanStep(
-                step_id=1,
-                action=ActionType.ASK_USER,
-                description="Ask which product is meant",
-                query="Which product do you mean?",
-            ),
-            PlanStep(
-                step_id=2,
-                action=ActionType.RAG_SEARCH,
-                description="Find the latest version of that product",
-                query="latest version",
-                depends_on=[1],
-            ),
-            PlanStep(
-                step_id=3,
-                action=ActionType.REASONING,
-                description="Answer from the passages",
-                query=LATEST_Q,
-                depends_on=[2],
-            ),
-        ],
-    )
-    request = InterventionRequest(
-        run_id=state.run_id,
-        step_id=1,
-        kind=InterventionKind.ASK_USER,
-        level=InterventionLevel.ESCALATE,
-        question="Which product do you mean?",
-        options=["Beacon Mobile", "Beacon Server", "Beacon CLI"],
-        allowed_responders=[ASKER],
-    )
-    state.pending = request
-    state.interventions.append(request)
-    return state
-
-
 async def test_option_button_answers_an_ask_user_pause(harness: BotHarness) -> None:
-    state = _paused_with_options()
-    await harness.store.save(state)
-    assert state.pending is not None
-    value = ids.ButtonValue(
-        run_id=state.run_id, intervention_id=state.pending.intervention_id, option=1
-    ).encode()
+    await harness.mention(LATEST_Q, ts=TS)
+    paused = await harness.run_in(TS)
+    assert paused.pending is not None and paused.pending.kind is InterventionKind.ASK_USER
+    question = await harness.intervention_message(paused, paused.pending.intervention_id)
+    buttons = button_values(question)
+    labels = paused.pending.options
+    server = labels.index("What is the latest version of Beacon Server?")
+    assert {ids.option_action_id(i) for i in range(len(labels))} <= set(buttons)
 
-    reply = await harness.click(ids.option_action_id(1), value, thread_ts=TS)
+    reply = await harness.click(
+        ids.option_action_id(server), buttons[ids.option_action_id(server)], message=question
+    )
 
     assert reply.status == 200
     after = await harness.run_in(TS)
-    assert after.user_inputs == ["Beacon Server"]
-    stored = await harness.store.get_intervention(state.pending.intervention_id)
+    assert after.run_id == paused.run_id
+    assert after.user_inputs == [labels[server]]
+    stored = await harness.store.get_intervention(paused.pending.intervention_id)
     assert stored is not None and stored.status is InterventionStatus.ANSWERED
-    assert stored.answer is not None and stored.answer.option == 1
-    assert after.step_results[1].output == "Beacon Server"
+    assert stored.answer is not None and stored.answer.option == server
     assert after.status is RunStatus.ANSWERED, after.error
     assert "4.2" in after.final_answer
     assert has_feedback_buttons(await harness.answer_message(after))
+    decided = harness.fake.message(question.channel, question.ts)
+    assert not any(a.startswith(ids.ESCALATE_OPTION) for a in button_values(decided))
 
 
 async def test_a_click_from_someone_else_is_refused_and_changes_nothing(
