@@ -1,5 +1,6 @@
-"""Background upkeep: expire interventions nobody answered in time (applying
-`auto_proceed_on_timeout`), and take over runs whose worker died mid-run."""
+"""Background upkeep, every pass: expire interventions nobody answered in time (applying
+`auto_proceed_on_timeout`), take over runs whose worker died mid-run, and act on answers
+or expiries a dead process claimed but never applied."""
 
 from __future__ import annotations
 
