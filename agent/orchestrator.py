@@ -248,11 +248,23 @@ class Orchestrator:
                 "answered_at": utcnow(),
             }
         )
+        await self._continue_answered(state, request, answer)
+        return ClaimResult(claimed=True, state=state, answered_by=answer.user)
+
+    async def _continue_answered(
+        self, state: RunState, request: InterventionRequest, answer: InterventionAnswer
+    ) -> None:
+        """Move a paused run on with the answer its (closed) question got."""
         _replace_intervention(state, request)
         state.pending = None
         state.status = RunStatus.RUNNING
         await self._timed(state, self._resume(state, request, answer))
-        return ClaimResult(claimed=True, state=state, answered_by=answer.user)
+
+    async def _continue_expired(self, state: RunState, request: InterventionRequest) -> None:
+        """Move a paused run on after its question expired, as configured."""
+        _replace_intervention(state, request)
+        state.pending = None
+        await self._timed(state, self._apply_expiry(state, request))
 
     async def _resume(
         self, state: RunState, request: InterventionRequest, answer: InterventionAnswer
@@ -310,14 +322,9 @@ class Orchestrator:
         if request.intervention_id != intervention_id:
             return None
         if request.status is InterventionStatus.ANSWERED and request.answer is not None:
-            _replace_intervention(state, request)
-            state.pending = None
-            state.status = RunStatus.RUNNING
-            await self._timed(state, self._resume(state, request, request.answer))
+            await self._continue_answered(state, request, request.answer)
         elif request.status is InterventionStatus.EXPIRED:
-            _replace_intervention(state, request)
-            state.pending = None
-            await self._timed(state, self._apply_expiry(state, request))
+            await self._continue_expired(state, request)
         else:
             return None
         return state
@@ -330,9 +337,7 @@ class Orchestrator:
         if state.pending.intervention_id != intervention_id:
             return state
         request = state.pending.model_copy(update={"status": InterventionStatus.EXPIRED})
-        _replace_intervention(state, request)
-        state.pending = None
-        await self._timed(state, self._apply_expiry(state, request))
+        await self._continue_expired(state, request)
         return state
 
     async def _apply_expiry(self, state: RunState, request: InterventionRequest) -> None:

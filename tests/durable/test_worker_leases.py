@@ -28,6 +28,7 @@ from tests.fakes.fake_gemini import GENERATE, CannedResponse, FakeGemini, genera
 
 QUESTION = "How many vacation days do new employees get?"
 ANSWER = "New employees get 15 days of paid vacation. [Source: vacation-policy.md]"
+EVALUATION = {"self_eval": 0.9, "coverage": 0.9, "rationale": "grounded"}
 PLAN = {
     "complexity": 0.3,
     "steps": [
@@ -65,8 +66,14 @@ async def _replicas(
     return envs[0], envs[1], url
 
 
-async def _ask_until_reasoning(fake: FakeGemini, env: dict[str, str]) -> asyncio.subprocess.Process:
-    """Start `grace ask` and return once its reasoning step has reached the model."""
+async def _ask_until_reasoning(
+    fake: FakeGemini, env: dict[str, str], reasoning: CannedResponse
+) -> asyncio.subprocess.Process:
+    """Start `grace ask` on the scripted plan and return once its reasoning step has
+    reached the model, which answers it with `reasoning`."""
+    fake.reset()
+    fake.reply_json(PLAN)
+    fake.enqueue(GENERATE, reasoning)
     process = await asyncio.create_subprocess_exec(
         *GRACE, "ask", QUESTION, "--no-input", "--json", env=env,
         stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
@@ -89,12 +96,10 @@ async def test_a_live_worker_keeps_its_run_while_another_process_recovers(
 ) -> None:
     async with FakeGemini() as fake:
         env_a, env_b, _ = await _replicas(fake, sample_data_dir, tmp_path)
-        fake.reset()
-        fake.reply_json(PLAN)
         slow_step = asyncio.Event()  # the reasoning call lasts until the test lets it end
-        fake.enqueue(GENERATE, CannedResponse(generate_body(ANSWER), hold=slow_step))
-        fake.reply_json({"self_eval": 0.9, "coverage": 0.9, "rationale": "grounded"})
-        worker = await _ask_until_reasoning(fake, env_a)
+        reasoning = CannedResponse(generate_body(ANSWER), hold=slow_step)
+        worker = await _ask_until_reasoning(fake, env_a, reasoning)
+        fake.reply_json(EVALUATION)
         try:
             await asyncio.sleep(4)  # two leases: only the worker's renewals keep the run
 
@@ -120,16 +125,14 @@ async def test_a_frozen_worker_loses_its_run_and_writes_nothing_when_it_wakes(
 ) -> None:
     async with FakeGemini() as fake:
         env_a, env_b, url = await _replicas(fake, sample_data_dir, tmp_path)
-        fake.reset()
-        fake.reply_json(PLAN)
         late = asyncio.Event()  # its reasoning call answers only once it has woken up
-        fake.enqueue(GENERATE, CannedResponse(generate_body("a late answer"), hold=late))
-        frozen = await _ask_until_reasoning(fake, env_a)
+        reasoning = CannedResponse(generate_body("a late answer"), hold=late)
+        frozen = await _ask_until_reasoning(fake, env_a, reasoning)
         os.kill(frozen.pid, signal.SIGSTOP)
         try:
             await asyncio.sleep(2.5)  # its two-second lease runs out
             fake.reply_text(ANSWER)
-            fake.reply_json({"self_eval": 0.9, "coverage": 0.9, "rationale": "grounded"})
+            fake.reply_json(EVALUATION)
 
             code, out, err = await grace_async(env_b, "recover")
 
