@@ -72,7 +72,10 @@ class CostConfig(BaseModel):
 class ExecutionConfig(BaseModel):
     max_question_chars: int = Field(default=4000, ge=10)
     top_k: int = Field(default=5, ge=1, le=50)
-    default_step_timeout: float = Field(default=30.0, gt=0)
+    default_step_timeout: float = Field(default=60.0, gt=0)
+    """One step: an answer and its evaluation are two model calls."""
+    run_deadline_seconds: float = Field(default=180.0, gt=0)
+    """One run's planning and steps together (a paused run's waiting does not count)."""
     min_steps: int = Field(default=1, ge=1)
     max_steps: int = Field(default=6, ge=1, le=20)
     lease_seconds: float = Field(default=120.0, gt=0)

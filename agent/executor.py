@@ -1,7 +1,13 @@
 """Executes plan steps (SPEC §2.3): per-step timeout and a confidence score per step.
 
-A failed step's `fallback` is tried by the replan manager (FALLBACK strategy), so it
-is recorded in the replan history like every other recovery.
+Retries: a model or embedding call already retries what can be retried (rate limits,
+an unavailable service, a hung request) within its own deadline, so a step is run once
+here; running it again would only multiply requests. What the call layer cannot fix is
+left to the replan manager: a failed step's `fallback` (FALLBACK strategy) or another
+plan, each recorded in the replan history.
+
+An answer whose evaluation failed is kept: the step is PARTIAL, says why, and its score
+is lowered, so the run asks a human rather than posting it silently.
 
 Ordering and concurrency live here too: `ready_steps` says which steps can run now, and
 the orchestrator runs that whole wave at once.
@@ -25,11 +31,13 @@ from agent.schemas import (
     StepStatus,
     ToolResult,
 )
-from agent.tools import StepContext, Toolbox
+from agent.tools import EVALUATION_FAILED, StepContext, Toolbox
 
 DONE = {StepStatus.SUCCESS, StepStatus.PARTIAL}
 BLOCKED = {StepStatus.FAILED, StepStatus.SKIPPED}
 AGREEMENT_SOURCES = 3
+UNCHECKED_PENALTY = 0.8
+"""Score factor of an answer that could not be evaluated."""
 
 
 def ancestors(plan: ExecutionPlan, step_id: int) -> list[int]:
@@ -129,10 +137,26 @@ class StepExecutor:
     ) -> StepResult:
         started = time.perf_counter()
         attempts = 1
+        ctx = ctx.model_copy(update={"deadline": time.monotonic() + step.timeout_seconds})
         result = await self._attempt(step.action, step, ctx)
         score = await self._score(step, ctx, result, attempts, inherited_quality)
+        if result.success and result.confidence_factors.get(EVALUATION_FAILED):
+            score = score.model_copy(
+                update={
+                    "score": score.score * UNCHECKED_PENALTY,
+                    "penalties": [
+                        *score.penalties,
+                        f"answer not checked by the model ×{UNCHECKED_PENALTY}",
+                    ],
+                }
+            )
         decision = self._calculator.decide_action(score, thresholds)
-        status = StepStatus.SUCCESS if result.success else StepStatus.FAILED
+        if not result.success:
+            status = StepStatus.FAILED
+        elif result.error:
+            status = StepStatus.PARTIAL
+        else:
+            status = StepStatus.SUCCESS
         return StepResult(
             step_id=step.step_id,
             action=step.action,

@@ -44,6 +44,9 @@ class PlanRequest(BaseModel):
     failure: str | None = None
     """Why the previous plan is being replaced, when the agent itself decided to replan."""
     completed_steps: list[str] = Field(default_factory=list)
+    tried: list[str] = Field(default_factory=list)
+    """What earlier steps of this run tried and found (query, hits, top sources, error),
+    so a replan can do something else instead of repeating them."""
 
 
 class ReasoningRequest(BaseModel):

@@ -8,11 +8,18 @@ The agent's own replans (failure, low confidence, timeout) and the ones a human 
 (Modify, new information in reply to an escalation) have separate budgets of
 `max_replans` each: the agent escalates to a human exactly when its own budget is spent,
 so a shared budget would refuse every NEW_INFORMATION replan.
+
+A replan tells the model what was tried: every earlier step's query, how many results
+it found, the best sources with their scores, and its error (`tried`, cumulative over
+the run). So no two replans send the same prompt, and the model can change course
+instead of repeating a search that found nothing. A reasoning step that failed because
+the model service itself was unavailable (rate limit, outage, already retried by the
+call layer) is not replanned: another plan would hit the same wall.
 """
 
 from __future__ import annotations
 
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 from agent.config import ReplanConfig
 from agent.executor import DONE
@@ -32,6 +39,10 @@ from agent.schemas import (
 )
 
 GATHERING = {ActionType.RAG_SEARCH, ActionType.WEB_SEARCH}
+SERVICE_ERRORS = ("rate_limit:", "network:")
+"""Step errors (see `Toolbox.run`) meaning the model service failed after its retries."""
+TRIED_SOURCES = 3
+MAX_TRIED = 20
 HUMAN_TRIGGERS = frozenset({ReplanTrigger.USER_FEEDBACK, ReplanTrigger.NEW_INFORMATION})
 
 
@@ -46,6 +57,70 @@ class ReplanDecision(BaseModel):
     strategy: ReplanStrategy
     reason: str
     failed_step_id: int | None = None
+    tried: list[str] = Field(default_factory=list)
+
+
+def describe_attempts(state: RunState) -> list[str]:
+    """One line per finished step of the current plan: what it tried and what it found."""
+    plan = state.plan
+    if plan is None:
+        return []
+    round_ = len(state.replan_history) + 1
+    lines = []
+    for step in plan.steps:
+        result = state.step_results.get(step.step_id)
+        if result is None or result.status in (StepStatus.RUNNING, StepStatus.PENDING):
+            continue
+        head = f"plan {round_} step {step.step_id} {step.action.value}"
+        if step.action in GATHERING:
+            where = f" in {step.collection}" if step.collection else ""
+            head += f' "{step.query or state.query}"{where}'
+        else:
+            head += f": {step.description}"
+        if result.status is StepStatus.SKIPPED:
+            lines.append(f"{head} → skipped ({result.error or 'a dependency failed'})")
+            continue
+        found = f"{result.status.value}, confidence {result.confidence:.2f}"
+        if step.action in GATHERING and result.status is not StepStatus.FAILED:
+            best = _best_sources(result)
+            found += f", {len(result.sources)} results"
+            if best:
+                found += "; top: " + ", ".join(best)
+        if result.error:
+            found += f"; error: {result.error[:200]}"
+        lines.append(f"{head} → {found}")
+    return lines
+
+
+def _best_sources(result: StepResult) -> list[str]:
+    ranked = sorted(result.sources, key=lambda s: s.similarity, reverse=True)
+    seen: dict[str, float] = {}
+    for source in ranked:
+        seen.setdefault(source.source, source.similarity)
+    return [f"{name} ({score:.2f})" for name, score in list(seen.items())[:TRIED_SOURCES]]
+
+
+def tried_so_far(state: RunState) -> list[str]:
+    """Everything the run tried: earlier plans' attempts (from the replan history) and
+    the current plan's, oldest first, the most recent `MAX_TRIED` kept."""
+    earlier = state.replan_history[-1].tried if state.replan_history else []
+    current = describe_attempts(state)
+    merged = list(dict.fromkeys([*earlier, *current]))
+    return merged[-MAX_TRIED:]
+
+
+def _service_failure(state: RunState, step_id: int | None) -> bool:
+    if step_id is None or state.plan is None:
+        return False
+    result = state.step_results.get(step_id)
+    step = next((s for s in state.plan.steps if s.step_id == step_id), None)
+    return (
+        step is not None
+        and step.action is ActionType.REASONING
+        and result is not None
+        and result.status is StepStatus.FAILED
+        and (result.error or "").startswith(SERVICE_ERRORS)
+    )
 
 
 def plan_invalidated(state: RunState, low_confidence: float) -> str | None:
@@ -88,15 +163,27 @@ class ReplanManager:
         plan = state.plan
         assert plan is not None
 
+        tried = tried_so_far(state)
+
         def decision(strategy: ReplanStrategy, why: str = reason) -> ReplanDecision:
             return ReplanDecision(
-                trigger=trigger, strategy=strategy, reason=why, failed_step_id=step_id
+                trigger=trigger,
+                strategy=strategy,
+                reason=why,
+                failed_step_id=step_id,
+                tried=tried,
             )
 
         if replans_used(state, trigger) >= self._config.max_replans:
             return decision(
                 ReplanStrategy.ABORT,
                 f"{reason}; the replan limit ({self._config.max_replans}) is reached",
+            )
+        if trigger is ReplanTrigger.STEP_FAILED and _service_failure(state, step_id):
+            return decision(
+                ReplanStrategy.ABORT,
+                f"{reason}; the model service is unavailable (already retried), so another "
+                "plan would fail the same way",
             )
         if trigger is ReplanTrigger.USER_FEEDBACK:
             done = [r for r in state.step_results.values() if r.status in DONE]
@@ -138,6 +225,7 @@ class ReplanManager:
                 for s in plan.steps
                 if s.step_id in state.step_results and state.step_results[s.step_id].status in DONE
             ],
+            tried=decision.tried,
         )
         outcome = await self._planner.create_plan(request)
         new_plan = outcome.plan.model_copy(update={"requires_confirmation": False})
@@ -157,6 +245,7 @@ class ReplanManager:
             failed_step_id=decision.failed_step_id,
             old_steps=[_describe(s) for s in old.steps],
             new_steps=[_describe(s) for s in new.steps] if new else [],
+            tried=decision.tried,
         )
 
 

@@ -235,6 +235,8 @@ class ReplanRecord(BaseModel):
     failed_step_id: int | None = None
     old_steps: list[str] = Field(default_factory=list)
     new_steps: list[str] = Field(default_factory=list)
+    tried: list[str] = Field(default_factory=list)
+    """What the run's steps had tried and found up to this replan (cumulative)."""
     created_at: datetime = Field(default_factory=utcnow)
 
 

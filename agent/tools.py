@@ -3,6 +3,7 @@ so the orchestrator handles it."""
 
 from __future__ import annotations
 
+import asyncio
 import time
 from statistics import fmean, pvariance
 
@@ -10,13 +11,21 @@ from pydantic import BaseModel, Field
 
 from agent.errors import GraceError
 from agent.ports import (
+    Evaluation,
     EvaluationRequest,
     KnowledgeBase,
     LanguageModel,
+    LLMReply,
     ReasoningRequest,
     WebSearchProvider,
 )
-from agent.schemas import ActionType, PlanStep, Source, ToolResult
+from agent.safety import sanitize_answer, urls_in
+from agent.schemas import ActionType, PlanStep, Source, TokenUsage, ToolResult
+
+EVALUATION_FAILED = "evaluation_failed"
+"""Factor set when the answer could not be checked: the answer is kept, the score lowered."""
+EVALUATION_MARGIN = 0.5
+"""Seconds of the step's time kept back so an answer is saved before the step times out."""
 
 
 class StepContext(BaseModel):
@@ -29,6 +38,8 @@ class StepContext(BaseModel):
     dependency_outputs: list[str] = Field(default_factory=list)
     dependency_sources: list[Source] = Field(default_factory=list)
     collection: str | None = None
+    deadline: float | None = None
+    """`time.monotonic()` by which the step must be done (the executor's step timeout)."""
 
 
 class Toolbox:
@@ -56,8 +67,12 @@ class Toolbox:
                 result = await self._reasoning(step, ctx)
             else:
                 result = ToolResult(success=False, error=f"{action.value} is not a tool")
-        except GraceError as exc:
-            result = ToolResult(success=False, error=f"{exc.category}: {exc.message}")
+        except GraceError as exc:  # what a failed call already cost still counts
+            result = ToolResult(
+                success=False,
+                error=f"{exc.category}: {exc.message}",
+                token_usage=exc.usage or TokenUsage(),
+            )
         result.execution_time_ms = (time.perf_counter() - started) * 1000
         return result
 
@@ -85,30 +100,60 @@ class Toolbox:
 
     async def _reasoning(self, step: PlanStep, ctx: StepContext) -> ToolResult:
         passages = _dedupe(ctx.dependency_sources)
-        instruction = step.description
         reply = await self._llm.reason(
             ReasoningRequest(
                 query=ctx.query,
-                instruction=instruction,
+                instruction=step.description,
                 passages=passages,
                 context=ctx.thread_context,
                 user_inputs=ctx.user_inputs,
             )
         )
-        evaluation = await self._llm.evaluate(
-            EvaluationRequest(query=ctx.query, answer=reply.value, passages=passages)
-        )
-        return ToolResult(
-            success=bool(reply.value.strip()),
-            output=reply.value,
-            sources=passages,
-            confidence_factors={
+        allowed = urls_in([*(p.text for p in passages), *(p.source for p in passages)])
+        answer = sanitize_answer(reply.value, allowed)
+        if not answer.strip():
+            return ToolResult(
+                success=False,
+                error="the model returned an empty answer",
+                token_usage=reply.usage,
+            )
+        factors: dict[str, float] = {}
+        usage = reply.usage
+        note: str | None = None
+        try:
+            evaluation = await self._evaluate(ctx, answer, passages)
+        except GraceError as exc:  # keep the answer; say it is unchecked (score lowered)
+            usage = usage + (exc.usage or TokenUsage())
+            note = f"the answer could not be checked ({exc.category}: {exc.message})"
+        except TimeoutError:
+            note = "the answer could not be checked (the evaluation ran out of time)"
+        else:
+            usage = usage + evaluation.usage
+            factors = {
                 "llm_self_eval": evaluation.value.self_eval,
                 "query_coverage": evaluation.value.coverage,
-            },
-            error=None if reply.value.strip() else "the model returned an empty answer",
-            token_usage=reply.usage + evaluation.usage,
+            }
+        if note is not None:
+            factors[EVALUATION_FAILED] = 1.0
+        return ToolResult(
+            success=True,
+            output=answer,
+            sources=passages,
+            confidence_factors=factors,
+            error=note,
+            token_usage=usage,
         )
+
+    async def _evaluate(
+        self, ctx: StepContext, answer: str, passages: list[Source]
+    ) -> LLMReply[Evaluation]:
+        work = self._llm.evaluate(
+            EvaluationRequest(query=ctx.query, answer=answer, passages=passages)
+        )
+        if ctx.deadline is None:
+            return await work
+        left = ctx.deadline - time.monotonic() - EVALUATION_MARGIN
+        return await asyncio.wait_for(work, timeout=max(0.0, left))
 
 
 def _search_result(hits: list[Source], where: str) -> ToolResult:

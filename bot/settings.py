@@ -40,8 +40,14 @@ class LLMSettings(BaseModel):
     base_url: str | None = None
     """Override of the Gemini endpoint (tests, proxies)."""
     retry_attempts: int = Field(default=4, ge=1, le=10)
+    """Requests one model call may make (the first one and its retries)."""
     retry_initial_delay: float = Field(default=1.0, ge=0)
-    timeout_seconds: float = Field(default=60.0, gt=0)
+    timeout_seconds: float = Field(default=25.0, gt=0)
+    """One request to the API."""
+    call_deadline_seconds: float = Field(default=25.0, gt=0)
+    """One model call, retries and waits included."""
+    query_embedding_timeout_seconds: float = Field(default=4.0, gt=0, le=5)
+    """A search waits this long for its query's vector, then searches lexically."""
 
 
 class KnowledgeSettings(BaseModel):

@@ -40,7 +40,7 @@ def build_models(settings: Settings) -> tuple[LanguageModel, Embedder, Embedder 
     """(answering model, embedder for source agreement, dense search embedder or None)."""
     if not settings.use_gemini:
         return OfflineModel(), HashingEmbedder(), None
-    from agent.llm.gemini import GeminiEmbedder, GeminiModel, make_gemini_client
+    from agent.llm.gemini import CallPolicy, GeminiEmbedder, GeminiModel, make_gemini_client
 
     if settings.google_api_key is None:
         from agent.errors import InvalidInputError
@@ -48,19 +48,26 @@ def build_models(settings: Settings) -> tuple[LanguageModel, Embedder, Embedder 
         raise InvalidInputError(
             "GRACE_LLM__PROVIDER=gemini needs GOOGLE_API_KEY; unset it to use the offline model."
         )
+    llm = settings.llm
     client = make_gemini_client(
         api_key=settings.google_api_key.get_secret_value(),
-        base_url=settings.llm.base_url,
-        attempts=settings.llm.retry_attempts,
-        initial_delay=settings.llm.retry_initial_delay,
-        timeout_ms=int(settings.llm.timeout_seconds * 1000),
+        base_url=llm.base_url,
+        timeout_ms=int(llm.timeout_seconds * 1000),
+    )
+    policy = CallPolicy(
+        attempts=llm.retry_attempts,
+        deadline_seconds=llm.call_deadline_seconds,
+        attempt_timeout_seconds=llm.timeout_seconds,
+        initial_delay=llm.retry_initial_delay,
     )
     embedder = GeminiEmbedder(
         client=client,
-        model=settings.llm.embedding_model,
-        dimension=settings.llm.embedding_dimension,
+        model=llm.embedding_model,
+        dimension=llm.embedding_dimension,
+        policy=policy,
+        query_timeout=llm.query_embedding_timeout_seconds,
     )
-    return GeminiModel(client=client, model=settings.llm.model), embedder, embedder
+    return GeminiModel(client=client, model=llm.model, policy=policy), embedder, embedder
 
 
 async def build_services(

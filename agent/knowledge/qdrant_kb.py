@@ -25,6 +25,7 @@ import httpx
 from qdrant_client import AsyncQdrantClient, models
 from qdrant_client.http.exceptions import ResponseHandlingException, UnexpectedResponse
 
+from agent.embedding import embed_documents, embed_query  # gemini: task types, query deadline
 from agent.errors import (
     GraceError,
     InvalidInputError,
@@ -58,7 +59,7 @@ DENSE_WEIGHT = 0.5
 DENSE_ONLY_KEEP = 0.8
 """A hybrid hit sharing no word with the query is kept only when its dense cosine is at
 least this high (e.g. an English question and a Japanese passage saying the same)."""
-EMBED_BATCH = 64
+EMBED_BATCH = 100  # gemini: the API takes up to 100 texts per request
 UPSERT_BATCH = 256
 
 
@@ -253,7 +254,8 @@ class QdrantKnowledgeBase:
             dense = []
             for start in range(0, len(chunks), EMBED_BATCH):
                 batch = chunks[start : start + EMBED_BATCH]
-                dense.extend(await self._embedder.embed([c.text for c in batch]))
+                texts, titles = [c.text for c in batch], [c.source for c in batch]
+                dense.extend(await embed_documents(self._embedder, texts, titles))
         points: list[models.PointStruct] = []
         for i, chunk in enumerate(chunks):
             indices, values = sparse_vector(tokenize(chunk.text))
@@ -290,11 +292,10 @@ class QdrantKnowledgeBase:
         if self._embedder is None:
             return None
         try:
-            vectors = await self._embedder.embed([query])
+            return await embed_query(self._embedder, query)
         except GraceError as exc:
             log.warning("query embedding failed, searching lexically only: %s", exc)
             return None
-        return vectors[0] if vectors else None
 
     async def search(
         self, query: str, *, collection: str | None = None, limit: int = 5

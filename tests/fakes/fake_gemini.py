@@ -32,6 +32,7 @@ import math
 import random
 import re
 import socket
+import time
 from collections import deque
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
@@ -83,6 +84,10 @@ class RecordedRequest:
     model: str | None = None
     route: str | None = None
     """`generateContent`, `batchEmbedContents`, `embedContent` or another method name."""
+    received_at: float = 0.0
+    """`time.monotonic()` when the request arrived (to check waits between retries)."""
+    response_usage: dict[str, int] = field(default_factory=dict)
+    """The `usageMetadata` the fake answered with (empty for errors): what was billed."""
 
     @property
     def api_key(self) -> str | None:
@@ -383,6 +388,17 @@ class FakeGemini:
         """Recorded requests, optionally only those of one route."""
         return [r for r in self.requests if route is None or r.route == route]
 
+    def billed(self) -> tuple[int, int]:
+        """(input, output) tokens of every usageMetadata answered so far — what a real
+        account would be charged; thinking tokens count as output."""
+        prompt = sum(r.response_usage.get("promptTokenCount", 0) for r in self.requests)
+        output = sum(
+            r.response_usage.get("candidatesTokenCount", 0)
+            + r.response_usage.get("thoughtsTokenCount", 0)
+            for r in self.requests
+        )
+        return prompt, output
+
     def pending(self, route: str = GENERATE) -> int:
         """Canned responses not yet used (a test can assert they were all consumed)."""
         return len(self._queues.get(route, ()))
@@ -442,9 +458,14 @@ class FakeGemini:
             raw=raw,
             model=match.group("model") if match else None,
             route=match.group("method") if match else None,
+            received_at=time.monotonic(),
         )
         self.requests.append(record)
         canned = await self._respond(record)
+        if canned.status == 200 and isinstance(canned.body, dict):
+            usage = canned.body.get("usageMetadata")
+            if isinstance(usage, dict):
+                record.response_usage = {k: int(v) for k, v in usage.items()}
         if canned.hold is not None:
             await canned.hold.wait()
         if canned.delay:

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections.abc import AsyncIterator
 
 import pytest
 
 from agent.errors import LLMError, NetworkError, RateLimitError
-from agent.llm.gemini import GeminiEmbedder, GeminiModel, make_gemini_client
+from agent.llm.gemini import CallPolicy, GeminiEmbedder, GeminiModel, make_gemini_client
 from agent.ports import PlanRequest, ReasoningRequest
 from tests.fakes.fake_gemini import (
     BATCH_EMBED,
@@ -24,9 +25,9 @@ QUESTION = ReasoningRequest(query="What is our VPN policy?")
 
 @pytest.fixture
 async def one_shot(fake: FakeGemini) -> AsyncIterator[GeminiModel]:
-    """A model whose client does not retry: each error maps straight through."""
-    sdk = make_gemini_client(api_key="bad-key", base_url=fake.base_url, attempts=1)
-    yield GeminiModel(client=sdk)
+    """A model that does not retry: each error maps straight through."""
+    sdk = make_gemini_client(api_key="bad-key", base_url=fake.base_url)
+    yield GeminiModel(client=sdk, policy=CallPolicy(attempts=1))
     await sdk.aio.aclose()
 
 
@@ -50,20 +51,89 @@ async def test_503_is_retried(fake: FakeGemini, model: GeminiModel) -> None:
     assert len(fake.calls(GENERATE)) == 2
 
 
-async def test_persistent_429_is_rate_limit_error(fake: FakeGemini, model: GeminiModel) -> None:
+def quota_body(delay: str) -> dict[str, object]:
     body = error_body(429, "Quota exceeded for generate_content_free_tier_requests")
-    body["error"]["details"] = [
-        {"@type": "type.googleapis.com/google.rpc.RetryInfo", "retryDelay": "37s"}
+    body["error"]["details"] = [  # type: ignore[index]
+        {"@type": "type.googleapis.com/google.rpc.RetryInfo", "retryDelay": delay}
     ]
-    fake.enqueue(GENERATE, *[CannedResponse(body, 429) for _ in range(3)])
+    return body
+
+
+async def test_persistent_429_is_rate_limit_error(fake: FakeGemini, model: GeminiModel) -> None:
+    fake.enqueue(GENERATE, *[CannedResponse(quota_body("0.01s"), 429) for _ in range(3)])
 
     with pytest.raises(RateLimitError) as info:
         await model.reason(QUESTION)
 
-    assert len(fake.calls(GENERATE)) == 3, "the client was built with attempts=3"
+    assert len(fake.calls(GENERATE)) == 3, "the policy allows 3 attempts"
     assert "Quota exceeded" in str(info.value)
-    assert info.value.retry_after == 37.0
+    assert "gave up after 3 attempts" in str(info.value)
+    assert info.value.retry_after == 0.01
     assert info.value.recoverable
+
+
+async def test_persistent_429_makes_four_requests_and_waits_as_told(fake: FakeGemini) -> None:
+    """The default policy: 4 requests at most, each after the server's retryDelay."""
+    sdk = make_gemini_client(api_key="k", base_url=fake.base_url)
+    model = GeminiModel(client=sdk, policy=CallPolicy(initial_delay=5.0))
+    fake.set_responder(GENERATE, lambda _: CannedResponse(quota_body("0.3s"), 429))
+    try:
+        with pytest.raises(RateLimitError):
+            await model.reason(QUESTION)
+    finally:
+        await sdk.aio.aclose()
+
+    calls = fake.calls(GENERATE)
+    assert len(calls) == 4
+    gaps = [b.received_at - a.received_at for a, b in zip(calls, calls[1:], strict=False)]
+    assert all(gap >= 0.29 for gap in gaps), gaps
+    assert all(gap < 4.0 for gap in gaps), "the server's 0.3 s, not our 5 s backoff"
+
+
+async def test_a_retry_delay_past_the_deadline_ends_the_call_at_once(fake: FakeGemini) -> None:
+    sdk = make_gemini_client(api_key="k", base_url=fake.base_url)
+    model = GeminiModel(client=sdk, policy=CallPolicy(deadline_seconds=5.0))
+    fake.set_responder(GENERATE, lambda _: CannedResponse(quota_body("37s"), 429))
+    started = time.monotonic()
+    try:
+        with pytest.raises(RateLimitError) as info:
+            await model.reason(QUESTION)
+    finally:
+        await sdk.aio.aclose()
+
+    assert len(fake.calls(GENERATE)) == 1
+    assert time.monotonic() - started < 3.0
+    assert info.value.retry_after == 37.0
+
+
+async def test_retry_after_header_is_honoured_on_503(fake: FakeGemini, model: GeminiModel) -> None:
+    fake.fail(503, headers={"Retry-After": "0.3"})
+    fake.reply_text("Back.")
+
+    reply = await model.reason(QUESTION)
+
+    first, second = fake.calls(GENERATE)
+    assert reply.value == "Back."
+    assert second.received_at - first.received_at >= 0.29
+
+
+async def test_a_hanging_call_ends_within_its_deadline(fake: FakeGemini) -> None:
+    sdk = make_gemini_client(api_key="k", base_url=fake.base_url)
+    policy = CallPolicy(deadline_seconds=1.0, attempt_timeout_seconds=0.4, initial_delay=0.01)
+    model = GeminiModel(client=sdk, policy=policy)
+    never = asyncio.Event()
+    fake.set_responder(GENERATE, lambda _: CannedResponse(hold=never))
+    started = time.monotonic()
+    try:
+        with pytest.raises(NetworkError, match="timed out|ran out of time"):
+            await model.reason(QUESTION)
+    finally:
+        never.set()
+        await sdk.aio.aclose()
+
+    elapsed = time.monotonic() - started
+    assert elapsed < 2.0, elapsed
+    assert 2 <= len(fake.calls(GENERATE)) <= 4
 
 
 async def test_persistent_503_is_network_error(fake: FakeGemini, model: GeminiModel) -> None:
@@ -107,27 +177,26 @@ async def test_non_json_body_is_llm_error(fake: FakeGemini, one_shot: GeminiMode
 
 
 async def test_connection_refused_is_network_error_quickly() -> None:
-    sdk = make_gemini_client(
-        api_key="k", base_url=f"http://127.0.0.1:{unused_port()}", attempts=2, initial_delay=0.01
-    )
-    model = GeminiModel(client=sdk)
+    sdk = make_gemini_client(api_key="k", base_url=f"http://127.0.0.1:{unused_port()}")
+    policy = CallPolicy(attempts=2, initial_delay=0.01)
+    model = GeminiModel(client=sdk, policy=policy)
     started = time.monotonic()
     try:
         with pytest.raises(NetworkError, match="could not reach the Gemini API"):
             await model.reason(QUESTION)
         with pytest.raises(NetworkError):
-            await GeminiEmbedder(client=sdk).embed(["hello"])
+            await GeminiEmbedder(client=sdk, policy=policy).embed(["hello"])
     finally:
         await sdk.aio.aclose()
     assert time.monotonic() - started < 3.0
 
 
 async def test_timeout_is_network_error(fake: FakeGemini) -> None:
-    sdk = make_gemini_client(api_key="k", base_url=fake.base_url, attempts=1, timeout_ms=150)
+    sdk = make_gemini_client(api_key="k", base_url=fake.base_url, timeout_ms=150)
     fake.enqueue(GENERATE, CannedResponse(delay=0.4))
     try:
         with pytest.raises(NetworkError, match="timed out"):
-            await GeminiModel(client=sdk).reason(QUESTION)
+            await GeminiModel(client=sdk, policy=CallPolicy(attempts=1)).reason(QUESTION)
     finally:
         await sdk.aio.aclose()
 

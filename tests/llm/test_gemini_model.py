@@ -8,7 +8,7 @@ import pytest
 from google import genai
 
 from agent.errors import LLMError, PlanningError
-from agent.llm.gemini import UNPARSABLE_EVALUATION, GeminiEmbedder, GeminiModel
+from agent.llm.gemini import GeminiEmbedder, GeminiModel
 from agent.ports import (
     Embedder,
     EvaluationRequest,
@@ -157,7 +157,7 @@ async def test_plan_hopeless_json_raises_planning_error_after_one_retry(
 async def test_plan_without_steps_is_a_planning_error(fake: FakeGemini, model: GeminiModel) -> None:
     fake.reply_json({"complexity": 0.1, "steps": []}, times=2)
 
-    with pytest.raises(PlanningError, match="no steps"):
+    with pytest.raises(PlanningError, match="at least 1 item"):
         await model.plan(PLAN_REQUEST)
 
 
@@ -166,8 +166,13 @@ async def test_plan_blocked_prompt_is_a_planning_error(
 ) -> None:
     fake.enqueue(GENERATE, blocked_body("PROHIBITED_CONTENT"), blocked_body("PROHIBITED_CONTENT"))
 
-    with pytest.raises(PlanningError, match="PROHIBITED_CONTENT"):
+    with pytest.raises(PlanningError, match="PROHIBITED_CONTENT") as info:
         await model.plan(PLAN_REQUEST)
+
+    first, second = fake.calls(GENERATE)
+    assert first.prompt != second.prompt, "a blocked prompt is rephrased, never resent as is"
+    assert "blocked by the safety filter" in second.prompt
+    assert info.value.usage is not None and info.value.usage.calls == 2
 
 
 async def test_replan_prompt_carries_feedback_and_completed_steps(
@@ -203,8 +208,10 @@ async def test_reason_returns_text_and_sends_passages(fake: FakeGemini, model: G
     assert reply.value == "Use the VPN on public Wi-Fi [Source: handbook.md]."
     (request,) = fake.calls(GENERATE)
     assert "responseMimeType" not in request.generation_config
-    assert "[1] (source: handbook.md)" in request.prompt
-    assert "[2] (source: faq.csv)" in request.prompt
+    assert '<passage id="1" source="user reply">\nI mean the laptop VPN\n</passage>' in request.prompt
+    assert '<passage id="2" source="handbook.md">' in request.prompt
+    assert '<passage id="3" source="faq.csv">' in request.prompt
+    assert request.body["systemInstruction"]["parts"][0]["text"].startswith("You are GRACE")
     assert "I mean the laptop VPN" in request.prompt
     assert "[Source: name]" in request.prompt
 
@@ -212,17 +219,40 @@ async def test_reason_returns_text_and_sends_passages(fake: FakeGemini, model: G
 async def test_reason_empty_candidate_is_llm_error_with_finish_reason(
     fake: FakeGemini, model: GeminiModel
 ) -> None:
-    fake.enqueue(GENERATE, empty_candidate_body("SAFETY"))
+    fake.enqueue(GENERATE, empty_candidate_body("SAFETY"), empty_candidate_body("SAFETY"))
 
-    with pytest.raises(LLMError, match="finish reason SAFETY"):
+    with pytest.raises(LLMError, match="finish reason SAFETY") as info:
         await model.reason(ReasoningRequest(query="q"))
+
+    first, second = fake.calls(GENERATE)
+    assert first.prompt != second.prompt
+    assert info.value.usage is not None and info.value.usage.input_tokens == 20
 
 
 async def test_reason_blocked_prompt_is_llm_error(fake: FakeGemini, model: GeminiModel) -> None:
-    fake.enqueue(GENERATE, blocked_body("SAFETY"))
+    fake.enqueue(GENERATE, blocked_body("SAFETY"), blocked_body("SAFETY"))
 
     with pytest.raises(LLMError, match="prompt was blocked"):
         await model.reason(ReasoningRequest(query="q"))
+    assert len(fake.calls(GENERATE)) == 2
+
+
+async def test_reason_blocked_once_is_rephrased_and_answers(
+    fake: FakeGemini, model: GeminiModel
+) -> None:
+    fake.enqueue(GENERATE, blocked_body("SAFETY", prompt_tokens=30))
+    fake.reply_text("A careful answer [Source: handbook.md].", prompt_tokens=12, output_tokens=8)
+    passages = [Source(source=f"doc{i}.md", text=f"passage {i}") for i in range(6)]
+
+    reply = await model.reason(
+        ReasoningRequest(query="q", passages=passages, context="earlier talk")
+    )
+
+    assert reply.value.startswith("A careful answer")
+    assert (reply.usage.calls, reply.usage.input_tokens) == (2, 42), "the blocked call counts"
+    first, second = fake.calls(GENERATE)
+    assert "earlier talk" in first.prompt and "earlier talk" not in second.prompt
+    assert second.prompt.count("<passage ") == 3 < first.prompt.count("<passage ")
 
 
 async def test_evaluate_parses_scores(fake: FakeGemini, model: GeminiModel) -> None:
@@ -248,15 +278,18 @@ async def test_evaluate_clamps_out_of_range_scores(fake: FakeGemini, model: Gemi
     assert len(fake.calls(GENERATE)) == 1
 
 
-async def test_evaluate_garbage_defaults_to_half(fake: FakeGemini, model: GeminiModel) -> None:
+async def test_evaluate_garbage_twice_is_an_error_that_carries_its_cost(
+    fake: FakeGemini, model: GeminiModel
+) -> None:
     fake.reply_json("the answer looks fine to me", times=2, prompt_tokens=11, output_tokens=3)
 
-    reply = await model.evaluate(EvaluationRequest(query="q", answer="a"))
+    with pytest.raises(LLMError, match="no usable evaluation") as info:
+        await model.evaluate(EvaluationRequest(query="q", answer="a"))
 
-    assert (reply.value.self_eval, reply.value.coverage) == (0.5, 0.5)
-    assert reply.value.rationale == UNPARSABLE_EVALUATION
-    assert len(fake.calls(GENERATE)) == 2
-    assert (reply.usage.calls, reply.usage.input_tokens) == (2, 22)
+    first, second = fake.calls(GENERATE)
+    assert "previous_reply_problem" in second.prompt and first.prompt != second.prompt
+    assert info.value.usage is not None
+    assert (info.value.usage.calls, info.value.usage.input_tokens) == (2, 22)
 
 
 async def test_custom_model_name_is_used_in_path(fake: FakeGemini, client: genai.Client) -> None:

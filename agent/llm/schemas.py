@@ -1,0 +1,91 @@
+"""The JSON shapes a model is asked to return (structured output).
+
+These models are sent to the model as `response_schema`, so their field descriptions are
+written for the model (what to put there), not for us, and they carry every constraint the
+API can enforce: enums for actions, required fields, numeric bounds, list lengths. What the
+agent uses internally (`PlanDraft`, `Evaluation`) stays looser on purpose — the planner
+repairs drafts from any source — so these convert into them.
+"""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from agent.ports import Evaluation
+from agent.schemas import ActionType, PlanDraft, PlanDraftStep
+
+MAX_PLAN_STEPS = 5
+
+
+class PlanStepOutput(BaseModel):
+    """One step of the plan."""
+
+    model_config = ConfigDict(use_enum_values=True)
+
+    step_id: int = Field(
+        ge=1, le=MAX_PLAN_STEPS, description="Position of the step: 1 for the first, then 2, 3…"
+    )
+    action: ActionType = Field(description="The tool this step uses.")
+    description: str = Field(
+        min_length=1, description="What this step does, in the language of the question."
+    )
+    query: str = Field(
+        description=(
+            "Search terms for rag_search/web_search, the question to ask for ask_user, "
+            "or what to answer for reasoning."
+        )
+    )
+    collection: str | None = Field(
+        default=None,
+        description="For rag_search: one of the known collections; null for the default.",
+    )
+    depends_on: list[int] = Field(
+        description="step_id values of EARLIER steps whose results this step needs."
+    )
+    expected_output: str = Field(description="What the step should produce.")
+    fallback: ActionType | None = Field(
+        default=None, description="Another action to try if this step fails, or null."
+    )
+    options: list[str] = Field(
+        default_factory=list,
+        max_length=10,
+        description="For ask_user only: the few possible answers, offered as buttons.",
+    )
+
+
+class PlanOutput(BaseModel):
+    """An execution plan for answering the user's question."""
+
+    complexity: float = Field(
+        ge=0.0, le=1.0, description="How hard the question is, from 0.0 (simple) to 1.0."
+    )
+    steps: list[PlanStepOutput] = Field(
+        min_length=1, max_length=MAX_PLAN_STEPS, description="The steps, in order."
+    )
+    success_criteria: str = Field(description="One sentence: what a complete answer must contain.")
+
+    def to_draft(self) -> PlanDraft:
+        return PlanDraft(
+            complexity=self.complexity,
+            steps=[PlanDraftStep.model_validate(s.model_dump(mode="json")) for s in self.steps],
+            success_criteria=self.success_criteria,
+        )
+
+
+class EvaluationOutput(BaseModel):
+    """A review of the answer."""
+
+    self_eval: float = Field(
+        ge=0.0,
+        le=1.0,
+        description="How sure you are that the answer is correct and grounded in the passages.",
+    )
+    coverage: float = Field(
+        ge=0.0, le=1.0, description="How much of what the question asks the answer covers."
+    )
+    rationale: str = Field(description="One or two short sentences explaining the scores.")
+
+    def to_evaluation(self) -> Evaluation:
+        return Evaluation(
+            self_eval=self.self_eval, coverage=self.coverage, rationale=self.rationale
+        )
