@@ -36,6 +36,13 @@ def _allowed(url: str, allowed: set[str]) -> bool:
     return _normalise(url) in allowed
 
 
+def _bare(url: str, allowed: set[str]) -> str:
+    """A bare URL kept when allowed, else replaced; trailing punctuation is not the URL's."""
+    core = url.rstrip(_TRAILING)
+    trail = url[len(core) :]
+    return (core if _allowed(core, allowed) else "(link removed)") + trail
+
+
 def sanitize_answer(text: str, allowed_urls: Iterable[str] = ()) -> str:
     """The answer with no broadcasts, no mentions and only the links the sources gave.
 
@@ -65,9 +72,7 @@ def sanitize_answer(text: str, allowed_urls: Iterable[str] = ()) -> str:
     for index, part in enumerate(parts):
         if index % 2 == 1:  # an allowed <url|label> kept above
             continue
-        part = _URL.sub(
-            lambda m: m.group(0) if _allowed(m.group(0), allowed) else "(link removed)", part
-        )
+        part = _URL.sub(lambda m: _bare(m.group(0), allowed), part)
         part = part.replace("<!", "&lt;!").replace("<@", "&lt;@").replace("<#", "&lt;#")
         parts[index] = _BARE_BROADCAST.sub(lambda m: "@\u200d" + m.group(1), part)
     return "".join(parts)

@@ -30,6 +30,7 @@ class PlanStepOutput(BaseModel):
         min_length=1, description="What this step does, in the language of the question."
     )
     query: str = Field(
+        default="",
         description=(
             "Search terms for rag_search/web_search, the question to ask for ask_user, "
             "or what to answer for reasoning."
@@ -40,9 +41,10 @@ class PlanStepOutput(BaseModel):
         description="For rag_search: one of the known collections; null for the default.",
     )
     depends_on: list[int] = Field(
+        default_factory=list,
         description="step_id values of EARLIER steps whose results this step needs."
     )
-    expected_output: str = Field(description="What the step should produce.")
+    expected_output: str = Field(default="", description="What the step should produce.")
     fallback: ActionType | None = Field(
         default=None, description="Another action to try if this step fails, or null."
     )

@@ -85,7 +85,7 @@ async def test_a_question_runs_through_the_whole_agent_on_gemini(
     assert QUESTION in plan_call.prompt
     assert "grace_docs" in plan_call.prompt
     # the passages the real KB found reached the answer prompt, named by source
-    assert "(source: vacation-policy.md)" in answer_call.prompt
+    assert 'source="vacation-policy.md">' in answer_call.prompt
     assert "15 days of paid vacation" in answer_call.prompt
     assert ANSWER in eval_call.prompt
     assert eval_call.generation_config.get("responseMimeType") == "application/json"

@@ -208,7 +208,8 @@ async def test_reason_returns_text_and_sends_passages(fake: FakeGemini, model: G
     assert reply.value == "Use the VPN on public Wi-Fi [Source: handbook.md]."
     (request,) = fake.calls(GENERATE)
     assert "responseMimeType" not in request.generation_config
-    assert '<passage id="1" source="user reply">\nI mean the laptop VPN\n</passage>' in request.prompt
+    clarification = '<passage id="1" source="user reply">\nI mean the laptop VPN\n</passage>'
+    assert clarification in request.prompt
     assert '<passage id="2" source="handbook.md">' in request.prompt
     assert '<passage id="3" source="faq.csv">' in request.prompt
     assert request.body["systemInstruction"]["parts"][0]["text"].startswith("You are GRACE")
