@@ -52,6 +52,13 @@ class LLMError(GraceError):
     category = "llm_error"
 
 
+class BlockedError(LLMError):
+    """The model's safety filter refused the request, even rephrased: sending it again
+    (or replanning into the same request) would only be refused again."""
+
+    category = "blocked"
+
+
 class PlanningError(LLMError):
     category = "planning_failure"
 

@@ -14,7 +14,8 @@ it found, the best sources with their scores, and its error (`tried`, cumulative
 the run). So no two replans send the same prompt, and the model can change course
 instead of repeating a search that found nothing. A reasoning step that failed because
 the model service itself was unavailable (rate limit, outage, already retried by the
-call layer) is not replanned: another plan would hit the same wall.
+call layer) or refused the request (blocked even when rephrased) is not replanned:
+another plan would hit the same wall, or resend the refused prompt.
 """
 
 from __future__ import annotations
@@ -39,8 +40,9 @@ from agent.schemas import (
 )
 
 GATHERING = {ActionType.RAG_SEARCH, ActionType.WEB_SEARCH}
-SERVICE_ERRORS = ("rate_limit:", "network:")
-"""Step errors (see `Toolbox.run`) meaning the model service failed after its retries."""
+SERVICE_ERRORS = ("rate_limit:", "network:", "blocked:")
+"""Step errors (see `Toolbox.run`) that another plan cannot fix: the model service failed
+after its retries, or its safety filter refused the request even rephrased."""
 TRIED_SOURCES = 3
 MAX_TRIED = 20
 HUMAN_TRIGGERS = frozenset({ReplanTrigger.USER_FEEDBACK, ReplanTrigger.NEW_INFORMATION})
@@ -182,8 +184,7 @@ class ReplanManager:
         if trigger is ReplanTrigger.STEP_FAILED and _service_failure(state, step_id):
             return decision(
                 ReplanStrategy.ABORT,
-                f"{reason}; the model service is unavailable (already retried), so another "
-                "plan would fail the same way",
+                f"{reason}; another plan would fail the same way",
             )
         if trigger is ReplanTrigger.USER_FEEDBACK:
             done = [r for r in state.step_results.values() if r.status in DONE]

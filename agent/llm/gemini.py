@@ -36,7 +36,14 @@ from google.genai import errors as genai_errors
 from google.genai import types
 from pydantic import BaseModel, ValidationError
 
-from agent.errors import GraceError, LLMError, NetworkError, PlanningError, RateLimitError
+from agent.errors import (
+    BlockedError,
+    GraceError,
+    LLMError,
+    NetworkError,
+    PlanningError,
+    RateLimitError,
+)
 from agent.llm.schemas import EvaluationOutput, PlanOutput
 from agent.ports import (
     Evaluation,
@@ -653,7 +660,8 @@ class GeminiModel:
         text = response_text(response)
         if text is None or not text.strip():
             outcome.problems.append(describe_empty(response))
-            raise LLMError(
+            error = BlockedError if is_blocked(response) else LLMError
+            raise error(
                 f"Gemini ({self._model}) returned no answer: {'; then '.join(outcome.problems)}",
                 usage=outcome.usage,
             )

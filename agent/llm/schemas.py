@@ -34,7 +34,7 @@ class PlanStepOutput(BaseModel):
         description=(
             "Search terms for rag_search/web_search, the question to ask for ask_user, "
             "or what to answer for reasoning."
-        )
+        ),
     )
     collection: str | None = Field(
         default=None,
@@ -42,7 +42,7 @@ class PlanStepOutput(BaseModel):
     )
     depends_on: list[int] = Field(
         default_factory=list,
-        description="step_id values of EARLIER steps whose results this step needs."
+        description="step_id values of EARLIER steps whose results this step needs.",
     )
     expected_output: str = Field(default="", description="What the step should produce.")
     fallback: ActionType | None = Field(
