@@ -64,7 +64,9 @@ class PlanOutput(BaseModel):
     steps: list[PlanStepOutput] = Field(
         min_length=1, max_length=MAX_PLAN_STEPS, description="The steps, in order."
     )
-    success_criteria: str = Field(description="One sentence: what a complete answer must contain.")
+    success_criteria: str = Field(
+        default="", description="One sentence: what a complete answer must contain."
+    )
 
     def to_draft(self) -> PlanDraft:
         return PlanDraft(

@@ -81,7 +81,7 @@ def test_paused_run_survives_the_process_and_resumes_in_another(
 
 
 def _is_reasoning(request: RecordedRequest) -> bool:
-    return request.route == GENERATE and "numbered passages" in json.dumps(request.body)
+    return request.route == GENERATE and "careful assistant" in json.dumps(request.body)
 
 
 async def test_a_run_killed_mid_step_is_recovered_without_redoing_completed_steps(

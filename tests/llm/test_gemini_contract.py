@@ -98,7 +98,7 @@ async def test_schemas_carry_enums_bounds_required_fields_and_plain_descriptions
     }
     assert set(step["properties"]["fallback"]["enum"]) >= {"rag_search", "web_search"}
     assert {"step_id", "action", "description"} <= set(step["required"])
-    assert set(plan_schema["required"]) == {"complexity", "steps", "success_criteria"}
+    assert set(plan_schema["required"]) == {"complexity", "steps"}
     complexity = plan_schema["properties"]["complexity"]
     assert (complexity["minimum"], complexity["maximum"]) == (0.0, 1.0)
     eval_schema = evaluation.generation_config["responseSchema"]
