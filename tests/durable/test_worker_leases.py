@@ -40,7 +40,7 @@ PLAN = {
 
 
 def _reasoning_calls(fake: FakeGemini) -> int:
-    return sum("numbered passages" in json.dumps(r.body) for r in fake.calls(GENERATE))
+    return sum("careful assistant" in json.dumps(r.body) for r in fake.calls(GENERATE))
 
 
 async def _replicas(
