@@ -134,11 +134,18 @@ class StepExecutor:
         ctx: StepContext,
         thresholds: Thresholds,
         inherited_quality: float | None,
+        *,
+        time_limit: float | None = None,
     ) -> StepResult:
+        """Run one step within its timeout (or `time_limit`, what is left of the run's
+        deadline, when that is shorter) and score it."""
         started = time.perf_counter()
         attempts = 1
-        ctx = ctx.model_copy(update={"deadline": time.monotonic() + step.timeout_seconds})
-        result = await self._attempt(step.action, step, ctx)
+        timeout = step.timeout_seconds
+        if time_limit is not None:
+            timeout = max(0.0, min(timeout, time_limit))
+        ctx = ctx.model_copy(update={"deadline": time.monotonic() + timeout})
+        result = await self._attempt(step.action, step, ctx, timeout)
         score = await self._score(step, ctx, result, attempts, inherited_quality)
         if result.success and result.confidence_factors.get(EVALUATION_FAILED):
             score = score.model_copy(
@@ -173,15 +180,15 @@ class StepExecutor:
             used_fallback=step.action if step.fallback_of is not None else None,
         )
 
-    async def _attempt(self, action: ActionType, step: PlanStep, ctx: StepContext) -> ToolResult:
+    async def _attempt(
+        self, action: ActionType, step: PlanStep, ctx: StepContext, limit: float
+    ) -> ToolResult:
         try:
-            return await asyncio.wait_for(
-                self._toolbox.run(action, step, ctx), timeout=step.timeout_seconds
-            )
+            return await asyncio.wait_for(self._toolbox.run(action, step, ctx), timeout=limit)
         except TimeoutError:
             return ToolResult(
                 success=False,
-                error=f"timeout: {action.value} took longer than {step.timeout_seconds:g} s",
+                error=f"timeout: {action.value} took longer than {limit:.3g} s",
             )
 
     async def _score(

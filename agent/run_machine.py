@@ -1,7 +1,13 @@
 """The drive loop of a run: plan, run the steps wave by wave, score them, pause, replan
 and finish. Every transition is saved to the run store *before* observers hear of it,
 so a run that pauses can be resumed by any process that loads it, and nothing an
-observer shows is lost if the process dies right after."""
+observer shows is lost if the process dies right after.
+
+Time: a run has a deadline for its planning and steps together
+(`ExecutionConfig.run_deadline_seconds`; waiting for a human does not count). Steps get
+at most the time left, replanning stops when it is spent, and a run out of time answers
+with what it has or fails saying so. Transitions are logged at DEBUG; one INFO line
+sums a run up when the agent stops working on it (answered, failed, paused…)."""
 
 from __future__ import annotations
 
@@ -43,6 +49,7 @@ from agent.ports import (
     WebSearchProvider,
 )
 from agent.replan import ReplanDecision, ReplanManager
+from agent.safety import sanitize_answer, urls_in
 from agent.schemas import (
     ActionType,
     InterventionLevel,
@@ -100,6 +107,7 @@ class RunMachine:
         self.calculator = ConfidenceCalculator(self.config.confidence)
         self.planner = Planner(llm, self.config.execution)
         self.replanner = ReplanManager(self.planner, self.config.replan)
+        self._piece_started: dict[str, float] = {}
         self.executor = StepExecutor(
             toolbox=Toolbox(
                 llm=llm,
@@ -117,6 +125,7 @@ class RunMachine:
         """Run a piece of the machine, keep its time and its lease, and stop quietly if
         the run was cancelled or taken over meanwhile."""
         started = time.perf_counter()
+        self._piece_started[state.run_id] = started
         heartbeat = asyncio.create_task(self.leases.keep(state))
         try:
             await work
@@ -130,7 +139,29 @@ class RunMachine:
             heartbeat.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await heartbeat
+            self._piece_started.pop(state.run_id, None)
             state.execution_time_ms += (time.perf_counter() - started) * 1000
+            _log_summary(state)
+
+    def _time_left(self, state: RunState) -> float:
+        """Seconds left of the run's deadline (its earlier pieces of work included)."""
+        started = self._piece_started.get(state.run_id)
+        running = time.perf_counter() - started if started is not None else 0.0
+        spent = state.execution_time_ms / 1000 + running
+        return self.config.execution.run_deadline_seconds - spent
+
+    async def _out_of_time(self, state: RunState) -> None:
+        """The deadline is spent: answer with what the run has, or fail saying so."""
+        if state.plan is not None and final_result(state) is not None:
+            await self._finish(state)
+            return
+        limit = self.config.execution.run_deadline_seconds
+        errors = "; ".join(r.error for r in state.step_results.values() if r.error)
+        await self._fail(
+            state,
+            f"The run ran out of time ({limit:g} s) before it found an answer"
+            + (f": {errors}" if errors else "."),
+        )
 
     async def _plan_and_run(self, state: RunState, feedback: str | None = None) -> None:
         state.status = RunStatus.PLANNING
@@ -196,6 +227,10 @@ class RunMachine:
             except CostLimitError as exc:
                 await self._fail(state, exc.message)
                 return
+            time_left = self._time_left(state)
+            if time_left <= 0:
+                await self._out_of_time(state)
+                return
             for step in ready:
                 state.step_results[step.step_id] = StepResult(
                     step_id=step.step_id, action=step.action, status=StepStatus.RUNNING
@@ -213,6 +248,7 @@ class RunMachine:
                         step_context(state, step),
                         self.thresholds,
                         self._inherited_quality(state, step.step_id),
+                        time_limit=time_left,
                     )
                     for step in ready
                 )
@@ -295,8 +331,17 @@ class RunMachine:
     ) -> bool:
         assert state.plan is not None
         old = state.plan
+        time_left = self._time_left(state)
+        if time_left <= 0:
+            await self._out_of_time(state)
+            return False
         try:
-            new_plan, kept, usage = await self.replanner.build(state, decision, feedback)
+            new_plan, kept, usage = await asyncio.wait_for(
+                self.replanner.build(state, decision, feedback), timeout=time_left
+            )
+        except TimeoutError:
+            await self._out_of_time(state)
+            return False
         except GraceError as exc:
             if exc.usage is not None:
                 await self._account(state, exc.usage, self.llm.name)
@@ -323,7 +368,7 @@ class RunMachine:
         state.overall_detail = overall_confidence(state, final, self.config.confidence)
         state.overall_confidence = round(state.overall_detail.score, 4)
         state.level = self.calculator.decide_action(state.overall_detail, self.thresholds).level
-        state.final_answer = final.output
+        state.final_answer = sanitize_answer(final.output, urls_in(_source_texts(final)))
         state.sources = cited(final.output, final.sources)
         state.status = RunStatus.ANSWERED
         await self._commit(
@@ -418,9 +463,38 @@ class RunMachine:
             await self.store.save(state, event)
         except RunConflictError as conflict:
             raise await self.leases.adopt_stored(state) from conflict
-        log.info(message, extra={"run_id": state.run_id, "event": event_type.value})
+        log.debug(message, extra={"run_id": state.run_id, "event": event_type.value})
         for observer in self.observers:
             try:
                 await observer.on_event(event, state)
             except Exception:  # an observer must never break a run
                 log.exception("observer failed", extra={"run_id": state.run_id})
+
+
+def _source_texts(result: StepResult) -> list[str]:
+    return [text for s in result.sources for text in (s.text, s.source)]
+
+
+def _log_summary(state: RunState) -> None:
+    """The one INFO line of a run: where it stands and what it cost."""
+    if state.status.is_active:
+        return
+    usage = state.token_usage
+    level = f", {state.level.value}" if state.level else ""
+    confidence = (
+        f", confidence {state.overall_confidence:.2f}{level}"
+        if state.overall_confidence is not None
+        else ""
+    )
+    log.info(
+        "run %s after %.1f s: %d model calls, %d tokens in / %d out, $%.4f, %d replans%s",
+        state.status.value,
+        state.execution_time_ms / 1000,
+        usage.calls,
+        usage.input_tokens,
+        usage.output_tokens,
+        usage.cost_usd,
+        state.replan_count,
+        confidence,
+        extra={"run_id": state.run_id, "event": "run_summary"},
+    )

@@ -9,7 +9,10 @@ model would, so the run takes whatever path the agent chooses.
 
 from __future__ import annotations
 
+import asyncio
 import itertools
+import logging
+import time
 from collections.abc import AsyncIterator, Callable
 from datetime import timedelta
 from pathlib import Path
@@ -18,6 +21,7 @@ from typing import Any
 import pytest
 from google import genai
 
+from agent.config import AgentConfig, ExecutionConfig
 from agent.llm.gemini import CallPolicy, GeminiModel
 from agent.schemas import InterventionLevel, RunState, RunStatus, StepStatus, utcnow
 from storage.db import make_engine, migrate
@@ -295,3 +299,46 @@ async def test_replans_for_an_unanswerable_question_never_repeat_a_prompt(
     assert '"capital of Mongolia"' in last and "results" in last and "<tried>" in last
     assert "plan 1 step 1 rag_search" in last and "plan 2 step 1 rag_search" in last
     await assert_all_usage_counted(fake, state, ledger)
+
+
+async def test_a_hanging_model_call_ends_the_run_at_its_deadline(
+    fake: FakeGemini,
+    client: genai.Client,
+    make_orchestrator: OrchestratorFactory,
+) -> None:
+    never = asyncio.Event()
+    fake.set_responder(GENERATE, script(reasoning=lambda _: CannedResponse(hold=never)))
+    config = AgentConfig(execution=ExecutionConfig(run_deadline_seconds=1.5))
+    orchestrator = make_orchestrator(llm=GeminiModel(client=client, policy=POLICY), config=config)
+    started = time.monotonic()
+
+    try:
+        state = await orchestrator.start(QUESTION, asker=ASKER)
+    finally:
+        never.set()
+
+    assert time.monotonic() - started < 5.0
+    assert state.status is RunStatus.FAILED
+    assert state.error is not None and "ran out of time (1.5 s)" in state.error
+    assert len(by_kind(fake, "reasoning")) == 1
+
+
+async def test_one_info_line_per_run_and_no_sdk_chatter(
+    fake: FakeGemini,
+    client: genai.Client,
+    make_orchestrator: OrchestratorFactory,
+    ledger: SqlUsageLedger,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    fake.set_responder(GENERATE, script())
+    caplog.set_level(logging.DEBUG, logger="agent")
+    caplog.set_level(logging.INFO)
+
+    state = await run(fake, client, make_orchestrator, ledger)
+
+    info = [r for r in caplog.records if r.levelno == logging.INFO]
+    assert [r.name for r in info] == ["agent.run_machine"], [r.getMessage() for r in info]
+    (line,) = info
+    assert line.getMessage().startswith("run answered after ")
+    assert "3 model calls" in line.getMessage()
+    assert getattr(line, "run_id", None) == state.run_id
