@@ -86,6 +86,8 @@ class RecordedRequest:
     """`generateContent`, `batchEmbedContents`, `embedContent` or another method name."""
     received_at: float = 0.0
     """`time.monotonic()` when the request arrived (to check waits between retries)."""
+    answered_at: float = 0.0
+    """`time.monotonic()` when the fake sent its answer (after any delay)."""
     response_usage: dict[str, int] = field(default_factory=dict)
     """The `usageMetadata` the fake answered with (empty for errors): what was billed."""
 
@@ -470,6 +472,7 @@ class FakeGemini:
             await canned.hold.wait()
         if canned.delay:
             await asyncio.sleep(canned.delay)
+        record.answered_at = time.monotonic()
         if canned.raw is not None:
             return web.Response(text=canned.raw, status=canned.status, headers=canned.headers)
         return web.json_response(canned.body, status=canned.status, headers=canned.headers)
