@@ -189,13 +189,23 @@ class SourceAgreementCalculator:
         names = {s.source for s in sources}
         if len(texts) < 2 or len(names) < 2:
             return 1.0
-        vectors = await self._embedder.embed(texts)
+        vectors = _stored_vectors(sources, texts) or await self._embedder.embed(texts)
         pairs = [
             cosine(vectors[i], vectors[j])
             for i, j in combinations(range(len(texts)), 2)
             if sources_of(sources, texts[i]) != sources_of(sources, texts[j])
         ]
         return _clamp(fmean(pairs)) if pairs else 1.0
+
+
+def _stored_vectors(sources: Sequence[Source], texts: list[str]) -> list[list[float]] | None:
+    """The vectors the search already had for these texts (no embedding call), or None
+    unless every text has one of the same size."""
+    by_text = {s.text: s.vector for s in sources if s.vector}
+    vectors = [by_text.get(text) for text in texts]
+    if any(v is None for v in vectors) or len({len(v) for v in vectors if v}) != 1:
+        return None
+    return [v for v in vectors if v is not None]
 
 
 def sources_of(sources: Sequence[Source], text: str) -> str:

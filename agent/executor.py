@@ -20,6 +20,7 @@ import time
 
 from agent.confidence import ConfidenceCalculator, ConfidenceFactors, SourceAgreementCalculator
 from agent.config import Thresholds
+from agent.errors import GraceError
 from agent.schemas import (
     ActionType,
     ConfidenceScore,
@@ -205,7 +206,12 @@ class StepExecutor:
         if not is_search:
             sources = ctx.dependency_sources
         top = _top_sources(sources)
-        agreement = await self._agreement.calculate(top) if len(top) > 1 else None
+        agreement = None
+        if len(top) > 1:
+            try:
+                agreement = await self._agreement.calculate(top)
+            except GraceError:  # an embedding failure costs the factor, not the step
+                agreement = None
         return self._calculator.calculate(
             ConfidenceFactors(
                 is_search_step=is_search,

@@ -193,6 +193,9 @@ class Source(BaseModel):
     score: float = 0.0
     similarity: float = 0.0
     collection: str | None = None
+    vector: list[float] | None = Field(default=None, exclude=True, repr=False)
+    """The passage's stored dense vector when the search had it (reused for source
+    agreement instead of embedding the text again); never saved with the run."""
 
 
 class ToolResult(BaseModel):

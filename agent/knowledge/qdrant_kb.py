@@ -361,6 +361,7 @@ class QdrantKnowledgeBase:
                 score=float(point.score),
                 similarity=round(min(1.0, max(0.0, similarity)), 4),
                 collection=collection,
+                vector=_stored_dense(point.vector),  # gemini: reused for source agreement
             )
             ranked.append((boosted, position, source))
         ranked.sort(key=lambda item: (-item[0], item[1]))
@@ -378,6 +379,12 @@ class QdrantKnowledgeBase:
 
     async def __aexit__(self, *exc_info: object) -> None:
         await self.close()
+
+
+def _stored_dense(stored: Any) -> list[float] | None:
+    """A hit's stored dense vector, when the search fetched it."""
+    vector = stored.get(DENSE_VECTOR) if isinstance(stored, dict) else None
+    return [float(v) for v in vector] if isinstance(vector, list) else None
 
 
 def _dense_cosine(query_vector: list[float] | None, stored: Any) -> float | None:

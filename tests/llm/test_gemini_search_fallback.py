@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 from google import genai
 
+from agent.confidence import SourceAgreementCalculator
 from agent.knowledge.chunks import Chunk
 from agent.knowledge.qdrant_kb import QdrantKnowledgeBase, open_knowledge_base
 from agent.llm.gemini import CallPolicy, GeminiEmbedder
@@ -66,3 +67,20 @@ async def test_a_failing_query_embedding_falls_back_to_lexical_search(
     hits = await dense_kb.search("expenses", collection="docs", limit=2)
 
     assert hits and hits[0].source == "expense-policy.md"
+
+
+async def test_source_agreement_reuses_the_vectors_the_search_returned(
+    fake: FakeGemini, dense_kb: QdrantKnowledgeBase
+) -> None:
+    hits = await dense_kb.search("vacation expenses days", collection="docs", limit=2)
+    assert len({h.source for h in hits}) == 2
+    assert all(h.vector is not None and len(h.vector) == 32 for h in hits)
+    assert "vector" not in hits[0].model_dump(), "vectors are never saved with a run"
+    requests = len(fake.calls(BATCH_EMBED))
+    embedder = dense_kb.embedder
+    assert embedder is not None
+
+    agreement = await SourceAgreementCalculator(embedder).calculate(hits)
+
+    assert 0.0 <= agreement < 1.0
+    assert len(fake.calls(BATCH_EMBED)) == requests, "the passages were embedded again"
