@@ -11,7 +11,9 @@ timed), the real orchestrator, an in-memory run store.
 For each question it prints the generateContent calls, the embedding requests, how many
 of all those ran one after another (overlapping calls count once), the tokens, the time
 from question to answer, the model time (when at least one call was in flight) and the
-agent's own overhead = total − model time. Targets: a simple question takes at most 3
+agent's own overhead = total − model time (wall clock, so a busy machine inflates it),
+and the CPU time the agent's thread used (the fake runs in a thread of its own), which
+is what the overhead would be on an idle machine. Targets: a simple question takes at most 3
 sequential generateContent calls; overhead under 5 % of the turn. It is a benchmark:
 the exit code is 0 whatever the numbers.
 """
@@ -127,6 +129,8 @@ class Turn:
     tokens_out: int
     total: float
     model_time: float
+    cpu: float
+    """CPU time of the agent's thread (the fake runs in another): overhead on an idle box."""
 
     @property
     def overhead(self) -> float:
@@ -152,9 +156,9 @@ async def turn(
     orchestrator: Orchestrator, fake: FakeGemini, model: SlowModel, question: str, source: str
 ) -> Turn:
     fake.requests.clear()
-    started = time.monotonic()
+    started, cpu_started = time.monotonic(), time.thread_time()
     state: RunState = await orchestrator.start(question, asker="U_BENCH")
-    total = time.monotonic() - started
+    total, cpu = time.monotonic() - started, time.thread_time() - cpu_started
     requests = list(fake.requests)
     model_time, sequential = _busy(requests)
     return Turn(
@@ -168,6 +172,7 @@ async def turn(
         tokens_out=state.token_usage.output_tokens,
         total=total,
         model_time=model_time,
+        cpu=cpu,
     )
 
 
@@ -224,7 +229,7 @@ async def main(latency: float, count: int, repeat: int = 3) -> None:
     )
     header = (
         f"{'question':<52} {'status':<9} {'gen':>3} {'emb':>3} {'seq':>3} {'rpl':>3} "
-        f"{'tokens in/out':>13} {'total':>7} {'model':>7} {'overhead':>14}"
+        f"{'tokens in/out':>13} {'total':>7} {'model':>7} {'overhead':>14} {'agent CPU':>14}"
     )
     print(header)
     print("-" * len(header))
@@ -234,15 +239,18 @@ async def main(latency: float, count: int, repeat: int = 3) -> None:
             f"{t.question[:52]:<52} {t.status:<9} {t.generate_calls:>3} {t.embed_calls:>3} "
             f"{t.sequential:>3} {t.replans:>3} {f'{t.tokens_in}/{t.tokens_out}':>13} "
             f"{t.total * 1000:>5.0f}ms {t.model_time * 1000:>5.0f}ms "
-            f"{t.overhead * 1000:>6.0f}ms {share:>4.1f}%"
+            f"{t.overhead * 1000:>6.0f}ms {share:>4.1f}% "
+            f"{t.cpu * 1000:>6.0f}ms {t.cpu / t.total * 100:>4.1f}%"
         )
     simple = [t for t in turns if t.replans == 0 and t.status == "answered"] or turns
     worst_gen = max(t.generate_calls for t in simple)
     worst_share = max(t.overhead / t.total for t in turns) * 100
+    worst_cpu = max(t.cpu / t.total for t in turns) * 100
     print(
         f"\ngenerateContent calls per simple question (no replan) ≤ 3: "
         f"{'PASS' if worst_gen <= 3 else 'FAIL'} (max {worst_gen}); agent overhead < 5 %: "
-        f"{'PASS' if worst_share < 5 else 'FAIL'} (max {worst_share:.1f} %)"
+        f"{'PASS' if worst_share < 5 else 'FAIL'} (max {worst_share:.1f} % wall; the "
+        f"agent's own CPU time max {worst_cpu:.1f} % of the turn)"
     )
 
 
