@@ -1,8 +1,9 @@
 """Executes plan steps (SPEC §2.3): per-step timeout and a confidence score per step.
 
 Retries: a model or embedding call already retries what can be retried (rate limits,
-an unavailable service, a hung request) within its own deadline, so a step is run once
-here; running it again would only multiply requests. What the call layer cannot fix is
+an unavailable service, a hung request) within its own deadline, and the step's calls
+share one request budget (`agent.budget`: 4 requests once the service fails), so a step
+is run once here; running it again would only multiply requests. What the call layer cannot fix is
 left to the replan manager: a failed step's `fallback` (FALLBACK strategy) or another
 plan, each recorded in the replan history.
 
@@ -18,6 +19,7 @@ from __future__ import annotations
 import asyncio
 import time
 
+from agent.budget import step_budget
 from agent.confidence import ConfidenceCalculator, ConfidenceFactors, SourceAgreementCalculator
 from agent.config import Thresholds
 from agent.errors import GraceError
@@ -146,7 +148,8 @@ class StepExecutor:
         if time_limit is not None:
             timeout = max(0.0, min(timeout, time_limit))
         ctx = ctx.model_copy(update={"deadline": time.monotonic() + timeout})
-        result = await self._attempt(step.action, step, ctx, timeout)
+        with step_budget():
+            result = await self._attempt(step.action, step, ctx, timeout)
         score = await self._score(step, ctx, result, attempts, inherited_quality)
         if result.success and result.confidence_factors.get(EVALUATION_FAILED):
             score = score.model_copy(

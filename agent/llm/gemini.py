@@ -38,6 +38,7 @@ from google.genai import errors as genai_errors
 from google.genai import types
 from pydantic import BaseModel, ValidationError
 
+from agent.budget import current_budget
 from agent.errors import (
     BlockedError,
     GraceError,
@@ -417,7 +418,11 @@ def map_exception(exc: BaseException, *, model: str, what: str) -> GraceError | 
 
 
 def _retryable(exc: BaseException) -> bool:
-    return isinstance(exc, GraceError) and exc.recoverable
+    """Recoverable, and the step's request budget (if any) allows another request."""
+    if not (isinstance(exc, GraceError) and exc.recoverable):
+        return False
+    budget = current_budget()
+    return budget is None or budget.may_retry
 
 
 def _waiter(policy: CallPolicy) -> Callable[[tenacity.RetryCallState], float]:
@@ -445,8 +450,9 @@ async def call_gemini(
     """Await an SDK call under `policy`: the one retry layer, with a total deadline.
 
     Each attempt is bounded by what is left of the deadline; a recoverable failure is
-    retried after the server's delay (or backoff) only when that still fits. The last
-    error is raised as an agent error that says how many attempts were made.
+    retried after the server's delay (or backoff) only when that still fits and the
+    step's request budget (`agent.budget`) is not spent. The last error is raised as an
+    agent error that says how many attempts were made.
     """
     started = time.monotonic()
     deadline = started + policy.deadline_seconds
@@ -455,6 +461,9 @@ async def call_gemini(
     async def attempt() -> Any:
         nonlocal attempts
         attempts += 1
+        budget = current_budget()
+        if budget is not None:
+            budget.spend()
         remaining = deadline - time.monotonic()
         if remaining <= 0:
             raise NetworkError(
