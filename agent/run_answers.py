@@ -5,6 +5,7 @@ through the same machine."""
 from __future__ import annotations
 
 from agent.ports import ClaimResult, RunEventType
+from agent.prompts import USER_SOURCE
 from agent.run_machine import RunMachine
 from agent.schemas import (
     ActionType,
@@ -166,7 +167,7 @@ class RunAnswers(RunMachine):
                     score=1.0 if reply else 0.5,
                     breakdown={"human_answer": 1.0 if reply else 0.0},
                 ),
-                sources=[Source(source="user reply", text=reply, similarity=1.0)] if reply else [],
+                sources=[Source(source=USER_SOURCE, text=reply, similarity=1.0)] if reply else [],
             )
             await self._commit(
                 state, RunEventType.STEP_FINISHED, "answered by a human", step_id=request.step_id
