@@ -56,6 +56,13 @@ class SlackSettings(BaseModel):
     shutdown_grace_seconds: float = Field(default=20.0, ge=0)
     """On SIGTERM, how long running agents may finish; then they stop, and their runs
     (and the queued ones) are handed to the next process at once."""
+    auth_timeout_seconds: float = Field(default=10.0, gt=0)
+    """At start-up, how long to wait for Slack's `auth.test` (who the bot is)."""
+    event_retention_days: float = Field(default=7.0, gt=0)
+    """How long Slack event ids are kept to drop Slack's retries (which stop after
+    minutes); older ones are pruned by the sweeper."""
+    max_body_bytes: int = Field(default=1024 * 1024, ge=1024)
+    """Larger requests to `/slack/events` are refused (413) unread."""
 
 
 class Settings(BaseSettings):
