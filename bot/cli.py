@@ -294,15 +294,16 @@ async def _feedback(args: argparse.Namespace, services: Services) -> int:
     from bot.feedback import record_feedback
 
     state = await _load(services, args.run_id)
-    message = await record_feedback(
+    reply = await record_feedback(
         store=services.store,
         orchestrator=services.orchestrator,
         config=services.settings.intervention,
         state=state,
         user=args.user,
         up=args.vote == "up",
+        counted_voters=services.settings.feedback.counted_voters,
     )
-    print(message)
+    print(reply.text)
     return 0
 
 

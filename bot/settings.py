@@ -65,6 +65,11 @@ class SlackSettings(BaseModel):
     """Larger requests to `/slack/events` are refused (413) unread."""
 
 
+class FeedbackSettings(BaseModel):
+    counted_voters: Literal["asker_and_approvers", "everyone"] = "asker_and_approvers"
+    """Whose 👍/👎 move the intervention thresholds; other votes are kept, not counted."""
+
+
 class Settings(BaseSettings):
     model_config = SettingsConfigDict(
         env_prefix="GRACE_",
@@ -105,6 +110,7 @@ class Settings(BaseSettings):
     llm: LLMSettings = Field(default_factory=LLMSettings)
     knowledge: KnowledgeSettings = Field(default_factory=KnowledgeSettings)
     slack: SlackSettings = Field(default_factory=SlackSettings)
+    feedback: FeedbackSettings = Field(default_factory=FeedbackSettings)
     confidence: ConfidenceConfig = Field(default_factory=ConfidenceConfig)
     intervention: InterventionConfig = Field(default_factory=InterventionConfig)
     replan: ReplanConfig = Field(default_factory=ReplanConfig)
