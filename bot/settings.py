@@ -84,6 +84,8 @@ class Settings(BaseSettings):
     database_url: str | None = None
     log_level: str = "INFO"
     log_format: Literal["json", "text"] = "json"
+    log_content: bool = False
+    """Let logs carry what people wrote (questions, answers); off by default."""
 
     google_api_key: SecretStr | None = Field(
         default=None, validation_alias=AliasChoices("GOOGLE_API_KEY", "GRACE_GOOGLE_API_KEY")

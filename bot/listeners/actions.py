@@ -130,6 +130,9 @@ async def handle_click(deps: BotDeps, client: AsyncWebClient, click: Click) -> N
         except SlackApiError as exc:
             await tell(f"I couldn't open the edit form ({exc.response.get('error')}).")
         return
+    if option is not None and not 0 <= option < len(request.options):
+        await tell("That choice is not one of this question's options; nothing was changed.")
+        return
     if option is not None:
         answer = InterventionAnswer(action=InterventionAction.INPUT, option=option, user=click.user)
     else:
