@@ -9,9 +9,12 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+
+from sqlalchemy.exc import DBAPIError
 
 from agent.errors import GraceError, InvalidInputError
 from agent.knowledge.ingest import ingest_paths
@@ -26,7 +29,7 @@ from agent.schemas import (
 from bot.logs import configure_logging
 from bot.report import STEP_ICON, run_json, run_text
 from bot.settings import Settings, load_settings
-from bot.wiring import Services, build_services
+from bot.wiring import Services, build_services, database_error
 
 SAMPLE_KB = Path(__file__).resolve().parent.parent / "agent" / "sample_kb"
 
@@ -120,17 +123,24 @@ def _parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
+    # Questions, answers and the knowledge base are for this user only: every file and
+    # directory GRACE creates (SQLite, its WAL, Qdrant's store) is 0600 / 0700.
+    os.umask(0o077)
     try:
         settings = load_settings()
     except Exception as exc:  # pydantic's ValidationError lists every bad variable
         print(f"error: invalid configuration:\n{exc}", file=sys.stderr)
         return 2
-    configure_logging(settings.log_level, settings.log_format)
+    configure_logging(settings.log_level, settings.log_format, log_content=settings.log_content)
     try:
         return asyncio.run(_dispatch(args, settings))
     except InvalidInputError as exc:
         print(f"error: {exc.message}", file=sys.stderr)
         return 2
+    except DBAPIError as exc:  # e.g. a page of the SQLite file damaged past its header
+        problem = database_error(settings.resolved_database_url, exc)
+        print(f"error: {problem.message}", file=sys.stderr)
+        return 2 if isinstance(problem, InvalidInputError) else 1
     except GraceError as exc:
         print(f"error: {exc.message}", file=sys.stderr)
         return 1
@@ -147,7 +157,8 @@ async def _dispatch(args: argparse.Namespace, settings: Settings) -> int:
         from bot.dev import run_dev
 
         if "log_format" not in settings.model_fields_set:
-            configure_logging(settings.log_level, "text")  # a person reads this terminal
+            # a person reads this terminal
+            configure_logging(settings.log_level, "text", log_content=settings.log_content)
         return await run_dev(settings, port=args.port, host=args.host)
     if args.command == "eval":
         from bot.eval_cli import run_eval_command
@@ -302,15 +313,16 @@ async def _feedback(args: argparse.Namespace, services: Services) -> int:
     from bot.feedback import record_feedback
 
     state = await _load(services, args.run_id)
-    message = await record_feedback(
+    reply = await record_feedback(
         store=services.store,
         orchestrator=services.orchestrator,
         config=services.settings.intervention,
         state=state,
         user=args.user,
         up=args.vote == "up",
+        counted_voters=services.settings.feedback.counted_voters,
     )
-    print(message)
+    print(reply.text)
     return 0
 
 

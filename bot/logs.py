@@ -26,7 +26,14 @@ class JsonFormatter(logging.Formatter):
         return json.dumps(payload, ensure_ascii=False, default=str)
 
 
-def configure_logging(level: str = "INFO", fmt: str = "json") -> None:
+CONTENT_LOGGERS = ("aiosqlite", "sqlalchemy.engine", "google_genai", "google.genai")
+"""Libraries that log SQL parameters or request bodies — people's questions and
+answers — at DEBUG or INFO: quiet unless `log_content` is set."""
+
+
+def configure_logging(level: str = "INFO", fmt: str = "json", *, log_content: bool = False) -> None:
+    """Logs carry ids, statuses and numbers; what people wrote appears only with
+    `log_content` (GRACE_LOG_CONTENT=true), e.g. to debug a question locally."""
     handler = logging.StreamHandler(sys.stderr)
     if fmt == "json":
         handler.setFormatter(JsonFormatter())
@@ -37,3 +44,7 @@ def configure_logging(level: str = "INFO", fmt: str = "json") -> None:
     root.setLevel(level.upper())
     for noisy in ("httpx", "httpcore", "aiohttp.access", "slack_bolt", "slack_sdk"):
         logging.getLogger(noisy).setLevel(max(logging.WARNING, root.level))
+    for name in CONTENT_LOGGERS:
+        logging.getLogger(name).setLevel(
+            root.level if log_content else max(logging.WARNING, root.level)
+        )
