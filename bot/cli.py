@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import errno
 import json
 import logging
 import sys
@@ -183,10 +184,23 @@ def _run(args: argparse.Namespace, settings: Settings, *, as_json: bool) -> int:
         error = CommandError(exc.category, exc.message, ExitCode.FAILED)
     except KeyboardInterrupt:
         error = CommandError("interrupted", "interrupted", ExitCode.INTERRUPTED)
-    except Exception as exc:  # a bug: the log keeps the traceback, the user gets one line
-        log.exception("grace %s crashed", args.command, extra={"event": "command_crashed"})
-        error = CommandError("internal", f"unexpected {type(exc).__name__}", ExitCode.FAILED)
+    except Exception as exc:
+        error = _unexpected(args, settings, exc)
     return report_error(error, as_json=as_json)
+
+
+def _unexpected(args: argparse.Namespace, settings: Settings, exc: Exception) -> CommandError:
+    """A port in use is the user's to fix; anything else is a bug: the log keeps the
+    traceback, the user gets one line."""
+    if isinstance(exc, OSError) and exc.errno == errno.EADDRINUSE:
+        port = getattr(args, "port", None) or settings.slack.port
+        return CommandError(
+            "port_in_use",
+            f"Port {port} is in use: stop what runs there or pick another with --port.",
+            ExitCode.BAD_INPUT,
+        )
+    log.exception("grace %s crashed", args.command, extra={"event": "command_crashed"})
+    return CommandError("internal", f"unexpected {type(exc).__name__}", ExitCode.FAILED)
 
 
 def _locked(settings: Settings) -> str:
