@@ -82,8 +82,10 @@ class Settings(BaseSettings):
 
     data_dir: Path = Path(".grace")
     database_url: str | None = None
-    log_level: str = "INFO"
-    log_format: Literal["json", "text"] = "json"
+    log_level: str = "auto"
+    """auto = WARNING on a terminal (INFO for `serve` and `dev`), INFO otherwise."""
+    log_format: Literal["auto", "json", "text"] = "auto"
+    """auto = text on a terminal, JSON lines otherwise."""
     log_content: bool = False
     """Let logs carry what people wrote (questions, answers); off by default."""
 
@@ -118,6 +120,15 @@ class Settings(BaseSettings):
     replan: ReplanConfig = Field(default_factory=ReplanConfig)
     cost: CostConfig = Field(default_factory=CostConfig)
     execution: ExecutionConfig = Field(default_factory=ExecutionConfig)
+
+    @field_validator("log_level")
+    @classmethod
+    def _known_level(cls, value: str) -> str:
+        if value.lower() == "auto":
+            return "auto"
+        if value.upper() not in ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"):
+            raise ValueError("must be auto, DEBUG, INFO, WARNING, ERROR or CRITICAL")
+        return value.upper()
 
     @field_validator("approvers", mode="before")
     @classmethod
