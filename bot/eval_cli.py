@@ -57,6 +57,13 @@ def add_eval_parser(sub: Any) -> None:
         "--report", type=Path, metavar="DIR", help="write report.json, summary.md and charts"
     )
     ev.add_argument(
+        "--concurrency",
+        type=int,
+        default=1,
+        metavar="N",
+        help="ask N questions at once (worth it with Gemini; default 1)",
+    )
+    ev.add_argument(
         "--no-proceed",
         action="store_true",
         help="score only where each run first stops; do not click Proceed to see its answer",
@@ -65,6 +72,8 @@ def add_eval_parser(sub: Any) -> None:
 
 async def run_eval_command(args: argparse.Namespace, settings: Settings) -> int:
     cases = load_cases(args.cases)  # a bad file is refused before anything is built
+    if not 1 <= args.concurrency <= 32:
+        raise InvalidInputError("--concurrency must be between 1 and 32.")
     if args.kb is not None and not args.kb.exists():
         raise InvalidInputError(f"--kb {args.kb}: no such file or directory")
     if "log_level" not in settings.model_fields_set:
@@ -99,6 +108,7 @@ async def run_eval_command(args: argparse.Namespace, settings: Settings) -> int:
                     proceed=not args.no_proceed,
                     progress=advance,
                     cases_file=str(args.cases),
+                    concurrency=args.concurrency,
                 )
         finally:
             await services.close()

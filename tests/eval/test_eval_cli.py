@@ -3,6 +3,7 @@ own data left alone, and bad case files refused with the line and the field."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import subprocess
@@ -12,15 +13,19 @@ from pathlib import Path
 import pexpect
 import pytest
 
+from agent.config import Thresholds
 from bot.cli import main
+from storage.db import make_engine, migrate
+from storage.run_store import SqlRunStore
+from tests.fakes.fake_gemini import BATCH_EMBED, GENERATE, FakeGemini
 
 DATA = Path(__file__).parent / "data"
 CASES = DATA / "cases.jsonl"
 KB = DATA / "kb"
 GRACE = [sys.executable, "-m", "bot.cli"]
 REPORT_KEYS = {
-    "model", "collection", "cases_file", "proceed", "started_at", "seconds", "metrics",
-    "records",
+    "model", "collection", "cases_file", "proceed", "thresholds", "started_at", "seconds",
+    "metrics", "records",
 }  # fmt: skip
 METRIC_KEYS = {
     "cases", "correct", "accuracy", "per_kind", "confidently_wrong", "confidently_wrong_rate",
@@ -88,19 +93,39 @@ def test_json_is_one_object_the_report_four_files_and_the_users_data_untouched(
     assert "| t-c01 | contradictory |" in summary
 
 
-def test_an_existing_collection_is_searched_and_no_run_is_stored(tmp_path: Path) -> None:
+async def learn_thresholds(url: str, thresholds: Thresholds) -> None:
+    await migrate(url)
+    engine = make_engine(url)
+    try:
+        await SqlRunStore(engine).save_thresholds(thresholds)
+    finally:
+        await engine.dispose()
+
+
+def test_an_existing_collection_is_searched_without_the_users_runs_or_thresholds(
+    tmp_path: Path,
+) -> None:
     env = grace_env(tmp_path / "data")
     ingested = grace(env, "ingest", str(KB), "--collection", "fixture")
     assert ingested.returncode == 0, ingested.stderr
+    asyncio.run(
+        learn_thresholds(
+            f"sqlite+aiosqlite:///{tmp_path / 'data' / 'grace.db'}",
+            Thresholds(silent=0.5, notify=0.4, confirm=0.3),
+        )
+    )
     result = grace(env, "eval", str(CASES), "--collection", "fixture", "--no-proceed", "--json")
     assert result.returncode == 0, result.stderr
     report = json.loads(result.stdout)
     assert report["collection"] == "fixture" and report["proceed"] is False
+    assert report["thresholds"] == {"silent": 0.9, "notify": 0.7, "confirm": 0.4}
     paused = [r for r in report["records"] if r["status"] == "paused"]
     assert all(r["proceeded"] == 0 and r["final_answer"] == "" for r in paused)
     runs = grace(env, "runs", "--json")
     assert runs.returncode == 0, runs.stderr
     assert json.loads(runs.stdout) == []  # the evaluation's runs went to a temporary store
+    learned = grace(env, "thresholds")
+    assert learned.stdout.startswith("silent 0.50  notify 0.40  confirm 0.30"), learned.stdout
 
 
 def test_on_a_terminal_a_progress_bar_and_a_table_in_words(tmp_path: Path) -> None:
@@ -118,6 +143,31 @@ def test_on_a_terminal_a_progress_bar_and_a_table_in_words(tmp_path: Path) -> No
     assert "8/8" in child.before  # tqdm's counter
     assert "How often it got each kind of question right" in child.before
     assert "documents disagree" in child.before and "AUROC" in child.before
+
+
+async def test_the_configured_model_answers(tmp_path: Path) -> None:
+    """With Gemini configured, the evaluation asks Gemini (here the fake Gemini server)
+    and ingests with its embeddings."""
+    cases = tmp_path / "two.jsonl"
+    cases.write_text("\n".join(CASES.read_text(encoding="utf-8").splitlines()[:2]) + "\n")
+    async with FakeGemini() as fake:
+        env = {
+            **grace_env(tmp_path / "data"),
+            "GOOGLE_API_KEY": "test-key",
+            "GRACE_LLM__BASE_URL": fake.base_url,
+            "GRACE_LLM__RETRY_ATTEMPTS": "1",
+        }
+        process = await asyncio.create_subprocess_exec(
+            *GRACE, "eval", str(cases), "--kb", str(KB), "--json", "--concurrency", "2",
+            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        )  # fmt: skip
+        out, err = await process.communicate()
+        generated, embedded = len(fake.calls(GENERATE)), len(fake.calls(BATCH_EMBED))
+    assert process.returncode == 0, err
+    report = json.loads(out)
+    assert report["model"] == "gemini-2.5-flash"
+    assert [r["id"] for r in report["records"]] == ["t-a01", "t-a02"]
+    assert generated >= 2 and embedded >= 1
 
 
 @pytest.fixture

@@ -66,6 +66,12 @@ async def test_the_fixture_runs_and_every_record_is_consistent(kb: QdrantKnowled
     assert m.per_kind["all"].n == 8 and m.per_kind["answerable"].n == 3
     assert m.answers == 8 and m.auroc is not None
 
+    # several at once: the same outcomes, in the cases' order
+    together = await run_eval(orchestrator(kb), cases, concurrency=4)
+    assert [(r.id, r.level, r.final_answer, r.top5) for r in together.records] == [
+        (r.id, r.level, r.final_answer, r.top5) for r in report.records
+    ]
+
 
 async def test_a_plan_approval_is_granted_and_is_not_the_first_stop(
     kb: QdrantKnowledgeBase,
