@@ -18,7 +18,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from agent.errors import InvalidInputError
+from agent.errors import GraceError, InvalidInputError
 from agent.evaluation import (
     CaseRecord,
     EvalReport,
@@ -76,6 +76,8 @@ async def run_eval_command(args: argparse.Namespace, settings: Settings) -> int:
         raise InvalidInputError("--concurrency must be between 1 and 32.")
     if args.kb is not None and not args.kb.exists():
         raise InvalidInputError(f"--kb {args.kb}: no such file or directory")
+    if args.report is not None and args.report.exists() and not args.report.is_dir():
+        raise InvalidInputError(f"--report {args.report}: exists and is not a directory")
     if "log_level" not in settings.model_fields_set:
         # Every run step logs at INFO; a hundred questions would bury the table.
         configure_logging("WARNING", settings.log_format)
@@ -127,7 +129,12 @@ def _scratch_root() -> str | None:
 def _output(report: EvalReport, args: argparse.Namespace) -> int:
     written: list[Path] = []
     if args.report is not None:
-        written = write_report(report, args.report)
+        try:
+            written = write_report(report, args.report)
+        except OSError as exc:
+            raise GraceError(
+                f"cannot write the report to {args.report}: {exc.strerror or exc}"
+            ) from exc
     if args.json:
         print(json.dumps(report_json(report), ensure_ascii=False))
     else:

@@ -211,7 +211,21 @@ def test_other_bad_input_exits_2(local_env: Path, capsys: pytest.CaptureFixture[
     assert "--kb" in capsys.readouterr().err
     assert main(["eval", str(CASES), "--collection", "nothing-here"]) == 2
     assert "Unknown collection 'nothing-here'" in capsys.readouterr().err
+    (local_env / "file").write_text("x", encoding="utf-8")
+    assert main(["eval", str(CASES), "--kb", str(KB), "--report", str(local_env / "file")]) == 2
+    assert "is not a directory" in capsys.readouterr().err
     with pytest.raises(SystemExit) as exited:
         main(["eval", str(CASES), "--kb", str(KB), "--collection", "x"])
     assert exited.value.code == 2
     assert "not allowed with argument" in capsys.readouterr().err
+
+
+def test_charts_and_the_progress_bar_are_imported_only_when_used() -> None:
+    probe = (
+        "import sys; from bot.cli import _parser; import bot.eval_cli, agent.evaluation; "
+        "_parser(); print(sorted(m for m in ('matplotlib', 'tqdm') if m in sys.modules))"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, timeout=120, check=True
+    )
+    assert result.stdout.strip() == "[]"
