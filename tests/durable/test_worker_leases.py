@@ -55,6 +55,9 @@ async def _replicas(
             GOOGLE_API_KEY="test-key",
             GRACE_LLM__BASE_URL=fake.base_url,
             GRACE_LLM__RETRY_ATTEMPTS="1",
+            # the slow reasoning call lasts as long as the test needs: no call deadline cuts it
+            GRACE_LLM__TIMEOUT_SECONDS="60",
+            GRACE_LLM__CALL_DEADLINE_SECONDS="60",
             GRACE_DATABASE_URL=url,
             GRACE_KNOWLEDGE__COLLECTION="gemini_docs",
             GRACE_INTERVENTION__PAUSE_ON_CONFIRM="false",
