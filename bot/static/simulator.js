@@ -169,6 +169,17 @@
       if (el.url) attrs.push(`data-url="${escapeHtml(el.url)}"`);
       return `<button ${attrs.join(" ")}${confirm}>${emojify(escapeHtml(el.text ? el.text.text : ""))}</button>`;
     }
+    if (el.type === "feedback_buttons") {
+      // Slack's 👍 / 👎 pair: one action id, the clicked button's value tells them apart.
+      return ["positive_button", "negative_button"].map((key) => {
+        const b = el[key] || {};
+        const label = b.accessibility_label ? ` aria-label="${escapeHtml(b.accessibility_label)}"` : "";
+        return `<button class="btn feedback" type="button" data-testid="button" data-feedback="${key === "positive_button" ? "positive" : "negative"}" data-action-id="${escapeHtml(el.action_id || "")}" data-value="${escapeHtml(b.value ?? "")}" data-message-ts="${escapeHtml(ctx.ts)}" data-channel="${escapeHtml(ctx.channel)}"${label}>${emojify(escapeHtml(b.text ? b.text.text : ""))}</button>`;
+      }).join("");
+    }
+    if (el.type === "icon_button") {
+      return `<button class="btn icon" type="button" data-testid="button" data-action-id="${escapeHtml(el.action_id || "")}" data-value="${escapeHtml(el.value ?? "")}" data-message-ts="${escapeHtml(ctx.ts)}" data-channel="${escapeHtml(ctx.channel)}">${emojify(escapeHtml(el.text ? el.text.text : ""))}</button>`;
+    }
     if (el.type === "image") {
       return `<img src="${escapeHtml(el.image_url || "")}" alt="${escapeHtml(el.alt_text || "")}">`;
     }
@@ -238,6 +249,13 @@
       }
       case "context":
         return `<div class="blk-context" ${attrs}>${(block.elements || []).map((e) => renderElement(e, ctx)).join("")}</div>`;
+      case "context_actions":
+        return `<div class="blk-context-actions" ${attrs}>${(block.elements || []).map((e) => renderElement(e, ctx)).join("")}</div>`;
+      case "alert": {
+        const level = ["info", "warning", "error", "success"].includes(block.level) ? block.level : "default";
+        const icon = { info: "ℹ️", warning: "⚠️", error: "⛔", success: "✅", default: "💬" }[level];
+        return `<div class="blk-alert ${level}" role="alert" data-level="${level}" ${attrs}><span class="alert-icon">${icon}</span>${textObject(block.text)}</div>`;
+      }
       case "divider":
         return `<hr class="blk-divider" ${attrs}>`;
       case "actions":
