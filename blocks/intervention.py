@@ -277,6 +277,18 @@ def escalate_message(state: RunState, request: InterventionRequest) -> list[Bloc
     return blocks
 
 
+def plain_question(request: InterventionRequest) -> str:
+    """What a pause asked, in words (a CONFIRM's own question carries a score)."""
+    step = f"step {request.step_id}" if request.step_id is not None else "what I found"
+    if request.kind is InterventionKind.CONFIRM:
+        return f"Should I go on with {step}?"
+    if request.kind is InterventionKind.ESCALATE:
+        return "I could not find enough to answer this and asked for help."
+    if request.kind is InterventionKind.PLAN_APPROVAL:
+        return "Should I run this plan?"
+    return safe(request.question or "…", 1500)
+
+
 def decision_text(action: InterventionAction | str, user_id: str, detail: str | None = None) -> str:
     """`✅ Approved by <@U123>` / `✏️ Modified by <@U123>: use 2024 data`."""
     if isinstance(action, InterventionAction):
@@ -313,7 +325,7 @@ def decided_message(
     """
     title = _KIND_TITLE.get(request.kind, "GRACE")
     where = f" — step {request.step_id}" if request.step_id is not None else ""
-    blocks: list[Block] = [section(f"*{title}*{where}\n{safe(request.question or '…', 1500)}")]
+    blocks: list[Block] = [section(f"*{title}*{where}\n{plain_question(request)}")]
     shown = detail if detail is not None else _answer_detail(request)
     blocks.append(context(decision_text(action_label, user_id, shown)))
     return blocks
@@ -330,7 +342,7 @@ def expired_message(request: InterventionRequest, outcome: InterventionAction) -
     else:
         what = f"GRACE chose to {outcome.value}."
     return [
-        section(f"*{title}*\n{safe(request.question or '…', 1500)}"),
+        section(f"*{title}*\n{plain_question(request)}"),
         context(f"⌛ No answer{when} — {what}"),
     ]
 
