@@ -79,7 +79,7 @@ def step_line(
             line += f" — {step_outcome(result)}"
         return line
     line = (
-        f"{STEP_EMOJI[status]} *{step.step_id}.* `{step.action.value}` — "
+        f"{step_icon(result)} *{step.step_id}.* `{step.action.value}` — "
         f"{safe(what, STEP_DESCRIPTION_LIMIT)}"
     )
     if result is not None and status not in (StepStatus.PENDING, StepStatus.RUNNING):

@@ -142,8 +142,7 @@ def run_detail_blocks(state: RunState) -> list[Block]:
 
     pending = state.pending
     if pending is not None and pending.status is InterventionStatus.PENDING:
-        emoji = LEVEL_EMOJI.get(pending.level, LEVEL_EMOJI[InterventionLevel.ESCALATE])
-        text = f"{emoji} *Waiting for an answer* ({pending.kind.value}): "
+        text = f"⏸️ *Waiting for an answer* ({pending.kind.value}): "
         text += safe(one_line(pending.question), 1000)
         if pending.expires_at is not None:
             text += f"\nExpires {slack_date(pending.expires_at)}"

@@ -35,6 +35,7 @@ from blocks.intervention import (
     decided_message,
     escalate_message,
     expired_message,
+    plain_question,
 )
 from blocks.limits import truncate
 from blocks.plan import fallback_text, plan_message
@@ -152,7 +153,7 @@ class SlackPublisher:
             blocks = confirm_message(state, request)
         else:
             blocks = escalate_message(state, request)
-        ts = await self._post(state, payload(blocks), truncate(request.question, 300))
+        ts = await self._post(state, payload(blocks), truncate(plain_question(request), 300))
         if ts:
             await self._refs.set_message_ref(
                 run_id=state.run_id, kind=kind, channel_id=state.thread.channel_id, ts=ts
@@ -192,7 +193,7 @@ class SlackPublisher:
         else:
             action = request.answer.action if request.answer else InterventionAction.CANCEL
             blocks = decided_message(request, request.answered_by or "someone", action)
-        await self._update(ref, payload(blocks), truncate(request.question, 300))
+        await self._update(ref, payload(blocks), truncate(plain_question(request), 300))
 
     async def _post_answer(self, state: RunState) -> None:
         if await self._refs.get_message_ref(run_id=state.run_id, kind=ANSWER):
