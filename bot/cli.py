@@ -87,7 +87,9 @@ def _parser() -> argparse.ArgumentParser:
     resume.add_argument("run_id")
     resume.add_argument("--action", required=True, choices=["proceed", "cancel", "modify", "input"])
     resume.add_argument("--text")
-    resume.add_argument("--option", type=int)
+    resume.add_argument(
+        "--option", type=int, help="pick option N, numbered from 1 as `grace show` lists them"
+    )
     resume.add_argument("--as", dest="user", default="local-user")
     resume.add_argument("--json", action="store_true")
 
@@ -201,18 +203,35 @@ def _prompt(state: RunState, user: str) -> InterventionAnswer | None:
                 text = input("   how should the plan change? > ")
                 return InterventionAnswer(action=InterventionAction.MODIFY, text=text, user=user)
             return InterventionAnswer(action=InterventionAction.PROCEED, user=user)
-        for i, option in enumerate(request.options):
-            print(f"   [{i}] {option}", file=sys.stderr)
-        text = input("   your answer (empty = proceed, 'cancel' = stop) > ").strip()
+        for number, option in enumerate(request.options, start=1):
+            print(f"   [{number}] {option}", file=sys.stderr)
+        hint = f"1–{len(request.options)} picks an option, " if request.options else ""
+        text = input(f"   your answer ({hint}empty = proceed, 'cancel' = stop) > ").strip()
     except EOFError:
         return None
     if text.lower() == "cancel":
         return InterventionAnswer(action=InterventionAction.CANCEL, user=user)
-    if text.isdigit() and int(text) < len(request.options):
-        return InterventionAnswer(action=InterventionAction.INPUT, option=int(text), user=user)
+    if text.isdigit() and 1 <= int(text) <= len(request.options):
+        # Options are numbered from 1 everywhere (Slack, this prompt, --option).
+        return InterventionAnswer(action=InterventionAction.INPUT, option=int(text) - 1, user=user)
     if not text:
         return InterventionAnswer(action=InterventionAction.PROCEED, user=user)
     return InterventionAnswer(action=InterventionAction.INPUT, text=text, user=user)
+
+
+def option_index(number: int | None, options: list[str]) -> int | None:
+    """`--option N` (numbered from 1, as Slack shows options) → the option's index."""
+    if number is None:
+        return None
+    if not options:
+        raise InvalidInputError("This question has no options; answer with --text.")
+    if number == 0:
+        raise InvalidInputError(
+            f"Options are numbered from 1: use --option 1 for the first (1–{len(options)})."
+        )
+    if not 1 <= number <= len(options):
+        raise InvalidInputError(f"--option must be between 1 and {len(options)}.")
+    return number - 1
 
 
 def _print(state: RunState, as_json: bool) -> int:
@@ -273,13 +292,8 @@ async def _resume(args: argparse.Namespace, services: Services) -> int:
         args.text or args.option is not None
     ):
         raise InvalidInputError(f"--action {action.value} needs --text (or --option N).")
-    if args.option is not None and not 0 <= args.option < len(state.pending.options):
-        raise InvalidInputError(
-            f"--option must be between 0 and {len(state.pending.options) - 1}."
-            if state.pending.options
-            else "This question has no options; answer with --text."
-        )
-    answer = InterventionAnswer(action=action, text=args.text, option=args.option, user=args.user)
+    option = option_index(args.option, state.pending.options)
+    answer = InterventionAnswer(action=action, text=args.text, option=option, user=args.user)
     outcome = await services.orchestrator.answer(
         state.run_id, state.pending.intervention_id, answer
     )
