@@ -59,6 +59,17 @@ class TerminalObserver:
             print(f"  {event.message}", file=out)
 
 
+def _pace(text: str) -> float:
+    """`--pace SECONDS`: a number from 0 to 60."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
+    if not 0 <= value <= 60:
+        raise argparse.ArgumentTypeError("--pace must be between 0 and 60 seconds")
+    return value
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="grace", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
@@ -113,6 +124,13 @@ def _parser() -> argparse.ArgumentParser:
     )
     dev.add_argument("--port", type=int, default=3000, help="the simulator's port (3000)")
     dev.add_argument("--host", default="127.0.0.1")
+    dev.add_argument(
+        "--pace",
+        type=_pace,
+        default=0.0,
+        metavar="SECONDS",
+        help="wait this long before each model call, to watch a plan progress (e.g. 0.8)",
+    )
     return parser
 
 
@@ -146,7 +164,7 @@ async def _dispatch(args: argparse.Namespace, settings: Settings) -> int:
 
         if "log_format" not in settings.model_fields_set:
             configure_logging(settings.log_level, "text")  # a person reads this terminal
-        return await run_dev(settings, port=args.port, host=args.host)
+        return await run_dev(settings, port=args.port, host=args.host, pace=args.pace)
     quiet = getattr(args, "json", False)
     observers = [] if quiet or args.command in ("runs", "show") else [TerminalObserver()]
     services = await build_services(settings, observers=observers)

@@ -80,7 +80,15 @@ async def test_a_confirm_card_says_what_each_choice_does(harness: BotHarness) ->
     assert "*Why I am unsure:*" in card
     assert "*Proceed* goes on with what I found" in card
     assert "*Modify…* tells me how to change the plan" in card
-    for technical in ("finished with confidence", "eakest", "base 0", "base 1", "1.00", "0.60", "🟠"):
+    for technical in (
+        "finished with confidence",
+        "eakest",
+        "base 0",
+        "base 1",
+        "1.00",
+        "0.60",
+        "🟠",
+    ):
         assert technical not in card, technical
 
 

@@ -172,7 +172,7 @@ async def test_the_modify_modal_validates_and_replans(dev: DevEnvironment, page:
     await settle(dev)
     assert (await page.state(ALICE))["views"] == []
     said = everything_said(dev.simulator.workspace.message(CHANNEL, plan.ts))
-    assert "Replanned 1×" in said and f"Plan edited by <@{ALICE}>" in said
+    assert "I changed the plan once" in said and f"Plan edited by <@{ALICE}>" in said
 
 
 async def test_grace_status_comes_back_as_an_ephemeral_message(
@@ -188,7 +188,7 @@ async def test_grace_status_comes_back_as_an_ephemeral_message(
     assert result["ack_payload"]["response_type"] == "ephemeral"
     [shown] = (await page.state(ALICE))["ephemerals"]
     assert result["posted"] == [shown["ts"]]
-    assert shown["text"] == "1 active runs in this channel"
+    assert shown["text"] == "Your 1 recent runs"
     assert any(b["type"] == "header" for b in shown["blocks"])
     assert (await page.state(BOB))["ephemerals"] == []
     assert len(dev.simulator.workspace.all_messages()) == messages_before
