@@ -260,3 +260,15 @@ def fallback_text(state: RunState) -> str:
     if pending is not None and pending.kind is InterventionKind.PLAN_APPROVAL:
         text += " — needs approval"
     return truncate(text, MAX_MESSAGE_TEXT)
+
+
+def outcome_text(state: RunState) -> str:
+    """The thread's note when a run stops without an answer, with its short id for
+    `/grace status|retry` (people are mentioned, not shown as raw ids)."""
+    reason = with_mentions(one_line(state.error or ""), 2000)
+    short = short_id(state.run_id)
+    if state.status is RunStatus.CANCELLED:
+        text = f"🛑 Stopped: {reason or 'cancelled'}"
+    else:
+        text = f"❌ I could not answer this: {reason or 'the run failed'}"
+    return f"{text}\nrun `{short}` · `/grace retry {short}` asks again"

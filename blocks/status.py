@@ -34,8 +34,12 @@ HELP_COMMANDS: tuple[tuple[str, str], ...] = (
     ("/grace status all", "everyone's recent questions in this channel"),
     ("/grace status <run>", "one run in detail: plan, steps, confidence scores, replans, cost"),
     ("/grace cancel <run>", "stop a running or paused run (yours, or as an approver)"),
-    ("/grace retry <run>", "ask a failed or cancelled question again"),
-    ("/grace stats", "today's questions, how often I asked a person, feedback and cost"),
+    ("/grace retry <run>", "ask a finished question again (one that failed, was cancelled…)"),
+    (
+        "/grace stats",
+        "today's questions answered, how often I asked a person, cost (USD), "
+        "and recent 👍 / 👎 feedback",
+    ),
     ("/grace thresholds", "the confidence levels at which I answer, check or ask"),
     ("/grace help", "this help"),
 )

@@ -20,9 +20,12 @@ from agent.schemas import (
     InterventionAction,
     InterventionAnswer,
     InterventionKind,
+    InterventionRequest,
     RunState,
     RunStatus,
 )
+from blocks.explain import found_sentence, why_unsure
+from blocks.intervention import plain_question
 from bot.logs import configure_logging
 from bot.report import STEP_ICON, run_json, run_text
 from bot.settings import Settings, load_settings
@@ -205,12 +208,31 @@ async def _ask(args: argparse.Namespace, services: Services) -> int:
     return _print(state, args.json)
 
 
+def _terminal(mrkdwn: str) -> str:
+    """Slack mrkdwn from the card builders as terminal text."""
+    text = mrkdwn.replace("*", "").replace("&lt;", "<").replace("&gt;", ">")
+    return text.replace("&amp;", "&")
+
+
+def prompt_lines(state: RunState, request: InterventionRequest) -> list[str]:
+    """What the terminal says at a pause: the same plain words as the Slack cards (the
+    scores are in `grace show RUN`)."""
+    lines = [f"\n⏸  {_terminal(plain_question(request))}"]
+    if request.kind in (InterventionKind.CONFIRM, InterventionKind.ESCALATE):
+        result = state.step_results.get(request.step_id) if request.step_id else None
+        found = result.sources if result is not None else state.sources
+        lines.append(f"   {_terminal(found_sentence(found))}")
+        lines.append(f"   why I am unsure: {_terminal(why_unsure(request.confidence, found))}")
+    else:  # a plan approval or a clarifying question: its own words (no internal notes)
+        lines[0] = f"\n⏸  {request.question}"
+    return lines
+
+
 def _prompt(state: RunState, user: str) -> InterventionAnswer | None:
     request = state.pending
     assert request is not None
-    print(f"\n⏸  {request.question}", file=sys.stderr)
-    if request.reason:
-        print(f"   why: {request.reason}", file=sys.stderr)
+    for line in prompt_lines(state, request):
+        print(line, file=sys.stderr)
     try:
         if request.kind in (InterventionKind.PLAN_APPROVAL, InterventionKind.CONFIRM):
             first = "[r]un" if request.kind is InterventionKind.PLAN_APPROVAL else "[p]roceed"

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import re
 import time
 from collections.abc import Sequence
 from typing import Any, Protocol
@@ -38,11 +37,10 @@ from blocks.intervention import (
     plain_question,
 )
 from blocks.limits import truncate
-from blocks.plan import fallback_text, plan_message
+from blocks.plan import fallback_text, outcome_text, plan_message
 
 log = logging.getLogger(__name__)
 
-_USER_ID = re.compile(r"(?<![<@])\b([UW][A-Z0-9]{6,})\b")
 """A bare Slack user id in agent text ("cancelled by U0123ABC"), to render as a mention."""
 
 PLAN = "plan"
@@ -211,11 +209,7 @@ class SlackPublisher:
         kind = f"{OUTCOME}:{state.status.value}:{state.version}"
         if await self._refs.get_message_ref(run_id=state.run_id, kind=kind):
             return
-        reason = _USER_ID.sub(r"<@\1>", state.error or "")
-        if state.status is RunStatus.CANCELLED:
-            text = f"🛑 Stopped: {reason or 'cancelled'}"
-        else:
-            text = f"❌ I could not answer this: {reason or 'the run failed'}"
+        text = outcome_text(state)
         ts = await self.post_text(state.thread.channel_id, state.thread.thread_ts, text)
         if ts:
             await self._refs.set_message_ref(

@@ -15,7 +15,7 @@ from agent.schemas import (
 )
 from blocks import ids
 from blocks.ids import ButtonValue
-from blocks.plan import fallback_text, plan_message
+from blocks.plan import fallback_text, outcome_text, plan_message
 from blocks.status import run_detail_blocks
 from tests.blocks import samples
 from tests.blocks.samples import actions_of, all_text, assert_valid
@@ -175,3 +175,14 @@ def test_fallback_text_mentions_question_progress_and_approval() -> None:
     assert "vacation days" in text
     assert "(4/6 steps done)" in text
     assert "needs approval" in text
+
+
+def test_a_stopped_run_says_who_stopped_it_and_its_short_id() -> None:
+    state = samples.state(status=RunStatus.CANCELLED)
+    state.error = "cancelled by U0CAROL1"
+    text = outcome_text(state)
+    assert text.startswith("🛑 Stopped: cancelled by <@U0CAROL1>")
+    assert "run `run123` · `/grace retry run123` asks again" in text
+    state.status = RunStatus.FAILED
+    state.error = "LLM quota <exceeded>"
+    assert outcome_text(state).startswith("❌ I could not answer this: LLM quota &lt;exceeded&gt;")

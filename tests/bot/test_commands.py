@@ -117,7 +117,10 @@ async def test_cancel_is_for_the_asker_or_an_approver(make_harness: HarnessFacto
     cancelled = await harness.run_in(TS)
     assert cancelled.status is RunStatus.CANCELLED
     assert f"Run `{state.run_id[:6]}` is now cancelled." in harness.ephemerals(APPROVER)
-    assert any("Stopped" in m.text for m in harness.thread(TS))
+    assert any(
+        "Stopped" in m.text and f"/grace retry {state.run_id[:6]}" in m.text
+        for m in harness.thread(TS)
+    )
     final_plan = harness.fake.message(plan.channel, plan.ts)
     assert not {ids.PLAN_RUN, ids.PLAN_EDIT, ids.PLAN_CANCEL} & set(button_values(final_plan))
     assert f"cancelled by <@{APPROVER}>" in message_text(final_plan)  # a mention, not an id
