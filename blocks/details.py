@@ -6,7 +6,7 @@ from __future__ import annotations
 from slack_sdk.models.blocks import Block, DividerBlock, PlainTextObject
 from slack_sdk.models.views import View
 
-from agent.schemas import InterventionRequest, RunState
+from agent.schemas import InterventionKind, InterventionRequest, RunState
 from blocks.common import context, one_line, safe, section, short_id
 from blocks.limits import MAX_BLOCKS_PER_MESSAGE
 from blocks.status import run_detail_blocks, score_lines
@@ -21,7 +21,8 @@ def pause_blocks(request: InterventionRequest) -> list[Block]:
     lines = [f"*Pause{where}:* {request.kind.value} ({request.level.value})"]
     if request.question.strip():
         lines.append(f"*Question:* {safe(one_line(request.question), 1000)}")
-    if request.reason.strip():
+    # A Confirm's own reason only repeats its weakest factors: the factors follow anyway.
+    if request.reason.strip() and request.kind is not InterventionKind.CONFIRM:
         lines.append(f"*Reason:* {safe(one_line(request.reason), 1000)}")
     if request.confidence is not None:
         lines.extend(score_lines(request.confidence))

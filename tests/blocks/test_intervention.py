@@ -72,7 +72,12 @@ def test_details_modal_has_the_numbers_once_without_base() -> None:
     assert text.count("search_quality 0.31") == 1
     assert "base" not in text and "*Before penalties:* 0.61" in text
     assert "single source ×0.9" in text
-    assert "confidence 0.55 &lt; notify threshold 0.70" in text  # the scorer's own reason
+    assert "threshold" not in text  # a Confirm's reason only repeats its factors
+    escalation = samples.escalate_request(state.run_id).model_copy(
+        update={"reason": "step 1 confidence 0.00 < 0.40; the replan limit (3) is reached"}
+    )
+    shown = all_text(details_modal(state, escalation).to_dict()["blocks"])
+    assert "the replan limit (3) is reached" in shown  # the scorer's own reason
 
 
 @pytest.mark.parametrize(
