@@ -7,11 +7,16 @@ and the sources, and turns them into one short sentence each.
 
 from __future__ import annotations
 
+import re
+
 from slack_sdk.models.blocks import AlertBlock, MarkdownTextObject
 
 from agent.schemas import ConfidenceScore, InterventionLevel, Source, StepResult, StepStatus
 from blocks.common import one_line, safe
 
+_YEAR = re.compile(r"(?<!\d)((?:19|20)\d\d)(?!\d)")
+"""A year in a document's name (`employee-handbook-2022.md`): worth saying when it is the
+only document."""
 DISAGREEMENT_BELOW = 0.5
 """`source_agreement` under this, with two or more documents, reads as "they disagree"."""
 WEAK_FACTOR_BELOW = 0.6
@@ -21,7 +26,7 @@ SHOWN_NAMES = 3
 # What a person must do, not how alarming the score is: an answer they can rely on needs
 # nothing, a doubtful one asks them to check the sources.
 ANSWER_CONFIDENCE: dict[InterventionLevel, str] = {
-    InterventionLevel.SILENT: "✅ Confident — the sources agree and cover your question.",
+    InterventionLevel.SILENT: "✅ Confident — the sources back this answer up.",
     InterventionLevel.NOTIFY: "👍 Fairly sure — worth a glance at the sources.",
     InterventionLevel.CONFIRM: "🤔 Not fully sure — please check the sources before relying on it.",
     InterventionLevel.ESCALATE: "🔍 Unsure — the sources barely back this up; please check them.",
@@ -101,8 +106,11 @@ def why_unsure(detail: ConfidenceScore | None, sources: list[Source]) -> str:
     if pair:
         return f"The two documents disagree: {quoted(pair[0])} and {quoted(pair[1])}."
     if _has(detail, "single source") or len(names) == 1:
-        where = f" ({quoted(names[0])})" if names else ""
-        return f"Only one document mentions this{where}."
+        if not names:
+            return "Only one document mentions this."
+        year = _YEAR.search(names[0])
+        dated = f", and it is from {year.group(1)}" if year else ""
+        return f"Only one document mentions this ({quoted(names[0])}){dated}."
     if factors.get("query_coverage", 1.0) < WEAK_FACTOR_BELOW:
         return "The best match only partly covers your question."
     if factors.get("search_quality", 1.0) < WEAK_FACTOR_BELOW:

@@ -99,6 +99,14 @@ def test_why_unsure_is_one_plain_sentence(
     assert sentence in why_unsure(detail, samples.sources(n_sources))
 
 
+def test_a_single_dated_document_says_its_year() -> None:
+    detail = ConfidenceScore(score=0.6, penalties=["single source ×0.9"], is_search_step=True)
+    source = samples.sources(1)[0].model_copy(update={"source": "employee-handbook-2022.md"})
+    assert why_unsure(detail, [source]) == (
+        "Only one document mentions this (*employee-handbook-2022.md*), and it is from 2022."
+    )
+
+
 def test_confirm_message_with_huge_question() -> None:
     state = samples.state(query="q " * 20_000)
     request = samples.confirm_request(state.run_id).model_copy(
