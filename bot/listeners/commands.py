@@ -28,9 +28,11 @@ from blocks.status import (
 from bot.deps import BotDeps
 
 RUNS_LISTED = 20
-MINE_SEARCH = 500
-"""How many of the newest runs `/grace status` looks through for the asker's own."""
-SHORT_ID_SEARCH = 1000
+MINE_SEARCH = 200
+"""How many of the newest runs `/grace status` looks through for the asker's own (the
+answer is in the ack, within Slack's 3 s: a bounded scan, not the whole table)."""
+SHORT_ID_SEARCH = 200
+"""How many recent runs (of the channel, then of everyone) a short id is matched against."""
 MIN_SHORT_ID = 4
 FEEDBACK_WINDOW = 100
 """`/grace stats` counts the last this many 👍 / 👎 votes."""
@@ -79,7 +81,7 @@ async def find_run(deps: BotDeps, ref: str, channel: str) -> RunState | str:
             return matches[0]
         if len(matches) > 1:
             return f"More than one run starts with {ref!r}: give a few more characters."
-    return f"No run {ref!r}. `/grace status` lists your runs."
+    return f"No recent run {ref!r}. `/grace status` lists your runs; older ones need the full id."
 
 
 async def handle_grace(deps: BotDeps, ack: AsyncAck, command: dict[str, Any]) -> None:

@@ -99,7 +99,7 @@ async def test_status_of_one_run_shows_its_detail(harness: BotHarness) -> None:
     assert "Confidence" in shown(body)
 
     missing = ephemeral_body(await harness.command("status nosuchrun"))
-    assert "No run 'nosuchrun'" in missing["text"]
+    assert "No recent run 'nosuchrun'" in missing["text"]
 
 
 async def test_cancel_is_for_the_asker_or_an_approver(make_harness: HarnessFactory) -> None:
