@@ -64,7 +64,9 @@ PLAN_RUN = "grace_plan_run"
 PLAN_EDIT = "grace_plan_edit"
 PLAN_CANCEL = "grace_plan_cancel"
 PROCEED = ("grace_confirm_proceed", "grace_escalate_proceed")
-FEEDBACK_UP = "grace_feedback_up"
+FEEDBACK = "grace_feedback"
+DETAILS = "grace_details"
+CONFIRM_PROCEED = "grace_confirm_proceed"
 
 expect.set_options(timeout=TIMEOUT_MS)
 
@@ -257,6 +259,10 @@ class SimPage:
         scope = root if root is not None else self.testid("thread-messages")
         return scope.locator(f'button[data-testid="button"][data-action-id="{action_id}"]')
 
+    def thumbs_up(self, root: Locator | None = None) -> Locator:
+        """The 👍 of an answer's `feedback_buttons`."""
+        return self.button(FEEDBACK, root).and_(self.page.locator('[data-feedback="positive"]'))
+
     def bot_message_with(self, action_id: str) -> Locator:
         """grace's messages in the open thread that carry a button `action_id`."""
         return self.thread_messages.filter(
@@ -331,7 +337,7 @@ class SimPage:
     async def proceed_until_answered(self, *, limit: float = 90.0) -> Locator:
         """Click Proceed on every confirm/escalation in the open thread until grace answers
         (its answer carries 👍/👎); the answer message."""
-        answer = self.bot_message_with(FEEDBACK_UP)
+        answer = self.bot_message_with(FEEDBACK)
         clicked: set[str] = set()
         deadline = time.monotonic() + limit
         while not await answer.count():
