@@ -82,6 +82,12 @@ class TerminalObserver:
                 )
         elif event.type is RunEventType.REPLANNED:
             print(f"  ↻ replanned: {event.message}", file=out)
+            if state.plan is not None and self.shown_plan is not None:
+                lines = _plan_lines(state.plan)
+                for step_id, action, description in lines:
+                    if (step_id, action, description) not in self.shown_plan:
+                        print(f"    {step_id}. {action}: {description}", file=out)
+                self.shown_plan = lines
         elif event.type in (RunEventType.RUN_FAILED, RunEventType.RUN_CANCELLED):
             print(f"  {event.message}", file=out)
 

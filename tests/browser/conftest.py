@@ -191,8 +191,8 @@ def require_chromium() -> Path:
     if not CHROMIUM.is_file():
         pytest.fail(
             f"Chromium not found at {CHROMIUM}: the browser tests need Debian's chromium "
-            "(`apt-get install chromium fonts-noto-color-emoji`, which scripts/test.sh "
-            "does when it can), or GRACE_CHROMIUM pointing at a Chromium binary. "
+            "(`apt-get install chromium fonts-noto-color-emoji fonts-noto-cjk`, which "
+            "scripts/test.sh does when it can), or GRACE_CHROMIUM pointing at a Chromium binary. "
             "Playwright's own browser download is not used.",
             pytrace=False,
         )
