@@ -57,7 +57,7 @@ def walk_readme(run: Callable[[list[str]], str]) -> list[list[str]]:
     step("runs")
     step("runs", "--status", "paused")
     step("show", run_id)
-    step("resume", run_id, "--action", "input", "--option", "0")
+    step("resume", run_id, "--action", "input", "--option", "1")
     step("feedback", run_id, "up")
     step("thresholds")
     step("recover")
@@ -211,5 +211,6 @@ async def test_google_genai_chatter_shows_only_at_debug(tmp_path: Path) -> None:
     assert "AFC" not in screen and not TEXT_LOG.search(screen), screen
     assert "AFC" not in outputs["auto"]
     assert all(is_json_log(line) for line in outputs["auto"].splitlines())
+    # automatic function calling is off, so the SDK has nothing to announce even at DEBUG
     assert "AFC is enabled" not in outputs["DEBUG"]
-    assert '"level": "debug"' in outputs["DEBUG"], "DEBUG does show libraries' debug lines"
+    assert any('"level": "debug"' in line for line in outputs["DEBUG"].splitlines())
