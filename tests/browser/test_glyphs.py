@@ -16,7 +16,7 @@ from typing import Any
 
 from playwright.async_api import Browser, async_playwright, expect
 
-from .conftest import ARTIFACTS, CHROMIUM_ARGS, FEEDBACK_UP, GraceDev, SimPage, require_chromium
+from .conftest import ARTIFACTS, CHROMIUM_ARGS, GraceDev, SimPage, require_chromium
 
 JAPANESE_Q = "経費精算の締め切りはいつですか？"
 
@@ -81,7 +81,7 @@ async def test_a_japanese_answer_renders_with_real_glyphs(
     await expect(sim.thread).to_be_visible()
     answer = await sim.proceed_until_answered()
     await expect(answer).to_contain_text("翌月5日")
-    await expect(sim.button(FEEDBACK_UP, answer)).to_contain_text("👍")
+    await expect(sim.thumbs_up(answer)).to_contain_text("👍")
     shot = await sim.shot("japanese-answer")
     assert shot.stat().st_size > 10_000
     assert_real_glyphs(await answer.evaluate(GLYPHS_JS))
