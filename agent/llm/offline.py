@@ -10,6 +10,13 @@ from __future__ import annotations
 import re
 from collections import defaultdict
 
+from agent.evidence import (
+    MIN_ANSWER_COVERAGE,
+    changed_copy,
+    figure_conflict,
+    gather,
+    select,
+)
 from agent.knowledge.lexical import lexical_similarity
 from agent.knowledge.tokenize import extract_keywords, tokenize
 from agent.ports import (
@@ -153,27 +160,7 @@ class OfflineModel:
 
     async def reason(self, request: ReasoningRequest) -> LLMReply[str]:
         focus = " ".join([request.query, *request.user_inputs])
-        scored: list[tuple[float, int, str, str]] = []
-        for order, passage in enumerate(request.passages):
-            for sentence in _sentences(passage.text):
-                overlap = lexical_similarity(focus, sentence)
-                if overlap > 0:
-                    scored.append((overlap, -order, sentence, passage.source))
-        scored.sort(reverse=True)
-        japanese = _is_japanese(request.query)
-        if not scored or scored[0][0] < 0.15:
-            answer = NOT_FOUND_JA if japanese else NOT_FOUND
-        else:
-            best = scored[0][0]
-            chosen: list[tuple[str, str]] = []
-            for overlap, _, sentence, source in scored:
-                if overlap < best * 0.8 or len(chosen) == 3:
-                    break
-                if all(sentence != s for s, _ in chosen):
-                    chosen.append((sentence, source))
-            lines = [f"{sentence} [Source: {source}]" for sentence, source in chosen]
-            lines += _other_side(scored, chosen, japanese)
-            answer = "\n".join(lines)
+        answer = extract_answer(focus, request.passages, japanese=_is_japanese(request.query))
         usage = TokenUsage(
             input_tokens=sum(_approx_tokens(p.text) for p in request.passages)
             + _approx_tokens(focus),
@@ -304,3 +291,44 @@ def _sentences(text: str) -> list[str]:
 
 def _strip_citations(text: str) -> str:
     return re.sub(r"\[Source: [^\]]*\]", "", text)
+
+
+def extract_answer(query: str, passages: list[Source], *, japanese: bool) -> str:
+    """The sentences or table rows that hold the fact, each citing its document. When a
+    stale copy or another document gives a different figure, both are named, the
+    current one first."""
+    evidence = gather(query, passages)
+    chosen = select(evidence)
+    if not chosen or chosen[0].coverage < MIN_ANSWER_COVERAGE:
+        return NOT_FOUND_JA if japanese else NOT_FOUND
+    family = evidence.family
+    if family[chosen[0].source].stale:
+        # Quote the current document first when it says the same thing in its own words.
+        current = [
+            u
+            for u in evidence.ranked
+            if family[u.source].key == family[chosen[0].source].key
+            and not family[u.source].stale
+            and u.score >= 0.6 * chosen[0].score
+        ]
+        if current:
+            chosen = [current[0], *[u for u in chosen[1:] if u.source != current[0].source]]
+    lines = [f"{u.text} [Source: {u.source}]" for u in chosen]
+    older = next((c for u in chosen if (c := changed_copy(evidence, u)) is not None), None)
+    if older is not None and family[older.source].stale:
+        lines.append(
+            f"⚠️ 古い版（{older.source}）では次のとおりでした: {older.text} [Source: {older.source}]"
+            if japanese
+            else f"⚠️ An older copy ({older.source}) says instead: {older.text} "
+            f"[Source: {older.source}]"
+        )
+        return "\n".join(lines)
+    other = figure_conflict(evidence, chosen)
+    if other is not None:
+        lines.append(f"{other.text} [Source: {other.source}]")
+        lines.append(
+            "⚠️ 情報源の内容が食い違っています。どちらが最新か確認してください。"
+            if japanese
+            else "⚠️ These sources disagree; check which one is current."
+        )
+    return "\n".join(lines)
