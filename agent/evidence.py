@@ -493,3 +493,45 @@ def figure_conflict(evidence: Evidence, chosen: Sequence[Unit]) -> Unit | None:
 
 MIN_ANSWER_COVERAGE = 0.2
 """Below this share of the question's (IDF-weighted) words, no unit answers it."""
+
+
+def answer_features(query: str, answer: str, passages: Sequence[Source]) -> dict[str, float]:
+    """What predicts that an answer is right, read from the answer and its passages
+    (for any model): how much of the question the quoted evidence covers, whether it
+    holds the kind of value asked for, how clearly one document wins, how well the
+    search matched, whether sources disagree, and whether a person supplied it."""
+    if any(p.from_person for p in passages) and any(
+        f"[Source: {p.source}]" in answer for p in passages if p.from_person
+    ):
+        return {"from_person": 1.0}
+    evidence = gather(query, passages)
+    text = re.sub(r"\[Source: [^\]]*\]", " ", answer)
+    quoted = [u for u in evidence.units if u.text and u.text in answer]
+    if quoted:
+        best = max(quoted, key=lambda u: u.score)
+        coverage = max(u.coverage for u in quoted)
+        typed = any(has_value(u.text, evidence.qtype) for u in quoted)
+    else:
+        best = evidence.ranked[0] if evidence.ranked else None
+        cited = [p for p in passages if f"[Source: {p.source}]" in answer] or list(passages)
+        context = frozenset().union(*(terms(p.text.split("\n", 1)[0]) for p in cited))
+        coverage = evidence.coverage(terms(text), context) if text.strip() else 0.0
+        typed = has_value(text, evidence.qtype)
+    margin = 0.0
+    competing = 0.0
+    if best is not None and best.score > 0:
+        mine = evidence.family[best.source].key
+        others = [u for u in evidence.best_per_family() if evidence.family[u.source].key != mine]
+        runner_up = others[0].score if others else 0.0
+        margin = max(0.0, 1.0 - runner_up / best.score)
+        competing = float(sum(1 for u in others if u.score >= 0.85 * best.score))
+    conflict = 1.0 if "⚠️" in answer else 0.0
+    return {
+        "answer_coverage": round(coverage, 4),
+        "value_type_match": 1.0 if typed else 0.0,
+        "document_margin": round(margin, 4),
+        "competing_documents": competing,
+        "search_match": round(max((p.similarity for p in passages), default=0.0), 4),
+        "sources_conflict": conflict,
+        "question_terms": float(len(evidence.query_tokens)),
+    }

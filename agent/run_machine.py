@@ -244,7 +244,12 @@ class RunMachine:
         low = max(self.config.replan.low_confidence, self.thresholds.confirm)
         for result in sorted(results, key=lambda r: r.step_id):
             trigger = self.replanner.trigger_for(result)
-            if trigger is None and result.confidence < low and result.status in DONE:
+            if (
+                trigger is None
+                and result.confidence < low
+                and result.status in DONE
+                and not _found_something(result)
+            ):
                 trigger = ReplanTrigger.LOW_CONFIDENCE
             if trigger is ReplanTrigger.LOW_CONFIDENCE and state.low_confidence_accepted:
                 continue
@@ -275,7 +280,11 @@ class RunMachine:
             return await self._replan(state, decision)
         if self.config.intervention.pause_on_confirm and not state.low_confidence_accepted:
             for result in sorted(results, key=lambda r: r.step_id):
-                if result.level is InterventionLevel.CONFIRM and result.step_id != final_id:
+                if (
+                    result.level is InterventionLevel.CONFIRM
+                    and result.step_id != final_id
+                    and not _found_something(result)
+                ):
                     assert result.confidence_detail is not None
                     await self._pause(
                         state,
@@ -320,7 +329,9 @@ class RunMachine:
         if final is None:
             await self._fail(state, no_answer_reason(state))
             return
-        state.overall_detail = overall_confidence(state, final, self.config.confidence)
+        state.overall_detail = overall_confidence(
+            state, final, self.config.confidence, self.thresholds
+        )
         state.overall_confidence = round(state.overall_detail.score, 4)
         state.level = self.calculator.decide_action(state.overall_detail, self.thresholds).level
         state.final_answer = final.output
@@ -424,3 +435,9 @@ class RunMachine:
                 await observer.on_event(event, state)
             except Exception:  # an observer must never break a run
                 log.exception("observer failed", extra={"run_id": state.run_id})
+
+
+def _found_something(result: StepResult) -> bool:
+    """A search that returned passages: whether they hold the answer is judged on the
+    answer drawn from them (its calibrated confidence), not on the search's own score."""
+    return result.action in (ActionType.RAG_SEARCH, ActionType.WEB_SEARCH) and bool(result.sources)

@@ -193,6 +193,8 @@ class Source(BaseModel):
     score: float = 0.0
     similarity: float = 0.0
     collection: str | None = None
+    from_person: bool = False
+    """A person's reply in the thread (cited as the person), not a document."""
 
 
 class ToolResult(BaseModel):

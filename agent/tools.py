@@ -9,6 +9,7 @@ from statistics import fmean, pvariance
 from pydantic import BaseModel, Field
 
 from agent.errors import GraceError
+from agent.evidence import answer_features
 from agent.ports import (
     EvaluationRequest,
     KnowledgeBase,
@@ -17,6 +18,10 @@ from agent.ports import (
     WebSearchProvider,
 )
 from agent.schemas import ActionType, PlanStep, Source, ToolResult
+
+
+FEATURE_PREFIX = "evidence."
+"""Answer features travel in `ToolResult.confidence_factors` under this prefix."""
 
 
 class StepContext(BaseModel):
@@ -32,6 +37,10 @@ class StepContext(BaseModel):
 
 
 class Toolbox:
+    @property
+    def model_name(self) -> str:
+        return self._llm.name
+
     def __init__(
         self,
         *,
@@ -98,6 +107,8 @@ class Toolbox:
         evaluation = await self._llm.evaluate(
             EvaluationRequest(query=ctx.query, answer=reply.value, passages=passages)
         )
+        focus = " ".join([ctx.query, *ctx.user_inputs])
+        features = answer_features(focus, reply.value, passages)
         return ToolResult(
             success=bool(reply.value.strip()),
             output=reply.value,
@@ -105,6 +116,7 @@ class Toolbox:
             confidence_factors={
                 "llm_self_eval": evaluation.value.self_eval,
                 "query_coverage": evaluation.value.coverage,
+                **{f"{FEATURE_PREFIX}{k}": v for k, v in features.items()},
             },
             error=None if reply.value.strip() else "the model returned an empty answer",
             token_usage=reply.usage + evaluation.usage,
