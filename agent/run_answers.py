@@ -154,6 +154,9 @@ class RunAnswers(RunMachine):
         if kind is InterventionKind.ASK_USER:
             assert request.step_id is not None
             reply = text if action is InterventionAction.INPUT or text else ""
+            if not _is_ask_step(state, request.step_id):
+                await self._clarified(state, reply)
+                return
             if reply:
                 state.user_inputs.append(reply)
             state.step_results[request.step_id] = StepResult(
@@ -189,6 +192,17 @@ class RunAnswers(RunMachine):
             return
         # PROCEED / SKIP / an empty input: go on with what we have.
         state.low_confidence_accepted = True
+        await self._drive(state)
+
+    async def _clarified(self, state: RunState, reply: str) -> None:
+        """The asker said which document a vague question is about: search and answer
+        again with their words; without a choice (Proceed), answer with what we have."""
+        if not reply:
+            state.low_confidence_accepted = True
+            await self._drive(state)
+            return
+        state.user_inputs.append(reply)
+        state.step_results = {}
         await self._drive(state)
 
     async def _user_replan(self, state: RunState, step_id: int | None, text: str) -> None:
@@ -230,3 +244,14 @@ def replace_intervention(state: RunState, request: InterventionRequest) -> None:
     state.interventions = [
         request if i.intervention_id == request.intervention_id else i for i in state.interventions
     ]
+
+
+def _is_ask_step(state: RunState, step_id: int) -> bool:
+    """Whether the plan itself asked (an ask_user step), rather than the run asking to
+    clarify a vague question after drafting its answer."""
+    if state.plan is None:
+        return True
+    try:
+        return state.plan.step(step_id).action is ActionType.ASK_USER
+    except KeyError:
+        return True

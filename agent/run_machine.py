@@ -21,7 +21,9 @@ from agent.errors import CostLimitError, GraceError
 from agent.executor import DONE, StepExecutor, ancestors, ready_steps, skip_blocked, step_context
 from agent.finishing import cited, final_result, no_answer_reason, overall_confidence
 from agent.intervention import (
+    ambiguity_options,
     ask_user_request,
+    clarify_request,
     confirm_request,
     did_you_mean,
     escalate_request,
@@ -45,6 +47,7 @@ from agent.ports import (
 from agent.replan import ReplanDecision, ReplanManager
 from agent.schemas import (
     ActionType,
+    InterventionKind,
     InterventionLevel,
     InterventionRequest,
     ReplanStrategy,
@@ -241,6 +244,14 @@ class RunMachine:
         """Replan or pause as the wave's results demand. False when the drive must stop."""
         assert state.plan is not None
         final_id = state.plan.steps[-1].step_id
+        for result in results:
+            if (
+                result.step_id == final_id
+                and result.action is ActionType.REASONING
+                and result.status in DONE
+                and await self._clarify_if_vague(state, result)
+            ):
+                return False
         low = max(self.config.replan.low_confidence, self.thresholds.confirm)
         for result in sorted(results, key=lambda r: r.step_id):
             trigger = self.replanner.trigger_for(result)
@@ -329,6 +340,8 @@ class RunMachine:
         if final is None:
             await self._fail(state, no_answer_reason(state))
             return
+        if await self._clarify_if_vague(state, final):
+            return
         state.overall_detail = overall_confidence(
             state, final, self.config.confidence, self.thresholds
         )
@@ -342,6 +355,24 @@ class RunMachine:
             RunEventType.ANSWER_READY,
             f"answered with confidence {state.overall_confidence:.2f} ({state.level.value})",
         )
+
+    async def _clarify_if_vague(self, state: RunState, final: StepResult) -> bool:
+        """Ask which document a short question means when several answer it about
+        equally well (before any answer or escalation). True when the run paused."""
+        if state.user_inputs or state.low_confidence_accepted:
+            return False
+        if any(i.kind is InterventionKind.ASK_USER for i in state.interventions):
+            return False
+        options = ambiguity_options(state.query, final.sources)
+        if not options:
+            return False
+        await self._pause(
+            state,
+            clarify_request(
+                state, final.step_id, options, self.config.intervention, self._responders(state)
+            ),
+        )
+        return True
 
     # ------------------------------------------------------------------ helpers
 

@@ -19,7 +19,6 @@ from agent.ports import (
 )
 from agent.schemas import ActionType, PlanStep, Source, ToolResult
 
-
 FEATURE_PREFIX = "evidence."
 """Answer features travel in `ToolResult.confidence_factors` under this prefix."""
 
