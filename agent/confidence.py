@@ -82,19 +82,19 @@ CALIBRATIONS: dict[str, Calibration] = {
             "document_margin": 2.31,
             "competing_documents": -0.94,
             "search_match": 0.80,
-            "sources_conflict": 0.11,
+            "sources_conflict": -0.5,  # the fit said ~0 (+0.11); a conflict must not raise it
             "question_terms": 0.68,
         },
     ),
 }
-"""Fitted per provider; a provider without its own fit uses the offline one."""
+"""Fitted per provider. A provider without a fit here (Gemini, until it has one) keeps
+the weighted mean of its factors: another model's numbers would not mean the same."""
 
 
 def calibrated(features: dict[str, float], model: str) -> float:
     if features.get("from_person"):
         return PERSON_CONFIDENCE
-    calibration = CALIBRATIONS.get(model) or CALIBRATIONS["offline"]
-    return calibration.probability(features)
+    return CALIBRATIONS[model].probability(features)
 
 
 class ActionDecision(BaseModel):
@@ -138,7 +138,9 @@ class ConfidenceCalculator:
 
         if factors.is_search_step:
             base = (sq or 0.0) * tool_success
-        elif factors.answer_features is not None:
+        elif factors.answer_features is not None and (
+            factors.model in CALIBRATIONS or factors.answer_features.get("from_person")
+        ):
             return self._calibrated(factors, breakdown, tool_success)
         else:
             weights = self._config.weights
@@ -181,6 +183,8 @@ class ConfidenceCalculator:
         ):
             if value is not None:
                 breakdown[name] = value
+        if factors.source_agreement is not None:
+            breakdown["source_agreement"] = factors.source_agreement
         breakdown.update(factors.answer_features)
         features = dict(factors.answer_features)
         if factors.llm_self_eval is not None:
@@ -190,6 +194,9 @@ class ConfidenceCalculator:
         if tool_success < 1.0:
             probability *= tool_success
             penalties.append(f"tool failures ×{tool_success:.2f}")
+        if factors.source_count == 0:
+            probability *= 0.7
+            penalties.append("no sources in the dependency chain ×0.7")
         breakdown["calibrated"] = round(probability, 4)
         return ConfidenceScore(
             score=_clamp(probability),

@@ -23,7 +23,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 
-from agent.knowledge.tokenize import normalize_text, tokenize
+from agent.knowledge.tokenize import contains_japanese, normalize_text, tokenize
 from agent.schemas import Source
 
 PASSAGE_PRIOR = 0.5
@@ -50,7 +50,7 @@ _DATE_IN_NAME = re.compile(r"((?:19|20)\d\d)[-_.]?(\d\d)?[-_.]?(\d\d)?")
 _QTYPE_PATTERNS: list[tuple[str, re.Pattern[str]]] = [
     ("percent", re.compile(r"what percent|how much of|percentage|割合|何\s*[%％]|割増率|率は|何割|分配率", re.I)),
     ("money", re.compile(r"how much|budget|cost|price|pay|stipend|allowance|reimburs|spend|limit|amount|\$|いくら|金額|上限|費用|手当|補助|円", re.I)),
-    ("duration", re.compile(r"how long|how far ahead|how far in advance|how many (?:days|weeks|months|years|hours|minutes)|how fast|how soon|heads.?up|notice|何日|何週|何か月|何ヶ月|何カ月|何年|何時間|何分|期間|どのくらい|どれくらい|いつまで", re.I)),
+    ("duration", re.compile(r"how long|how far ahead|how far in advance|how many (?:\w+ ){0,2}(?:days|weeks|months|years|hours|minutes)|how fast|how soon|heads.?up|notice|何日|何週|何か月|何ヶ月|何カ月|何年|何時間|何分|期間|どのくらい|どれくらい|いつまで", re.I)),
     ("deadline", re.compile(r"deadline|cut-?off|by when|due|期限|締め?切り?|いつまで", re.I)),
     ("date", re.compile(r"\bwhen\b|what date|which day|what time|いつ|何月|何日に|何時から|何時まで|時間帯|タイミング", re.I)),
     ("count", re.compile(r"how many|how old|what age|何歳|何人|何回|何個|何km|何キロ|何倍|何年", re.I)),
@@ -67,7 +67,7 @@ _VALUE_PATTERNS: dict[str, re.Pattern[str]] = {
     "place": re.compile(r"#[\w-]+|https?://|\b[A-Z][a-z]+[A-Z]?\w*|@\w|[ァ-ヴー]{2,}|\S+@\S+"),
 }  # fmt: skip
 _TWO_PART = re.compile(
-    r"\?\s*\S.*\?|\band\b.*\b(?:how|what|which|who|where|when)\b|"
+    r"\?\s*\S.*\?|\band\b.*\b(?:how|what|which|who|where|when|why)\b|"
     r"\b(?:how|what|which|who|where|when)\b.*\band (?:how|what|which|who|where|when)\b|"
     r"それぞれ|、.*(?:何|いつ|いくら|どこ).*(?:何|いつ|いくら|どこ)|と.+(?:それぞれ|ずつ)",
     re.I,
@@ -298,10 +298,12 @@ class Evidence:
                 got += CONTEXT_WEIGHT * self.idf[t]
         return got / total
 
-    def best_per_family(self) -> list[Unit]:
+    def best_per_family(self, *, typed_only: bool = False) -> list[Unit]:
         """The best unit of each document family, best first."""
         seen: dict[str, Unit] = {}
         for unit in self.ranked:
+            if typed_only and not unit.typed:
+                continue
             seen.setdefault(self.family[unit.source].key, unit)
         return list(seen.values())
 
@@ -462,7 +464,13 @@ _FIGURE = re.compile(
 def figures(text: str) -> dict[str, set[str]]:
     """{unit: numbers} a text states ("3 days" → {"day": {"3"}})."""
     found: dict[str, set[str]] = defaultdict(set)
-    for number, unit in _FIGURE.findall(normalize_text(text)):
+    spelled = re.sub(
+        r"\b(one|" + "|".join(_NUMBER_WORDS) + r")\b",
+        lambda m: _NUMBER_WORDS.get(m.group(1).lower(), "1"),
+        normalize_text(text),
+        flags=re.IGNORECASE,
+    )
+    for number, unit in _FIGURE.findall(spelled):
         key = unit.lower()
         key = key[:-1] if key.endswith("s") and len(key) > 3 else key
         found[key].add(number.replace(",", ""))
@@ -480,7 +488,7 @@ def figure_conflict(evidence: Evidence, chosen: Sequence[Unit]) -> Unit | None:
         return None
     families_chosen = {evidence.family[u.source].key for u in chosen}
     for other in evidence.ranked:
-        if other.score < 0.75 * best.score:
+        if other.score < 0.4 * best.score:
             break
         if evidence.family[other.source].key in families_chosen:
             continue
@@ -521,7 +529,13 @@ def answer_features(query: str, answer: str, passages: Sequence[Source]) -> dict
     competing = 0.0
     if best is not None and best.score > 0:
         mine = evidence.family[best.source].key
-        others = [u for u in evidence.best_per_family() if evidence.family[u.source].key != mine]
+        # Only candidate answers compete: a passage without the kind of value asked
+        # for ("how many days?" → a number) is no rival, however many words it shares.
+        others = [
+            u
+            for u in evidence.best_per_family(typed_only=True)
+            if evidence.family[u.source].key != mine
+        ]
         runner_up = others[0].score if others else 0.0
         margin = max(0.0, 1.0 - runner_up / best.score)
         competing = float(sum(1 for u in others if u.score >= 0.85 * best.score))
@@ -535,3 +549,20 @@ def answer_features(query: str, answer: str, passages: Sequence[Source]) -> dict
         "sources_conflict": conflict,
         "question_terms": float(len(evidence.query_tokens)),
     }
+
+
+_STATEMENT = re.compile(
+    r"\b(?:is|are|was|were|it's|according|says|said|will|has|have|must|should|costs?|"
+    r"takes?|gets?|pays?|means?)\b|\d|です|ます|である|でした|だよ|だ。|とのこと|によると",
+    re.I,
+)
+
+
+def supplies_facts(reply: str) -> bool:
+    """Does a reply to an escalation state a fact ("It is Ulaanbaatar, according to our
+    travel guide") rather than narrow the question ("working from abroad")? A fact is
+    a source to answer from; a narrowing is more words to search with."""
+    words = reply.split()
+    return (len(words) >= 3 and bool(_STATEMENT.search(reply))) or (
+        contains_japanese(reply) and len(reply) >= 8 and bool(_STATEMENT.search(reply))
+    )

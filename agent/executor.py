@@ -98,6 +98,8 @@ def step_context(state: RunState, step: PlanStep) -> StepContext:
         if result.output:
             outputs.append(result.output)
         sources.extend(result.sources)
+    if step.action is ActionType.REASONING:
+        sources.extend(state.human_sources)
     return StepContext(
         query=state.query,
         thread_context=state.context,

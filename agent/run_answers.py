@@ -4,6 +4,7 @@ through the same machine."""
 
 from __future__ import annotations
 
+from agent.evidence import supplies_facts
 from agent.ports import ClaimResult, RunEventType
 from agent.run_machine import RunMachine
 from agent.schemas import (
@@ -184,6 +185,9 @@ class RunAnswers(RunMachine):
             await self._drive(state)
             return
         if action is InterventionAction.INPUT and text:
+            if kind is InterventionKind.ESCALATE and supplies_facts(text):
+                await self._told(state, text, answer.user)
+                return
             state.user_inputs.append(text)
             if kind is InterventionKind.ESCALATE:
                 await self._new_information(state, request.step_id, text)
@@ -192,6 +196,25 @@ class RunAnswers(RunMachine):
             return
         # PROCEED / SKIP / an empty input: go on with what we have.
         state.low_confidence_accepted = True
+        await self._drive(state)
+
+    async def _told(self, state: RunState, text: str, user: str | None) -> None:
+        """A person answered an escalation: their reply is a source the answer can rest
+        on (cited as them), not more words for the search. The searches already done
+        stand; only the answer is drawn again, so no replan is spent."""
+        who = f"@{user}" if user else "a person"
+        state.human_sources.append(
+            Source(
+                source=f"{who} (reply in thread)",
+                text=text,
+                similarity=1.0,
+                from_person=True,
+            )
+        )
+        assert state.plan is not None
+        for step in state.plan.steps:
+            if step.action is ActionType.REASONING:
+                state.step_results.pop(step.step_id, None)
         await self._drive(state)
 
     async def _clarified(self, state: RunState, reply: str) -> None:

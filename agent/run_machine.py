@@ -259,7 +259,7 @@ class RunMachine:
                 trigger is None
                 and result.confidence < low
                 and result.status in DONE
-                and not _found_something(result)
+                and not _judged_by_answer(state, result)
             ):
                 trigger = ReplanTrigger.LOW_CONFIDENCE
             if trigger is ReplanTrigger.LOW_CONFIDENCE and state.low_confidence_accepted:
@@ -294,7 +294,7 @@ class RunMachine:
                 if (
                     result.level is InterventionLevel.CONFIRM
                     and result.step_id != final_id
-                    and not _found_something(result)
+                    and not _judged_by_answer(state, result)
                 ):
                     assert result.confidence_detail is not None
                     await self._pause(
@@ -468,7 +468,12 @@ class RunMachine:
                 log.exception("observer failed", extra={"run_id": state.run_id})
 
 
-def _found_something(result: StepResult) -> bool:
-    """A search that returned passages: whether they hold the answer is judged on the
-    answer drawn from them (its calibrated confidence), not on the search's own score."""
-    return result.action in (ActionType.RAG_SEARCH, ActionType.WEB_SEARCH) and bool(result.sources)
+def _judged_by_answer(state: RunState, result: StepResult) -> bool:
+    """A plan's only search, and it returned passages: whether they hold the answer is
+    judged on the answer drawn from them (its calibrated confidence), not on the
+    search's own score. In a plan of several searches a weak one is still confirmed
+    or retried on its own: one part of the question may be missing."""
+    gathering = (ActionType.RAG_SEARCH, ActionType.WEB_SEARCH)
+    if result.action not in gathering or not result.sources or state.plan is None:
+        return False
+    return sum(1 for s in state.plan.steps if s.action in gathering) == 1

@@ -308,6 +308,8 @@ class RunState(BaseModel):
     pending: InterventionRequest | None = None
     interventions: list[InterventionRequest] = Field(default_factory=list)
     user_inputs: list[str] = Field(default_factory=list)
+    human_sources: list[Source] = Field(default_factory=list)
+    """Facts people supplied in replies to an escalation: the answer may rest on them."""
     replan_history: list[ReplanRecord] = Field(default_factory=list)
     final_answer: str = ""
     sources: list[Source] = Field(default_factory=list)

@@ -297,6 +297,10 @@ def extract_answer(query: str, passages: list[Source], *, japanese: bool) -> str
     """The sentences or table rows that hold the fact, each citing its document. When a
     stale copy or another document gives a different figure, both are named, the
     current one first."""
+    told = [p for p in passages if p.from_person]
+    if told:
+        # A person answered this very question in the thread: their words are the answer.
+        return "\n".join(f"{p.text.strip()} [Source: {p.source}]" for p in told)
     evidence = gather(query, passages)
     chosen = select(evidence)
     if not chosen or chosen[0].coverage < MIN_ANSWER_COVERAGE:
