@@ -111,6 +111,10 @@ def _parser() -> argparse.ArgumentParser:
     )
     dev.add_argument("--port", type=int, default=3000, help="the simulator's port (3000)")
     dev.add_argument("--host", default="127.0.0.1")
+
+    from bot.eval_cli import add_eval_parser
+
+    add_eval_parser(sub)
     return parser
 
 
@@ -145,6 +149,10 @@ async def _dispatch(args: argparse.Namespace, settings: Settings) -> int:
         if "log_format" not in settings.model_fields_set:
             configure_logging(settings.log_level, "text")  # a person reads this terminal
         return await run_dev(settings, port=args.port, host=args.host)
+    if args.command == "eval":
+        from bot.eval_cli import run_eval_command
+
+        return await run_eval_command(args, settings)
     quiet = getattr(args, "json", False)
     observers = [] if quiet or args.command in ("runs", "show") else [TerminalObserver()]
     services = await build_services(settings, observers=observers)
