@@ -9,7 +9,8 @@ dense model) and searches every question with `limit=5`, as the agent does. A qu
 counts as found at rank r when the r-th passage comes from one of its `source` files;
 for a contradictory case only the current file (the first `source`) counts.
 
-- recall@1, recall@5 and MRR (over the top 5) on `answerable` cases — the target — and
+- recall@1, recall@5 and MRR (over the top 5) on `answerable` cases — the target —, the
+  same for "answer passage" (a hit from a source file that contains an expected string), and
   on every case that names a source (answerable, multi, contradictory);
 - retrieval latency p50/p95 over the questions (after one warm-up query);
 - a scale run: the dev-set documents copied under new names until the collection holds
@@ -28,6 +29,7 @@ import statistics
 import sys
 import tempfile
 import time
+import unicodedata
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -39,6 +41,7 @@ if str(ROOT) not in sys.path:
 
 from agent.knowledge.ingest import ingest_paths  # noqa: E402
 from agent.knowledge.qdrant_kb import QdrantKnowledgeBase, open_knowledge_base  # noqa: E402
+from agent.schemas import Source  # noqa: E402
 
 DEFAULT_DEVSETS = Path("/work/shared/devsets")
 DEFAULT_SETS = ("en-sourcegraph", "ja-tuqulore")
@@ -52,6 +55,8 @@ class Case:
     kind: str
     question: str
     sources: tuple[str, ...]
+    expected: tuple[str, ...] = ()
+    """Strings of which one (expect_any) or the first (expect_all) holds the answer."""
 
 
 @dataclass
@@ -85,6 +90,7 @@ class SetResult:
     ingest_seconds: float
     answerable: dict[str, float]
     sourced: dict[str, float]
+    passage: dict[str, float]
     latency_ms: dict[str, float]
     misses: list[dict[str, Any]] = field(default_factory=list)
 
@@ -98,7 +104,13 @@ def load_cases(path: Path) -> list[Case]:
         if raw["kind"] not in SOURCED_KINDS or not raw.get("source"):
             continue
         sources = raw["source"][:1] if raw["kind"] == "contradictory" else raw["source"]
-        cases.append(Case(raw["id"], raw["kind"], raw["q"], tuple(sources)))
+        if raw["kind"] == "contradictory":
+            expected: list[str] = [raw.get("current", "")]
+        else:
+            expected = raw.get("expect_any") or raw.get("expect_all", [])[:1]
+        cases.append(
+            Case(raw["id"], raw["kind"], raw["q"], tuple(sources), tuple(e for e in expected if e))
+        )
     return cases
 
 
@@ -110,10 +122,22 @@ def percentiles(samples: Sequence[float]) -> dict[str, float]:
     return {"p50": round(statistics.median(ordered), 2), "p95": round(p95, 2)}
 
 
-async def timed_search(kb: QdrantKnowledgeBase, question: str) -> tuple[list[str], float]:
+async def timed_search(kb: QdrantKnowledgeBase, question: str) -> tuple[list[Source], float]:
     started = time.perf_counter()
     hits = await kb.search(question, limit=LIMIT)
-    return [hit.source for hit in hits], (time.perf_counter() - started) * 1000
+    return hits, (time.perf_counter() - started) * 1000
+
+
+def _fold(text: str) -> str:
+    return unicodedata.normalize("NFKC", text).lower().replace(",", "")
+
+
+def ranks(case: Case, hits: Sequence[Source]) -> tuple[int | None, int | None]:
+    """Rank of the first hit from a source file, and of the first that holds the answer."""
+    in_source = [i for i, hit in enumerate(hits, 1) if hit.source in case.sources]
+    wanted = [_fold(e) for e in case.expected]
+    holding = [i for i in in_source if any(w in _fold(hits[i - 1].text) for w in wanted)]
+    return (in_source[0] if in_source else None), (holding[0] if holding else None)
 
 
 async def evaluate_set(directory: Path, *, with_misses: bool) -> SetResult:
@@ -126,21 +150,27 @@ async def evaluate_set(directory: Path, *, with_misses: bool) -> SetResult:
             ingest_seconds = time.perf_counter() - started
             chunks = await kb.count(kb.default_collection)
             await kb.search(cases[0].question, limit=LIMIT)  # warm-up: caches, Sudachi
-            answerable, sourced = Scores(), Scores()
+            answerable, sourced, passage = Scores(), Scores(), Scores()
             latencies: list[float] = []
             misses: list[dict[str, Any]] = []
             for case in cases:
-                found, ms = await timed_search(kb, case.question)
+                hits, ms = await timed_search(kb, case.question)
                 latencies.append(ms)
-                rank = next(
-                    (i for i, source in enumerate(found, 1) if source in case.sources), None
-                )
+                rank, passage_rank = ranks(case, hits)
                 sourced.add(rank)
                 if case.kind == "answerable":
                     answerable.add(rank)
-                if with_misses and rank != 1:
+                    passage.add(passage_rank)
+                if with_misses and (rank != 1 or passage_rank is None):
+                    got = [hit.source for hit in hits]
                     misses.append(
-                        {"id": case.id, "rank": rank, "want": case.sources, "got": found}
+                        {
+                            "id": case.id,
+                            "rank": rank,
+                            "passage_rank": passage_rank,
+                            "want": case.sources,
+                            "got": got,
+                        }
                     )
         finally:
             await kb.close()
@@ -150,6 +180,7 @@ async def evaluate_set(directory: Path, *, with_misses: bool) -> SetResult:
         ingest_seconds=round(ingest_seconds, 2),
         answerable=answerable.summary(),
         sourced=sourced.summary(),
+        passage=passage.summary(),
         latency_ms=percentiles(latencies),
         misses=misses,
     )
@@ -209,16 +240,22 @@ async def main_async(args: argparse.Namespace) -> dict[str, Any]:
 def print_text(report: dict[str, Any]) -> None:
     for result in report["sets"]:
         a, s, lat = result["answerable"], result["sourced"], result["latency_ms"]
+        p = result["passage"]
         print(
             f"{result['name']}: {result['chunks']} chunks (ingest {result['ingest_seconds']} s)\n"
             f"  answerable ({a['cases']}): recall@5 {a['recall@5']:.3f}  "
             f"recall@1 {a['recall@1']:.3f}  MRR {a['mrr']:.3f}\n"
+            f"  answer passage: recall@5 {p['recall@5']:.3f}  recall@1 {p['recall@1']:.3f}  "
+            f"MRR {p['mrr']:.3f}\n"
             f"  all sourced ({s['cases']}): recall@5 {s['recall@5']:.3f}  "
             f"recall@1 {s['recall@1']:.3f}  MRR {s['mrr']:.3f}\n"
             f"  latency p50 {lat['p50']} ms  p95 {lat['p95']} ms"
         )
         for miss in result["misses"]:
-            print(f"    {miss['id']} rank={miss['rank']} want={miss['want']} got={miss['got']}")
+            print(
+                f"    {miss['id']} rank={miss['rank']} passage={miss['passage_rank']} "
+                f"want={miss['want']} got={miss['got']}"
+            )
     for run in report["scale"]:
         lat = run["latency_ms"]
         print(

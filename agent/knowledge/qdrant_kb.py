@@ -33,6 +33,7 @@ from agent.errors import (
 )
 from agent.knowledge.chunks import Chunk
 from agent.knowledge.lexical import QueryTerms, query_sparse_vector, sparse_vector
+from agent.knowledge.sparse_index import SparseIndex
 from agent.knowledge.tokenize import tokenize
 from agent.ports import Embedder
 from agent.schemas import Source
@@ -60,6 +61,19 @@ DENSE_ONLY_KEEP = 0.8
 least this high (e.g. an English question and a Japanese passage saying the same)."""
 EMBED_BATCH = 64
 UPSERT_BATCH = 256
+SCROLL_BATCH = 1024
+
+
+@dataclass(frozen=True)
+class _Candidate:
+    """A search hit before re-ranking, whichever path found it."""
+
+    point_id: str
+    score: float
+    payload: dict[str, Any]
+    indices: frozenset[int] | None
+    """The hit's sparse indices (its tokens), when known: no need to tokenise it again."""
+    vector: Any = None
 
 
 @dataclass(frozen=True)
@@ -79,8 +93,14 @@ class QdrantKnowledgeBase:
         embedder: Embedder | None,
         default_collection: str = "grace_docs",
         location: str = "",
+        in_process_index: bool = False,
     ) -> None:
+        """`in_process_index`: keep an inverted index of the sparse vectors in memory and
+        search it instead of asking Qdrant (local mode only: it has no index of its own,
+        and no other process can write to its directory)."""
         self._client = client
+        self._in_process_index = in_process_index
+        self._indexes: dict[str, SparseIndex] = {}
         self._embedder = embedder
         self._default_collection = default_collection
         self._location = location or "Qdrant"
@@ -237,6 +257,7 @@ class QdrantKnowledgeBase:
         with self._store_errors(f"deleting {source!r} from {collection!r}"):
             found = await self._client.count(collection, count_filter=selector, exact=True)
             if found.count:
+                self._indexes.pop(collection, None)
                 await self._client.delete(
                     collection, points_selector=models.FilterSelector(filter=selector), wait=True
                 )
@@ -276,6 +297,7 @@ class QdrantKnowledgeBase:
                     },
                 )
             )
+        self._indexes.pop(collection, None)
         with self._store_errors(f"writing {len(points)} chunks to {collection!r}"):
             for start in range(0, len(points), UPSERT_BATCH):
                 await self._client.upsert(
@@ -313,6 +335,24 @@ class QdrantKnowledgeBase:
 
         dense_size = await self._dense_size(name)
         query_vector = await self._query_vector(query) if dense_size is not None else None
+        if query_vector is None and self._in_process_index:
+            index = await self._sparse_index(name)
+            found = [
+                _Candidate(point.point_id, score, point.payload, point.indices)
+                for score, point in index.search(indices, values, candidates)
+            ]
+        else:
+            found = await self._query_qdrant(name, sparse, query_vector, candidates)
+        return self._rerank(found, terms, query_vector, name, limit)
+
+    async def _query_qdrant(
+        self,
+        name: str,
+        sparse: models.SparseVector,
+        query_vector: list[float] | None,
+        candidates: int,
+    ) -> list[_Candidate]:
+        """Sparse search, or sparse + dense fused with Qdrant's RRF, on Qdrant itself."""
         with self._store_errors(f"searching {name!r}"):
             if query_vector is not None:
                 response = await self._client.query_points(
@@ -324,17 +364,59 @@ class QdrantKnowledgeBase:
                     query=models.FusionQuery(fusion=models.Fusion.RRF),
                     limit=candidates,
                     with_payload=True,
-                    with_vectors=[DENSE_VECTOR],
+                    with_vectors=[DENSE_VECTOR, SPARSE_VECTOR],
                 )
             else:
                 response = await self._client.query_points(
-                    name, query=sparse, using=SPARSE_VECTOR, limit=candidates, with_payload=True
+                    name,
+                    query=sparse,
+                    using=SPARSE_VECTOR,
+                    limit=candidates,
+                    with_payload=True,
+                    with_vectors=[SPARSE_VECTOR],
                 )
-        return self._rerank(response.points, terms, query_vector, name, limit)
+        return [
+            _Candidate(
+                str(point.id),
+                float(point.score),
+                point.payload or {},
+                _sparse_indices(point.vector),
+                point.vector,
+            )
+            for point in response.points
+        ]
+
+    async def _sparse_index(self, name: str) -> SparseIndex:
+        """The collection's in-process index, read from Qdrant on first use after a write."""
+        index = self._indexes.get(name)
+        if index is not None:
+            return index
+        rows: list[tuple[str, dict[str, Any], list[int], list[float]]] = []
+        offset: Any = None
+        with self._store_errors(f"reading {name!r}"):
+            while True:
+                records, offset = await self._client.scroll(
+                    name,
+                    limit=SCROLL_BATCH,
+                    offset=offset,
+                    with_payload=True,
+                    with_vectors=[SPARSE_VECTOR],
+                )
+                for record in records:
+                    vector = (record.vector or {}).get(SPARSE_VECTOR)  # type: ignore[union-attr]
+                    if isinstance(vector, models.SparseVector):
+                        rows.append(
+                            (str(record.id), record.payload or {}, vector.indices, vector.values)
+                        )
+                if offset is None:
+                    break
+        index = SparseIndex(rows)
+        self._indexes[name] = index
+        return index
 
     def _rerank(
         self,
-        points: Sequence[models.ScoredPoint],
+        candidates: Sequence[_Candidate],
         terms: QueryTerms,
         query_vector: list[float] | None,
         collection: str,
@@ -342,22 +424,22 @@ class QdrantKnowledgeBase:
     ) -> list[Source]:
         """Boost hits containing the query's keywords, drop hits sharing no word with it."""
         ranked: list[tuple[float, int, Source]] = []
-        for position, point in enumerate(points):
-            payload = point.payload or {}
+        for position, hit in enumerate(candidates):
+            payload = hit.payload
             text = str(payload.get("text", ""))
-            match = terms.match(text)
-            cosine = _dense_cosine(query_vector, point.vector)
+            match = terms.match(text, text_indices=hit.indices)
+            cosine = _dense_cosine(query_vector, hit.vector)
             if not match.shares_token and (cosine is None or cosine < DENSE_ONLY_KEEP):
                 continue
             similarity = match.similarity
             if cosine is not None:
                 similarity = DENSE_WEIGHT * max(0.0, cosine) + (1 - DENSE_WEIGHT) * similarity
-            boosted = point.score * (1.0 + KEYWORD_BOOST * match.keyword_fraction)
+            boosted = hit.score * (1.0 + KEYWORD_BOOST * match.keyword_fraction)
             source = Source(
                 source=str(payload.get("source", "")),
                 text=text,
-                chunk_id=str(payload.get("chunk_id", point.id)),
-                score=float(point.score),
+                chunk_id=str(payload.get("chunk_id", hit.point_id)),
+                score=hit.score,
                 similarity=round(min(1.0, max(0.0, similarity)), 4),
                 collection=collection,
             )
@@ -377,6 +459,15 @@ class QdrantKnowledgeBase:
 
     async def __aexit__(self, *exc_info: object) -> None:
         await self.close()
+
+
+def _sparse_indices(stored: Any) -> frozenset[int] | None:
+    """The sparse indices of a hit returned with its vectors, if any."""
+    if isinstance(stored, dict):
+        vector = stored.get(SPARSE_VECTOR)
+        if isinstance(vector, models.SparseVector):
+            return frozenset(vector.indices)
+    return None
 
 
 def _dense_cosine(query_vector: list[float] | None, stored: Any) -> float | None:
@@ -442,4 +533,5 @@ def open_knowledge_base(
         embedder=embedder,
         default_collection=default_collection,
         location=location,
+        in_process_index=not url,
     )
