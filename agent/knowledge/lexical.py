@@ -22,6 +22,8 @@ from agent.knowledge.tokenize import (
     contains_japanese,
     extract_keywords,
     normalize_text,
+    search_terms,
+    stem,
     tokenize,
 )
 
@@ -97,7 +99,9 @@ class QueryTerms:
 
     @classmethod
     def from_query(cls, query: str) -> QueryTerms:
-        return cls(tokens=frozenset(tokenize(query)), keywords=tuple(extract_keywords(query)))
+        return cls(
+            tokens=frozenset(search_terms(query)), keywords=tuple(extract_keywords(query))
+        )
 
     def match(
         self,
@@ -115,7 +119,9 @@ class QueryTerms:
                 return token_index(token) in text_indices
 
         else:
-            found = frozenset(tokenize(text) if text_tokens is None else text_tokens)
+            found = frozenset(
+                search_terms(text) if text_tokens is None else map(stem, text_tokens)
+            )
 
             def has(token: str) -> bool:
                 return token in found
@@ -128,7 +134,7 @@ class QueryTerms:
             # Japanese keywords are compounds Sudachi may split differently in a longer
             # sentence: a substring test is the seed's rule. Latin ones compare as tokens
             # ("day" must not match "today").
-            if (keyword in lowered if contains_japanese(keyword) else has(keyword))
+            if (keyword in lowered if contains_japanese(keyword) else has(stem(keyword)))
         )
         total = len(self.tokens) + len(self.keywords)
         similarity = (token_hits + keyword_hits) / total if total else 0.0
