@@ -196,14 +196,16 @@ def _table_pieces(rows: list[str], size: int) -> Iterator[str]:
 
 
 class _Paragraphs:
-    """Collects lines into paragraphs; a paragraph that grows past `cap` is emitted early."""
+    """Collects lines into paragraphs. A paragraph that grows past `cap` characters gives
+    out chunk-sized pieces early (each at least half a chunk: no slivers), so memory stays
+    bounded whatever the paragraph's length."""
 
     def __init__(self, cap: int) -> None:
         self._cap = cap
         self._parts: list[str] = []
         self._length = 0
 
-    def add(self, line: Line) -> Iterator[str]:
+    def add(self, line: Line, size: int) -> Iterator[str]:
         if line.continued and self._parts:
             self._parts[-1] += line.text
         else:
@@ -211,11 +213,15 @@ class _Paragraphs:
         self._length += len(line.text) + 1
         if self._length > self._cap:
             text = "\n".join(self._parts)
-            cut = _soft_cut(text, 0, len(text))
-            head, tail = text[:cut].strip(), text[cut:]
-            self._parts, self._length = ([tail], len(tail)) if tail else ([], 0)
-            if head:
-                yield head
+            start = 0
+            while len(text) - start > size:
+                cut = _soft_cut(text, start, start + size)
+                head = text[start:cut].strip()
+                if head:
+                    yield head
+                start = cut
+            tail = text[start:]
+            self._parts, self._length = [tail], len(tail)
 
     def flush(self) -> Iterator[str]:
         text = "\n".join(self._parts).strip()
@@ -233,7 +239,7 @@ def text_chunks(lines: Iterable[Line], size: int = CHUNK_CHARS) -> Iterator[tupl
             for paragraph in paragraphs.flush():
                 yield from (("", chunk) for chunk in packer.add(paragraph))
             continue
-        for paragraph in paragraphs.add(line):
+        for paragraph in paragraphs.add(line, size):
             yield from (("", chunk) for chunk in packer.add(paragraph))
     for paragraph in paragraphs.flush():
         yield from (("", chunk) for chunk in packer.add(paragraph))
@@ -293,7 +299,7 @@ class _MarkdownChunker:
         self.trail = [(lvl, title) for lvl, title in self.trail if lvl < level]
         self.trail.append((level, text))
         self.title = " › ".join(title for _, title in self.trail)
-        self.packer = _Packer(max(_MIN_BUDGET, CHUNK_CHARS - len(self.title)))
+        self.packer = _Packer(max(_MIN_BUDGET, CHUNK_CHARS - len(self.title) - 2))
         if not self.facts.title or (level == 1 and not self.had_h1):
             self.facts.title = text
         self.had_h1 = self.had_h1 or level == 1
@@ -341,7 +347,7 @@ class _MarkdownChunker:
         yield from self._add(line)
 
     def _add(self, line: Line) -> Iterator[tuple[str, str]]:
-        for paragraph in self.paragraphs.add(line):
+        for paragraph in self.paragraphs.add(line, self.packer.size):
             yield from self._paragraph(paragraph)
 
     def finish(self) -> Iterator[tuple[str, str]]:

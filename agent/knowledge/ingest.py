@@ -275,7 +275,6 @@ def _scan(paths: Sequence[Path]) -> tuple[list[Path], list[SkippedFile]]:
     """The files to ingest, and the files skipped for their type (hidden ones silently)."""
     files: list[Path] = []
     skipped: list[SkippedFile] = []
-    kinds = ", ".join(sorted(SUPPORTED_SUFFIXES))
     for path in map(Path, paths):
         if not path.exists() and not path.is_symlink():
             raise InvalidInputError(f"cannot ingest {path}: no such file or directory")
@@ -299,7 +298,7 @@ def _scan(paths: Sequence[Path]) -> tuple[list[Path], list[SkippedFile]]:
                 skipped.append(
                     SkippedFile(
                         path=str(file),
-                        reason=f"unsupported file type {kind!r} (supported: {kinds})",
+                        reason=f"unsupported file type {kind!r}",
                     )
                 )
     return files, skipped

@@ -99,9 +99,7 @@ class QueryTerms:
 
     @classmethod
     def from_query(cls, query: str) -> QueryTerms:
-        return cls(
-            tokens=frozenset(search_terms(query)), keywords=tuple(extract_keywords(query))
-        )
+        return cls(tokens=frozenset(search_terms(query)), keywords=tuple(extract_keywords(query)))
 
     def match(
         self,
@@ -119,9 +117,7 @@ class QueryTerms:
                 return token_index(token) in text_indices
 
         else:
-            found = frozenset(
-                search_terms(text) if text_tokens is None else map(stem, text_tokens)
-            )
+            found = frozenset(search_terms(text) if text_tokens is None else map(stem, text_tokens))
 
             def has(token: str) -> bool:
                 return token in found
