@@ -193,6 +193,14 @@ class Source(BaseModel):
     score: float = 0.0
     similarity: float = 0.0
     collection: str | None = None
+    doc_title: str = ""
+    """The title of the document the passage comes from (empty when unknown)."""
+    doc_date: str | None = None
+    """ISO date of that document, from its file name or its text, when it states one."""
+    stale: bool = False
+    """True when the document is an older copy of another one in the knowledge base."""
+    superseded_by: str | None = None
+    """The source name of the current version, when `stale`."""
     from_person: bool = False
     """A person's reply in the thread (cited as the person), not a document."""
 
