@@ -30,6 +30,14 @@ PASSAGE_PRIOR = 0.5
 """A unit's score is its coverage × (PASSAGE_PRIOR + the rest × its passage's search score
 relative to the best passage): the search ranked whole passages with the collection's
 real IDF, which the candidates alone cannot know."""
+PASSAGE_BLEND = 0.3
+"""A unit's score leans this much (geometric) on how much of the question its whole
+passage covers: a sentence from the page about the topic beats a stray match."""
+IDF_FLOOR = 0.5
+SHORT_WORD = 0.4
+"""A one-character Japanese word ("後", "日") says little about the topic."""
+PHRASE_BONUS = 0.3
+"""A figure of the question found verbatim in a unit ("3月21日", "$2,000") lifts it."""
 CONTEXT_WEIGHT = 0.6
 """A query word found only in a unit's heading or lead-in counts this much."""
 
@@ -37,6 +45,7 @@ _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'(*_\[$#])|(?<=[。！？]
 _INLINE_ITEM = re.compile(r"\s+[-•*]\s+(?=\S)")
 _ITEM_PREFIX = re.compile(r"^\s*(?:[-*•+]|\d+[.)]|[(（]\d+[)）]|[QA][:：])\s*")
 _TABLE_SEPARATOR = re.compile(r"^\|?\s*:?-+:?\s*(\|\s*:?-+:?\s*)*\|?$")
+_HTML_COMMENT = re.compile(r"<!--.*?(?:-->|$)", re.S)
 _MARKUP = re.compile(r"\*\*|__|`|\[([^\]]*)\]\([^)]*\)")
 _STALE_SUFFIX = re.compile(
     r"^(?P<stem>.+?)[ _\-]+(?P<tag>(?:19|20)\d\d(?:[-_.]?\d\d){0,2}|v\d+(?:\.\d+)*|old|"
@@ -145,6 +154,19 @@ def families(names: Sequence[str]) -> dict[str, Family]:
     return out
 
 
+def source_families(passages: Sequence[Source]) -> dict[str, Family]:
+    """Families of the passages' documents: what the knowledge base knows (a source
+    marked stale and superseded by another) first, else what the names tell."""
+    out = families(sorted({p.source for p in passages}))
+    for p in passages:
+        if p.stale and p.superseded_by:
+            current = out.get(p.superseded_by)
+            key = current.key if current else p.superseded_by
+            out[p.source] = Family(key=key, stale=True)
+            out[p.superseded_by] = Family(key=key, stale=False)
+    return out
+
+
 def _date_key(tag: str) -> tuple[int, ...]:
     match = _DATE_IN_NAME.search(tag)
     if not match:
@@ -169,6 +191,7 @@ class Unit:
     context_tokens: frozenset[str] = field(default_factory=frozenset)
     score: float = 0.0
     coverage: float = 0.0
+    passage_coverage: float = 0.0
     typed: bool = True
 
 
@@ -190,6 +213,7 @@ def _cells(line: str) -> list[str]:
 def split_units(text: str) -> list[tuple[str, str]]:
     """(unit, context) pairs of a chunk: sentences, list items, table rows with their
     header. The context is the heading trail plus the line introducing a list."""
+    text = _HTML_COMMENT.sub(" ", text)  # a template's instructions, not its content
     lines = normalize_text(text).replace("\r", "").split("\n")
     heading = ""
     if lines and lines[0].strip() and not re.search(r"[.。!?！？]$", lines[0].strip()):
@@ -326,6 +350,18 @@ QUESTION_WORDS = frozenset(
 """Words of asking, not of the topic: they never decide which sentence answers."""
 
 
+def _short(token: str) -> bool:
+    return len(token) == 1 and contains_japanese(token)
+
+
+_PHRASE = re.compile(r"\d+月\d+日|\d[\d,.]*\s*(?:%|％|時間|日|か月|ヶ月|年|円|km|歳|[a-z]+)", re.I)
+
+
+def phrases(text: str) -> frozenset[str]:
+    """Figures with their units, spelled one way ("3月21日", "30days")."""
+    return frozenset(re.sub(r"[\s,]", "", m).lower() for m in _PHRASE.findall(normalize_text(text)))
+
+
 def terms(text: str) -> frozenset[str]:
     """Content tokens with number words as digits ("third" → "3"), question words out."""
     return frozenset(_NUMBER_WORDS.get(t, t) for t in tokenize(text) if t not in QUESTION_WORDS)
@@ -358,7 +394,14 @@ def gather(query: str, passages: Sequence[Source]) -> Evidence:
             df[t] += 1
     # A word no candidate has weighs like one only one candidate has: it may be the
     # asker's paraphrase, or the fact the knowledge base lacks.
-    idf = {t: math.log(1.0 + (n + 1) / (max(1, df.get(t, 0)) + 0.5)) for t in query_tokens}
+    raw = {t: math.log(1.0 + (n + 1) / (max(1, df.get(t, 0)) + 0.5)) for t in query_tokens}
+    # Flattened: a word the candidates share is often the topic itself ("laptop"), so
+    # it keeps at least IDF_FLOOR of the rarest word's weight.
+    top = max(raw.values(), default=1.0)
+    idf = {
+        t: top * (IDF_FLOOR + (1 - IDF_FLOOR) * v / top) * (SHORT_WORD if _short(t) else 1.0)
+        for t, v in raw.items()
+    }
     top_score = max((p.score for p in passages), default=0.0)
     qtype = question_type(query)
     evidence = Evidence(
@@ -367,9 +410,16 @@ def gather(query: str, passages: Sequence[Source]) -> Evidence:
         idf=idf,
         units=units,
         qtype=qtype,
-        family=families(sorted({p.source for p in passages})),
+        family=source_families(passages),
     )
+    query_phrases = phrases(query)
+    passage_coverage = []
+    for rank in range(len(passages)):
+        mine = [u for u in units if u.rank == rank]
+        words = frozenset().union(*(u.tokens | u.context_tokens for u in mine))
+        passage_coverage.append(evidence.coverage(words))
     for unit in units:
+        unit.passage_coverage = passage_coverage[unit.rank]
         unit.coverage = evidence.coverage(unit.tokens, unit.context_tokens)
         unit.typed = has_value(unit.text, qtype)
         factor = 1.0 if unit.typed else 0.55
@@ -380,7 +430,16 @@ def gather(query: str, passages: Sequence[Source]) -> Evidence:
             factor *= 0.8
         passage = passages[unit.rank]
         relative = passage.score / top_score if top_score > 0 else 1.0 / (1 + unit.rank)
-        unit.score = unit.coverage * factor * (PASSAGE_PRIOR + (1 - PASSAGE_PRIOR) * relative)
+        topical = passage_coverage[unit.rank]
+        if query_phrases:
+            found = len(query_phrases & phrases(unit.text)) / len(query_phrases)
+            factor *= 1.0 + PHRASE_BONUS * found
+        unit.score = (
+            unit.coverage ** (1 - PASSAGE_BLEND)
+            * topical**PASSAGE_BLEND
+            * factor
+            * (PASSAGE_PRIOR + (1 - PASSAGE_PRIOR) * relative)
+        )
     return evidence
 
 
@@ -477,6 +536,15 @@ def figures(text: str) -> dict[str, set[str]]:
     return found
 
 
+SAME_TOPIC = 0.25
+"""Two sentences compare figures only when this share of their words is shared."""
+
+
+def _similar_shape(a: str, b: str) -> float:
+    x, y = _shape(a), _shape(b)
+    return len(x & y) / len(x | y) if x and y else 0.0
+
+
 def figure_conflict(evidence: Evidence, chosen: Sequence[Unit]) -> Unit | None:
     """A unit from another document, about the same thing as the answer, whose figure
     for the same unit of measure differs ("3 days a week" vs "1 day a week")."""
@@ -492,6 +560,8 @@ def figure_conflict(evidence: Evidence, chosen: Sequence[Unit]) -> Unit | None:
             break
         if evidence.family[other.source].key in families_chosen:
             continue
+        if _similar_shape(best.text, other.text) < SAME_TOPIC:
+            continue  # "20 working days a year abroad" is no rival to "paid in 10 working days"
         theirs = figures(other.text)
         for key, numbers in theirs.items():
             if key in mine and numbers.isdisjoint(mine[key]):
@@ -540,6 +610,13 @@ def answer_features(query: str, answer: str, passages: Sequence[Source]) -> dict
         margin = max(0.0, 1.0 - runner_up / best.score)
         competing = float(sum(1 for u in others if u.score >= 0.85 * best.score))
     conflict = 1.0 if "⚠️" in answer else 0.0
+    # How clearly the quoted unit beats the next candidate answer not quoted.
+    unit_margin = 0.0
+    if best is not None and best.score > 0:
+        rivals = [
+            u.score for u in evidence.ranked if u.typed and u.text not in answer and u is not best
+        ]
+        unit_margin = max(0.0, 1.0 - (rivals[0] if rivals else 0.0) / best.score)
     return {
         "answer_coverage": round(coverage, 4),
         "value_type_match": 1.0 if typed else 0.0,
@@ -547,6 +624,9 @@ def answer_features(query: str, answer: str, passages: Sequence[Source]) -> dict
         "competing_documents": competing,
         "search_match": round(max((p.similarity for p in passages), default=0.0), 4),
         "sources_conflict": conflict,
+        "passage_coverage": round(best.passage_coverage if best is not None else 0.0, 4),
+        "answer_score": round(best.score if best is not None else 0.0, 4),
+        "unit_margin": round(unit_margin, 4),
         "question_terms": float(len(evidence.query_tokens)),
     }
 

@@ -251,6 +251,9 @@ class RunAnswers(RunMachine):
             state.low_confidence_accepted = True
             await self._drive(state)
             return
+        # A person has helped once: answer at whatever confidence the new plan earns
+        # (shown with its level) rather than escalating the same question back to them.
+        state.low_confidence_accepted = True
         if decision.strategy in (ReplanStrategy.FALLBACK, ReplanStrategy.SKIP):
             decision = decision.model_copy(update={"strategy": ReplanStrategy.PARTIAL})
         if await self._replan(state, decision, feedback=text):
