@@ -78,7 +78,8 @@ _VALUE_PATTERNS: dict[str, re.Pattern[str]] = {
 _TWO_PART = re.compile(
     r"\?\s*\S.*\?|\band\b.*\b(?:how|what|which|who|where|when|why)\b|"
     r"\b(?:how|what|which|who|where|when)\b.*\band (?:how|what|which|who|where|when)\b|"
-    r"それぞれ|、.*(?:何|いつ|いくら|どこ).*(?:何|いつ|いくら|どこ)|と.+(?:それぞれ|ずつ)",
+    r"\b\w+ (?:and|&) \w+|それぞれ|ずつ|(?:何|いつ|いくら|どこ|どの).*、.*(?:何|いつ|いくら|どこ|どの)|"
+    r"(?:何|いつ|いくら|どこ|どの).*(?:何|いつ|いくら|どこ|どの)",
     re.I,
 )
 
@@ -195,8 +196,12 @@ class Unit:
     typed: bool = True
 
 
+_QUOTE = re.compile(r"(?:^|\s)>\s*(?:\[!\w+\]\s*)?|\[!\w+\]")
+
+
 def _clean(text: str) -> str:
     text = _MARKUP.sub(lambda m: m.group(1) or "", text)
+    text = _QUOTE.sub(" ", text)  # Markdown block quotes and callouts ("> [!NOTE]")
     return re.sub(r"\s+", " ", text).strip()
 
 
@@ -451,7 +456,8 @@ def select(evidence: Evidence, *, max_units: int = 3) -> list[Unit]:
         return []
     best = ranked[0]
     chosen = [best]
-    covered = set(best.tokens | best.context_tokens) & evidence.query_tokens
+    # What the quoted text itself says (a heading shared by a list covers no item).
+    covered = set(best.tokens) & evidence.query_tokens
     total = evidence.total_weight or 1.0
     two_part = is_two_part(evidence.query)
     best_family = evidence.family[best.source].key
@@ -460,7 +466,7 @@ def select(evidence: Evidence, *, max_units: int = 3) -> list[Unit]:
             break
         if any(unit.text == c.text for c in chosen):
             continue
-        new = (unit.tokens | unit.context_tokens) & evidence.query_tokens - covered
+        new = unit.tokens & evidence.query_tokens - covered
         gain = sum(evidence.idf[t] for t in new) / total
         same_doc = evidence.family[unit.source].key == best_family
         if two_part and unit.score >= 0.4 * best.score and (gain >= 0.08 or unit.typed):
