@@ -1,8 +1,9 @@
 """The offline model: deterministic heuristics standing in for an LLM, no network.
 
-It plans with the seed's complexity keywords and an ambiguity check, answers by
-extracting the best-matching sentences with citations, and evaluates by overlap. It is
-honest about what it is: its name appears on every answer it produces.
+It plans with the seed's complexity keywords and an ambiguity check, answers by quoting
+the sentences or table rows that hold the fact (agent/evidence.py) with citations, and
+evaluates by overlap. It is honest about what it is: its name appears on every answer
+it produces.
 """
 
 from __future__ import annotations
@@ -198,33 +199,6 @@ class OfflineModel:
             rationale=rationale,
         )
         return LLMReply(value=value, usage=usage, model=self.name)
-
-
-def _other_side(
-    scored: list[tuple[float, int, str, str]],
-    chosen: list[tuple[str, str]],
-    japanese: bool,
-) -> list[str]:
-    """When the best-matching sentences disagree on a figure, show each side and say so:
-    an honest answer names the conflict instead of silently picking one source."""
-    best = scored[0][0]
-    candidates = [(sentence, source) for o, _, sentence, source in scored if o >= best * 0.6]
-    conflict = _figure_conflict(candidates)
-    if conflict is None:
-        return []
-    unit, sources = conflict
-    cited = {source for _, source in chosen}
-    extra = []
-    for sentence, source in candidates:
-        if source in sources and source not in cited and unit in _figures(sentence):
-            extra.append(f"{sentence} [Source: {source}]")
-            cited.add(source)
-    note = (
-        "⚠️ 情報源の内容が食い違っています。どちらが最新か確認してください。"
-        if japanese
-        else "⚠️ These sources disagree; check which one is current."
-    )
-    return [*extra, note]
 
 
 _NUMBER_WORDS = {
