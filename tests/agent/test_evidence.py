@@ -123,7 +123,8 @@ def test_features_and_calibration_rank_a_grounded_answer_above_a_stray_one() -> 
     p_good = calibrated(answer_features(question, good, [TRAVEL, GIFTS]), "offline")
     p_stray = calibrated(answer_features(question, stray, [TRAVEL, GIFTS]), "offline")
     assert 0.0 < p_stray < p_good < 1.0
-    assert set(CALIBRATIONS["offline"].weights) <= set(
+    derived = {"vague_question"}  # computed from question_terms
+    assert set(CALIBRATIONS["offline"].weights) - derived <= set(
         answer_features(question, good, [TRAVEL, GIFTS])
     )
 
