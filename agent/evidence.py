@@ -590,6 +590,20 @@ def answer_features(query: str, answer: str, passages: Sequence[Source]) -> dict
         return {"from_person": 1.0}
     evidence = gather(query, passages)
     text = re.sub(r"\[Source: [^\]]*\]", " ", answer)
+    if "[Source: " not in answer:
+        # Nothing cited: "not found", or an answer from no passage. No evidence at all.
+        return {
+            "answer_coverage": 0.0,
+            "value_type_match": 0.0,
+            "document_margin": 0.0,
+            "competing_documents": 0.0,
+            "search_match": round(max((p.similarity for p in passages), default=0.0), 4),
+            "sources_conflict": 0.0,
+            "passage_coverage": 0.0,
+            "answer_score": 0.0,
+            "unit_margin": 0.0,
+            "question_terms": float(len(evidence.query_tokens)),
+        }
     quoted = [u for u in evidence.units if u.text and u.text in answer]
     if quoted:
         best = max(quoted, key=lambda u: u.score)

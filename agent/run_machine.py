@@ -44,7 +44,7 @@ from agent.ports import (
     UsageLedger,
     WebSearchProvider,
 )
-from agent.replan import ReplanDecision, ReplanManager
+from agent.replan import HUMAN_TRIGGERS, ReplanDecision, ReplanManager
 from agent.schemas import (
     ActionType,
     InterventionKind,
@@ -262,7 +262,9 @@ class RunMachine:
                 and not _judged_by_answer(state, result)
             ):
                 trigger = ReplanTrigger.LOW_CONFIDENCE
-            if trigger is ReplanTrigger.LOW_CONFIDENCE and state.low_confidence_accepted:
+            if trigger is ReplanTrigger.LOW_CONFIDENCE and (
+                state.low_confidence_accepted or _shaped_by_a_person(state)
+            ):
                 continue
             if trigger is None:
                 continue
@@ -477,3 +479,9 @@ def _judged_by_answer(state: RunState, result: StepResult) -> bool:
     if result.action not in gathering or not result.sources or state.plan is None:
         return False
     return sum(1 for s in state.plan.steps if s.action in gathering) == 1
+
+
+def _shaped_by_a_person(state: RunState) -> bool:
+    """The current plan is the one a person asked for (Modify, Edit, new information):
+    a weak answer from it is shown at its level, not replanned away on the agent's own."""
+    return bool(state.replan_history) and state.replan_history[-1].trigger in HUMAN_TRIGGERS
