@@ -76,7 +76,8 @@ confirms it, so it is shown (NOTIFY), not silently trusted."""
 CALIBRATIONS: dict[str, Calibration] = {
     # Fitted on both shared dev sets (100 questions; answers after Proceed included;
     # unanswerable and ambiguous questions count as wrong answers), L2-regularised
-    # logistic regression on six features. Fitted on one set and scored on the other:
+    # logistic regression on six features (bench/calibrate.py refits and prints these).
+    # Fitted on one set and scored on the other:
     # AUROC 0.90 (en → ja) and 0.82 (ja → en); on both together 0.90.
     "offline": Calibration(
         intercept=-4.108,
