@@ -1,45 +1,71 @@
 """`grace` command line: ingest, ask, inspect and resume runs, serve the Slack bot.
 
-Errors a user can fix are printed as one line on stderr with a non-zero exit code
-(2 for bad input, 1 for everything else), never as a traceback.
+Errors are one line on stderr (with `--json`: one JSON object on stdout), never a
+traceback. Exit codes: 0 done (answered, paused or cancelled), 1 the run failed or GRACE
+could not do the work, 2 bad input, 3 not allowed, 130 interrupted.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import errno
 import json
+import logging
+import os
 import sys
+import time
 from collections.abc import Sequence
 from pathlib import Path
 
+from sqlalchemy.exc import DBAPIError
 from tqdm import tqdm
 
-from agent.errors import GraceError, InvalidInputError
+from agent.errors import GraceError, InvalidInputError, KnowledgeBaseLockedError
 from agent.knowledge.chunks import IngestResult
 from agent.knowledge.ingest import ingest
 from agent.ports import RunEvent, RunEventType
 from agent.schemas import (
+    ExecutionPlan,
     InterventionAction,
     InterventionAnswer,
     InterventionKind,
+    InterventionRequest,
     RunState,
     RunStatus,
 )
+from blocks.explain import found_sentence, why_unsure
+from blocks.intervention import plain_question
+from bot.cli_errors import CommandError, ExitCode, Parser, report_error
 from bot.logs import configure_logging
 from bot.report import STEP_ICON, run_json, run_text
 from bot.settings import Settings, load_settings
-from bot.wiring import Services, build_services
+from bot.wiring import Services, build_services, database_error
 
 SAMPLE_KB = Path(__file__).resolve().parent.parent / "agent" / "sample_kb"
+SERVERS = ("serve", "dev")
+
+log = logging.getLogger(__name__)
+
+
+def _plan_lines(plan: ExecutionPlan) -> list[tuple[int, str, str]]:
+    return [(s.step_id, s.action.value, s.description) for s in plan.steps]
 
 
 class TerminalObserver:
-    """Prints progress as it happens (to stderr, so `--json` stdout stays one object)."""
+    """Prints progress as it happens, for a person watching stderr on a terminal."""
+
+    def __init__(self) -> None:
+        self.shown_plan: list[tuple[int, str, str]] | None = None
+
+    def showed(self, plan: ExecutionPlan | None) -> bool:
+        """Whether this plan is the one last printed (the summary need not repeat it)."""
+        return plan is not None and self.shown_plan == _plan_lines(plan)
 
     async def on_event(self, event: RunEvent, state: RunState) -> None:
         out = sys.stderr
         if event.type is RunEventType.PLAN_CREATED and state.plan is not None:
+            self.shown_plan = _plan_lines(state.plan)
             print(f"Plan (complexity {state.plan.complexity:.2f}):", file=out)
             for step in state.plan.steps:
                 deps = f" (after {step.depends_on})" if step.depends_on else ""
@@ -58,12 +84,29 @@ class TerminalObserver:
                 )
         elif event.type is RunEventType.REPLANNED:
             print(f"  ↻ replanned: {event.message}", file=out)
+            if state.plan is not None and self.shown_plan is not None:
+                lines = _plan_lines(state.plan)
+                for step_id, action, description in lines:
+                    if (step_id, action, description) not in self.shown_plan:
+                        print(f"    {step_id}. {action}: {description}", file=out)
+                self.shown_plan = lines
         elif event.type in (RunEventType.RUN_FAILED, RunEventType.RUN_CANCELLED):
             print(f"  {event.message}", file=out)
 
 
+def _pace(text: str) -> float:
+    """`--pace SECONDS`: a number from 0 to 60."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
+    if not 0 <= value <= 60:
+        raise argparse.ArgumentTypeError("--pace must be between 0 and 60 seconds")
+    return value
+
+
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="grace", description=__doc__)
+    parser = Parser(prog="grace", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
 
     ingest = sub.add_parser("ingest", help="add Markdown, text or CSV FAQ files to the KB")
@@ -90,7 +133,9 @@ def _parser() -> argparse.ArgumentParser:
     resume.add_argument("run_id")
     resume.add_argument("--action", required=True, choices=["proceed", "cancel", "modify", "input"])
     resume.add_argument("--text")
-    resume.add_argument("--option", type=int)
+    resume.add_argument(
+        "--option", type=int, help="pick option N, numbered from 1 as `grace show` lists them"
+    )
     resume.add_argument("--as", dest="user", default="local-user")
     resume.add_argument("--json", action="store_true")
 
@@ -114,6 +159,13 @@ def _parser() -> argparse.ArgumentParser:
     )
     dev.add_argument("--port", type=int, default=3000, help="the simulator's port (3000)")
     dev.add_argument("--host", default="127.0.0.1")
+    dev.add_argument(
+        "--pace",
+        type=_pace,
+        default=0.0,
+        metavar="SECONDS",
+        help="wait this long before each model call, to watch a plan progress (e.g. 0.8)",
+    )
 
     from bot.eval_cli import add_eval_parser
 
@@ -122,23 +174,92 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = _parser().parse_args(argv)
+    argv = list(sys.argv[1:] if argv is None else argv)
+    # Questions, answers and the knowledge base are for this user only: every file and
+    # directory GRACE creates (SQLite, its WAL, Qdrant's store) is 0600 / 0700.
+    os.umask(0o077)
+    try:
+        args = _parser().parse_args(argv)
+    except CommandError as exc:
+        return report_error(exc, as_json="--json" in argv)
+    as_json = bool(getattr(args, "json", False))
     try:
         settings = load_settings()
     except Exception as exc:  # pydantic's ValidationError lists every bad variable
-        print(f"error: invalid configuration:\n{exc}", file=sys.stderr)
-        return 2
-    configure_logging(settings.log_level, settings.log_format)
+        error = CommandError(
+            "invalid_configuration", f"invalid configuration:\n{exc}", ExitCode.BAD_INPUT
+        )
+        return report_error(error, as_json=as_json)
+    fmt = settings.log_format
+    if args.command == "dev" and fmt == "auto":
+        fmt = "text"  # a person reads this terminal, or its log file
+    configure_logging(
+        settings.log_level,
+        fmt,
+        server=args.command in SERVERS,
+        log_content=settings.log_content,
+    )
+    started = time.monotonic()
+    code = _run(args, settings, as_json=as_json)
+    log.info(
+        "grace %s exited with %d",
+        args.command,
+        code,
+        extra={
+            "event": "command_finished",
+            "command": args.command,
+            "exit_code": code,
+            "seconds": round(time.monotonic() - started, 3),
+        },
+    )
+    return code
+
+
+def _run(args: argparse.Namespace, settings: Settings, *, as_json: bool) -> int:
+    """Run the command; every way it can end becomes an exit code (and one error line or
+    JSON object)."""
     try:
         return asyncio.run(_dispatch(args, settings))
+    except CommandError as exc:
+        error = exc
+    except KnowledgeBaseLockedError:
+        error = CommandError("data_dir_in_use", _locked(settings), ExitCode.FAILED)
     except InvalidInputError as exc:
-        print(f"error: {exc.message}", file=sys.stderr)
-        return 2
+        error = CommandError("invalid_input", exc.message, ExitCode.BAD_INPUT)
+    except DBAPIError as exc:  # e.g. a page of the SQLite file damaged past its header
+        problem = database_error(settings.resolved_database_url, exc)
+        code = ExitCode.BAD_INPUT if isinstance(problem, InvalidInputError) else ExitCode.FAILED
+        error = CommandError("database", problem.message, code)
     except GraceError as exc:
-        print(f"error: {exc.message}", file=sys.stderr)
-        return 1
+        error = CommandError(exc.category, exc.message, ExitCode.FAILED)
     except KeyboardInterrupt:
-        return 130
+        error = CommandError("interrupted", "interrupted", ExitCode.INTERRUPTED)
+    except Exception as exc:
+        error = _unexpected(args, settings, exc)
+    return report_error(error, as_json=as_json)
+
+
+def _unexpected(args: argparse.Namespace, settings: Settings, exc: Exception) -> CommandError:
+    """A port in use is the user's to fix; anything else is a bug: the log keeps the
+    traceback, the user gets one line."""
+    if isinstance(exc, OSError) and exc.errno == errno.EADDRINUSE:
+        port = getattr(args, "port", None) or settings.slack.port
+        return CommandError(
+            "port_in_use",
+            f"Port {port} is in use: stop what runs there or pick another with --port.",
+            ExitCode.BAD_INPUT,
+        )
+    log.exception("grace %s crashed", args.command, extra={"event": "command_crashed"})
+    return CommandError("internal", f"unexpected {type(exc).__name__}", ExitCode.FAILED)
+
+
+def _locked(settings: Settings) -> str:
+    return (
+        f"the data directory {settings.data_dir} is already in use by another grace process "
+        "(grace dev, grace serve or a running grace ask); only one process can open it at a "
+        "time. Stop that process, or give this one another directory "
+        "(GRACE_DATA_DIR=/tmp/grace-2 grace …), or share a Qdrant server with QDRANT_URL."
+    )
 
 
 async def _dispatch(args: argparse.Namespace, settings: Settings) -> int:
@@ -149,16 +270,17 @@ async def _dispatch(args: argparse.Namespace, settings: Settings) -> int:
     if args.command == "dev":
         from bot.dev import run_dev
 
-        if "log_format" not in settings.model_fields_set:
-            configure_logging(settings.log_level, "text")  # a person reads this terminal
-        return await run_dev(settings, port=args.port, host=args.host)
+        return await run_dev(settings, port=args.port, host=args.host, pace=args.pace)
     if args.command == "eval":
         from bot.eval_cli import run_eval_command
 
         return await run_eval_command(args, settings)
-    quiet = getattr(args, "json", False)
-    observers = [] if quiet or args.command in ("runs", "show") else [TerminalObserver()]
-    services = await build_services(settings, observers=observers)
+    progress = None
+    if not getattr(args, "json", False) and args.command not in ("runs", "show"):
+        if sys.stderr.isatty():  # elsewhere the INFO logs tell the same story
+            progress = TerminalObserver()
+    args.progress = progress
+    services = await build_services(settings, observers=[progress] if progress else [])
     try:
         handler = _COMMANDS[args.command]
         return await handler(args, services)
@@ -241,15 +363,34 @@ async def _ask(args: argparse.Namespace, services: Services) -> int:
         if outcome.state is None:
             break
         state = outcome.state
-    return _print(state, args.json)
+    return _print(state, args.json, progress=args.progress)
+
+
+def _terminal(mrkdwn: str) -> str:
+    """Slack mrkdwn from the card builders as terminal text."""
+    text = mrkdwn.replace("*", "").replace("&lt;", "<").replace("&gt;", ">")
+    return text.replace("&amp;", "&")
+
+
+def prompt_lines(state: RunState, request: InterventionRequest) -> list[str]:
+    """What the terminal says at a pause: the same plain words as the Slack cards (the
+    scores are in `grace show RUN`)."""
+    lines = [f"\n⏸  {_terminal(plain_question(request))}"]
+    if request.kind in (InterventionKind.CONFIRM, InterventionKind.ESCALATE):
+        result = state.step_results.get(request.step_id) if request.step_id else None
+        found = result.sources if result is not None else state.sources
+        lines.append(f"   {_terminal(found_sentence(found))}")
+        lines.append(f"   why I am unsure: {_terminal(why_unsure(request.confidence, found))}")
+    else:  # a plan approval or a clarifying question: its own words (no internal notes)
+        lines[0] = f"\n⏸  {request.question}"
+    return lines
 
 
 def _prompt(state: RunState, user: str) -> InterventionAnswer | None:
     request = state.pending
     assert request is not None
-    print(f"\n⏸  {request.question}", file=sys.stderr)
-    if request.reason:
-        print(f"   why: {request.reason}", file=sys.stderr)
+    for line in prompt_lines(state, request):
+        print(line, file=sys.stderr)
     try:
         if request.kind in (InterventionKind.PLAN_APPROVAL, InterventionKind.CONFIRM):
             first = "[r]un" if request.kind is InterventionKind.PLAN_APPROVAL else "[p]roceed"
@@ -260,25 +401,44 @@ def _prompt(state: RunState, user: str) -> InterventionAnswer | None:
                 text = input("   how should the plan change? > ")
                 return InterventionAnswer(action=InterventionAction.MODIFY, text=text, user=user)
             return InterventionAnswer(action=InterventionAction.PROCEED, user=user)
-        for i, option in enumerate(request.options):
-            print(f"   [{i}] {option}", file=sys.stderr)
-        text = input("   your answer (empty = proceed, 'cancel' = stop) > ").strip()
+        for number, option in enumerate(request.options, start=1):
+            print(f"   [{number}] {option}", file=sys.stderr)
+        hint = f"1–{len(request.options)} picks an option, " if request.options else ""
+        text = input(f"   your answer ({hint}empty = proceed, 'cancel' = stop) > ").strip()
     except EOFError:
         return None
     if text.lower() == "cancel":
         return InterventionAnswer(action=InterventionAction.CANCEL, user=user)
-    if text.isdigit() and int(text) < len(request.options):
-        return InterventionAnswer(action=InterventionAction.INPUT, option=int(text), user=user)
+    if text.isdigit() and 1 <= int(text) <= len(request.options):
+        # Options are numbered from 1 everywhere (Slack, this prompt, --option).
+        return InterventionAnswer(action=InterventionAction.INPUT, option=int(text) - 1, user=user)
     if not text:
         return InterventionAnswer(action=InterventionAction.PROCEED, user=user)
     return InterventionAnswer(action=InterventionAction.INPUT, text=text, user=user)
 
 
-def _print(state: RunState, as_json: bool) -> int:
+def option_index(number: int | None, options: list[str]) -> int | None:
+    """`--option N` (numbered from 1, as Slack shows options) → the option's index."""
+    if number is None:
+        return None
+    if not options:
+        raise InvalidInputError("This question has no options; answer with --text.")
+    if number == 0:
+        raise InvalidInputError(
+            f"Options are numbered from 1: use --option 1 for the first (1–{len(options)})."
+        )
+    if not 1 <= number <= len(options):
+        raise InvalidInputError(f"--option must be between 1 and {len(options)}.")
+    return number - 1
+
+
+def _print(state: RunState, as_json: bool, progress: TerminalObserver | None = None) -> int:
     if as_json:
         print(json.dumps(run_json(state), ensure_ascii=False))
     else:
-        print(run_text(state))
+        # The plan was just printed above on the same screen: do not repeat it.
+        shown = progress is not None and progress.showed(state.plan) and sys.stdout.isatty()
+        print(run_text(state, with_plan=not shown))
         if state.status is RunStatus.PAUSED:
             print(
                 f"\nResume with: grace resume {state.run_id} --action proceed|cancel|modify|input"
@@ -308,7 +468,9 @@ async def _runs(args: argparse.Namespace, services: Services) -> int:
 async def _load(services: Services, run_id: str) -> RunState:
     state = await services.store.load(run_id)
     if state is None:
-        raise InvalidInputError(f"No run {run_id!r}. `grace runs` lists them.")
+        raise CommandError(
+            "not_found", f"No run {run_id!r}. `grace runs` lists them.", ExitCode.BAD_INPUT
+        )
     return state
 
 
@@ -324,44 +486,54 @@ async def _show(args: argparse.Namespace, services: Services) -> int:
 async def _resume(args: argparse.Namespace, services: Services) -> int:
     state = await _load(services, args.run_id)
     if state.pending is None:
-        raise InvalidInputError(
-            f"Run {args.run_id} is {state.status.value}, not waiting for an answer."
+        raise CommandError(
+            "not_waiting",
+            f"Run {args.run_id} is {state.status.value}, not waiting for an answer.",
+            ExitCode.BAD_INPUT,
+        )
+    if not services.orchestrator.may_answer(state.pending, args.user):
+        raise CommandError(
+            "not_allowed",
+            f"{args.user} may not answer run {args.run_id}: only the person who asked "
+            f"({state.asker}) or an approver (GRACE_APPROVERS) may.",
+            ExitCode.NOT_ALLOWED,
         )
     action = InterventionAction(args.action)
     if action in (InterventionAction.MODIFY, InterventionAction.INPUT) and not (
         args.text or args.option is not None
     ):
         raise InvalidInputError(f"--action {action.value} needs --text (or --option N).")
-    if args.option is not None and not 0 <= args.option < len(state.pending.options):
-        raise InvalidInputError(
-            f"--option must be between 0 and {len(state.pending.options) - 1}."
-            if state.pending.options
-            else "This question has no options; answer with --text."
-        )
-    answer = InterventionAnswer(action=action, text=args.text, option=args.option, user=args.user)
+    option = option_index(args.option, state.pending.options)
+    answer = InterventionAnswer(action=action, text=args.text, option=option, user=args.user)
     outcome = await services.orchestrator.answer(
         state.run_id, state.pending.intervention_id, answer
     )
-    if not outcome.claimed:
-        print(f"error: not resumed: {outcome.reason}", file=sys.stderr)
-        return 1
+    if not outcome.claimed:  # another answer or an expiry got there first
+        raise CommandError("not_waiting", f"Not resumed: {outcome.reason}.", ExitCode.BAD_INPUT)
     assert outcome.state is not None
-    return _print(outcome.state, args.json)
+    return _print(outcome.state, args.json, progress=args.progress)
 
 
 async def _feedback(args: argparse.Namespace, services: Services) -> int:
     from bot.feedback import record_feedback
 
     state = await _load(services, args.run_id)
-    message = await record_feedback(
+    if state.overall_confidence is None:
+        raise CommandError(
+            "not_answered",
+            f"Run {state.run_id} has no answer yet; feedback is for answers.",
+            ExitCode.BAD_INPUT,
+        )
+    reply = await record_feedback(
         store=services.store,
         orchestrator=services.orchestrator,
         config=services.settings.intervention,
         state=state,
         user=args.user,
         up=args.vote == "up",
+        counted_voters=services.settings.feedback.counted_voters,
     )
-    print(message)
+    print(reply.text)
     return 0
 
 

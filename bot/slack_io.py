@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import re
 import time
 from collections.abc import Sequence
 from typing import Any, Protocol
@@ -35,13 +34,13 @@ from blocks.intervention import (
     decided_message,
     escalate_message,
     expired_message,
+    plain_question,
 )
 from blocks.limits import truncate
-from blocks.plan import fallback_text, plan_message
+from blocks.plan import fallback_text, outcome_text, plan_message
 
 log = logging.getLogger(__name__)
 
-_USER_ID = re.compile(r"(?<![<@])\b([UW][A-Z0-9]{6,})\b")
 """A bare Slack user id in agent text ("cancelled by U0123ABC"), to render as a mention."""
 
 PLAN = "plan"
@@ -152,7 +151,7 @@ class SlackPublisher:
             blocks = confirm_message(state, request)
         else:
             blocks = escalate_message(state, request)
-        ts = await self._post(state, payload(blocks), truncate(request.question, 300))
+        ts = await self._post(state, payload(blocks), truncate(plain_question(request), 300))
         if ts:
             await self._refs.set_message_ref(
                 run_id=state.run_id, kind=kind, channel_id=state.thread.channel_id, ts=ts
@@ -192,7 +191,7 @@ class SlackPublisher:
         else:
             action = request.answer.action if request.answer else InterventionAction.CANCEL
             blocks = decided_message(request, request.answered_by or "someone", action)
-        await self._update(ref, payload(blocks), truncate(request.question, 300))
+        await self._update(ref, payload(blocks), truncate(plain_question(request), 300))
 
     async def _post_answer(self, state: RunState) -> None:
         if await self._refs.get_message_ref(run_id=state.run_id, kind=ANSWER):
@@ -210,11 +209,7 @@ class SlackPublisher:
         kind = f"{OUTCOME}:{state.status.value}:{state.version}"
         if await self._refs.get_message_ref(run_id=state.run_id, kind=kind):
             return
-        reason = _USER_ID.sub(r"<@\1>", state.error or "")
-        if state.status is RunStatus.CANCELLED:
-            text = f"🛑 Stopped: {reason or 'cancelled'}"
-        else:
-            text = f"❌ I could not answer this: {reason or 'the run failed'}"
+        text = outcome_text(state)
         ts = await self.post_text(state.thread.channel_id, state.thread.thread_ts, text)
         if ts:
             await self._refs.set_message_ref(

@@ -10,6 +10,7 @@ upgrades to a write fails with "database is locked" under load (STACK_NOTES).
 from __future__ import annotations
 
 import asyncio
+import os
 from pathlib import Path
 from typing import Any
 
@@ -63,6 +64,9 @@ def make_engine(url: str, **kwargs: Any) -> AsyncEngine:
     path = _sqlite_file(parsed)
     if path is not None:
         path.parent.mkdir(parents=True, exist_ok=True)
+        # Created here, owner-only; SQLite gives its -wal and -shm files the same mode.
+        if not path.exists():
+            os.close(os.open(path, os.O_CREAT | os.O_WRONLY, 0o600))
     connect_args = {"timeout": SQLITE_BUSY_TIMEOUT_S, **kwargs.pop("connect_args", {})}
     engine = create_async_engine(parsed, connect_args=connect_args, **kwargs)
     _configure_sqlite(engine)

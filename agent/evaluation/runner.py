@@ -10,6 +10,7 @@ have been.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import time
 from collections.abc import Callable, Sequence
@@ -52,6 +53,8 @@ class EvalReport(BaseModel):
     collection: str
     cases_file: str = ""
     proceed: bool = True
+    thresholds: dict[str, float] = Field(default_factory=dict)
+    """The level thresholds the runs used (silent, notify, confirm)."""
     started_at: datetime = Field(default_factory=lambda: datetime.now(UTC))
     seconds: float = 0.0
     metrics: EvalMetrics
@@ -85,24 +88,31 @@ async def run_eval(
     proceed: bool = True,
     progress: ProgressCallback | None = None,
     cases_file: str = "",
+    concurrency: int = 1,
 ) -> EvalReport:
     """Run every case and score it. `collection` None = the knowledge base's default.
 
     The orchestrator should have a throw-away run store and the default thresholds: the
-    evaluation writes runs, and learned thresholds would skew it."""
+    evaluation writes runs, and learned thresholds would skew it. `concurrency` > 1 asks
+    several questions at once — worth it for a remote model, not for the offline one
+    (and each question's time then includes waiting for the others)."""
     started = time.perf_counter()
     name = collection or orchestrator.knowledge_base.default_collection
     searches = _FirstSearch()
-    orchestrator.observers.append(searches)
-    records: list[CaseRecord] = []
-    try:
-        for case in cases:
+    gate = asyncio.Semaphore(max(1, concurrency))
+
+    async def one(case: EvalCase) -> CaseRecord:
+        async with gate:
             record = await run_case(
                 orchestrator, case, collection=name, proceed=proceed, searches=searches
             )
-            records.append(record)
-            if progress is not None:
-                progress(record)
+        if progress is not None:
+            progress(record)
+        return record
+
+    orchestrator.observers.append(searches)
+    try:
+        records = list(await asyncio.gather(*(one(case) for case in cases)))
     finally:
         orchestrator.observers.remove(searches)
     return EvalReport(
@@ -110,6 +120,7 @@ async def run_eval(
         collection=name,
         cases_file=cases_file,
         proceed=proceed,
+        thresholds=orchestrator.thresholds.model_dump(),
         seconds=round(time.perf_counter() - started, 3),
         metrics=compute_metrics(records, proceed=proceed),
         records=records,

@@ -1,7 +1,8 @@
 """Whether an answer holds the expected fact, and whether a case went right for its kind.
 
 Matching is a case-insensitive substring test after NFKC normalisation (full-width and
-half-width forms compare equal) with thousands separators dropped ("2,000" = "2000").
+half-width forms compare equal) with thousands separators dropped ("2,000" = "2000"); a
+number must not be part of a longer number.
 """
 
 from __future__ import annotations
@@ -22,7 +23,17 @@ def normalise(text: str) -> str:
 
 
 def contains(answer: str, expected: str) -> bool:
-    return normalise(expected) in normalise(answer)
+    """`expected` occurs in `answer`, and a number is not part of a longer one
+    ("5 days" is not found in "15 days", "$150" not in "$1,500")."""
+    needle = normalise(expected).strip()
+    if not needle:
+        return False
+    pattern = re.escape(needle)
+    if needle[0].isdigit():
+        pattern = r"(?<![\d.])" + pattern
+    if needle[-1].isdigit():
+        pattern += r"(?!\d|[.]\d)"
+    return re.search(pattern, normalise(answer)) is not None
 
 
 def answer_correct(case: EvalCase, answer: str) -> bool:
