@@ -17,9 +17,9 @@ import sys
 import time
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from sqlalchemy.exc import DBAPIError
-from tqdm import tqdm
 
 from agent.errors import GraceError, InvalidInputError, KnowledgeBaseLockedError
 from agent.knowledge.chunks import IngestResult
@@ -41,6 +41,9 @@ from bot.logs import configure_logging
 from bot.report import STEP_ICON, run_json, run_text
 from bot.settings import Settings, load_settings
 from bot.wiring import Services, build_services, database_error
+
+if TYPE_CHECKING:
+    from tqdm import tqdm
 
 SAMPLE_KB = Path(__file__).resolve().parent.parent / "agent" / "sample_kb"
 SERVERS = ("serve", "dev")
@@ -338,6 +341,8 @@ class _IngestProgress:
         self._bar: tqdm[None] | None = None
 
     def start(self, files: int) -> None:
+        from tqdm import tqdm  # only when a bar is shown: `grace` starts faster without it
+
         self._bar = tqdm(total=files, unit="file", file=sys.stderr, leave=False)
 
     def advance(self, path: Path, chunks: int) -> None:
