@@ -34,7 +34,7 @@ from agent.schemas import (
     StepStatus,
     ToolResult,
 )
-from agent.tools import EVALUATION_FAILED, StepContext, Toolbox
+from agent.tools import EVALUATION_FAILED, FEATURE_PREFIX, StepContext, Toolbox
 
 DONE = {StepStatus.SUCCESS, StepStatus.PARTIAL}
 BLOCKED = {StepStatus.FAILED, StepStatus.SKIPPED}
@@ -109,6 +109,8 @@ def step_context(state: RunState, step: PlanStep) -> StepContext:
         if result.output:
             outputs.append(result.output)
         sources.extend(result.sources)
+    if step.action is ActionType.REASONING:
+        sources.extend(state.human_sources)
     return StepContext(
         query=state.query,
         thread_context=state.context,
@@ -227,6 +229,13 @@ class StepExecutor:
                 llm_self_eval=factors.get("llm_self_eval"),
                 query_coverage=factors.get("query_coverage"),
                 inherited_search_quality=None if is_search else inherited_quality,
+                answer_features={
+                    k.removeprefix(FEATURE_PREFIX): v
+                    for k, v in factors.items()
+                    if k.startswith(FEATURE_PREFIX)
+                }
+                or None,
+                model=self._toolbox.model_name,
             )
         )
 

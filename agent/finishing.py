@@ -4,7 +4,7 @@ how sure the run is overall, and which sources it cites."""
 from __future__ import annotations
 
 from agent.confidence import ConfidenceAggregator
-from agent.config import ConfidenceConfig
+from agent.config import ConfidenceConfig, Thresholds
 from agent.executor import DONE
 from agent.schemas import ActionType, ConfidenceScore, RunState, Source, StepResult
 
@@ -25,7 +25,10 @@ def no_answer_reason(state: RunState) -> str:
 
 
 def overall_confidence(
-    state: RunState, final: StepResult, config: ConfidenceConfig
+    state: RunState,
+    final: StepResult,
+    config: ConfidenceConfig,
+    thresholds: Thresholds | None = None,
 ) -> ConfidenceScore:
     """The run's confidence: the steps' scores aggregated, with the answer's own
     evaluation (self-evaluation and coverage), keeping every factor visible."""
@@ -37,6 +40,20 @@ def overall_confidence(
     aggregate = ConfidenceAggregator.aggregate(scores, config.aggregation)
     detail = final.confidence_detail
     breakdown = detail.breakdown if detail else {}
+    if detail is not None and "calibrated" in breakdown:
+        # The answer's own calibrated probability is the run's confidence: averaging it
+        # with the search steps' scores would only make it say more than the evidence.
+        score = detail.score
+        penalties = list(detail.penalties)
+        silent = (thresholds or config.thresholds).silent
+        if breakdown.get("sources_conflict") and score >= silent:
+            score = silent - 0.01
+            penalties.append("sources disagree: never silent")
+        return ConfidenceScore(
+            score=min(1.0, max(0.0, score)),
+            breakdown={"steps_aggregate": round(aggregate, 4), **breakdown},
+            penalties=penalties,
+        )
     self_eval = breakdown.get("llm_self_eval", 0.5)
     coverage = breakdown.get("query_coverage", 0.5)
     w = config.overall_step_weight

@@ -6,6 +6,7 @@ from collections.abc import Sequence
 from datetime import datetime, timedelta
 
 from agent.config import InterventionConfig, Thresholds
+from agent.evidence import gather
 from agent.schemas import (
     ConfidenceScore,
     InterventionKind,
@@ -163,4 +164,72 @@ def ask_user_request(
         options=options,
         allowed_responders=responders,
         expires_at=expiry(config),
+    )
+
+
+VAGUE_TERMS = 3
+"""A question with at most this many content words can be vague ("what's the budget?")."""
+CLOSE_CANDIDATES = 0.8
+"""Documents whose best passage scores within this share of the best one compete..."""
+CLOSE_CANDIDATES_SHORT = 0.5
+"""... and within this share for a question of one or two content words."""
+
+
+def ambiguity_options(query: str, sources: Sequence[Source], limit: int = 4) -> list[str]:
+    """The topics to offer when a short question is answered about equally well by
+    several documents ("what's the limit?" — of hotels, of meals, of gifts?): each
+    competing document's title. Fewer than two is no ambiguity, so then none."""
+    evidence = gather(query, sources)
+    if not evidence.query_tokens or len(evidence.query_tokens) > VAGUE_TERMS:
+        return []
+    best = evidence.best_per_family()
+    if not best or best[0].score <= 0:
+        return []
+    topics: list[str] = []
+    for unit in best:
+        close = (
+            CLOSE_CANDIDATES
+            if len(evidence.query_tokens) == VAGUE_TERMS
+            else CLOSE_CANDIDATES_SHORT
+        )
+        if unit.score < close * best[0].score:
+            break
+        topic = _topic(unit.context, unit.source)
+        if topic and topic not in topics:
+            topics.append(topic)
+        if len(topics) == limit:
+            break
+    return topics if len(topics) >= 2 else []
+
+
+def _topic(context: str, source: str) -> str:
+    """A document's title: the first part of a passage's heading trail, else its name."""
+    title = context.split(" › ")[0].strip() if context else ""
+    if not title:
+        title = source.rsplit(".", 1)[0].replace("_", " ").replace("-", " ")
+    return title[:MAX_SUGGESTION_CHARS]
+
+
+def clarify_request(
+    state: RunState,
+    step_id: int,
+    options: list[str],
+    config: InterventionConfig,
+    responders: list[str],
+) -> InterventionRequest:
+    """Ask which of several documents a vague question is about, before answering."""
+    japanese = any("\u3040" <= ch <= "\u9fff" for ch in state.query)
+    question = (
+        "この質問は複数の文書に当てはまります。どれについてですか？"
+        if japanese
+        else "Your question matches several documents. Which one do you mean?"
+    )
+    return ask_user_request(
+        state,
+        step_id,
+        question=question,
+        reason="several documents answer this short question about equally well",
+        options=options,
+        config=config,
+        responders=responders,
     )

@@ -4,6 +4,7 @@ through the same machine."""
 
 from __future__ import annotations
 
+from agent.evidence import supplies_facts
 from agent.ports import ClaimResult, RunEventType
 from agent.prompts import USER_SOURCE
 from agent.run_machine import RunMachine
@@ -155,6 +156,9 @@ class RunAnswers(RunMachine):
         if kind is InterventionKind.ASK_USER:
             assert request.step_id is not None
             reply = text if action is InterventionAction.INPUT or text else ""
+            if not _is_ask_step(state, request.step_id):
+                await self._clarified(state, reply)
+                return
             if reply:
                 state.user_inputs.append(reply)
             state.step_results[request.step_id] = StepResult(
@@ -182,6 +186,9 @@ class RunAnswers(RunMachine):
             await self._drive(state)
             return
         if action is InterventionAction.INPUT and text:
+            if kind is InterventionKind.ESCALATE and supplies_facts(text):
+                await self._told(state, text, answer.user)
+                return
             state.user_inputs.append(text)
             if kind is InterventionKind.ESCALATE:
                 await self._new_information(state, request.step_id, text)
@@ -190,6 +197,36 @@ class RunAnswers(RunMachine):
             return
         # PROCEED / SKIP / an empty input: go on with what we have.
         state.low_confidence_accepted = True
+        await self._drive(state)
+
+    async def _told(self, state: RunState, text: str, user: str | None) -> None:
+        """A person answered an escalation: their reply is a source the answer can rest
+        on (cited as them), not more words for the search. The searches already done
+        stand; only the answer is drawn again, so no replan is spent."""
+        who = f"@{user}" if user else "a person"
+        state.human_sources.append(
+            Source(
+                source=f"{who} (reply in thread)",
+                text=text,
+                similarity=1.0,
+                from_person=True,
+            )
+        )
+        assert state.plan is not None
+        for step in state.plan.steps:
+            if step.action is ActionType.REASONING:
+                state.step_results.pop(step.step_id, None)
+        await self._drive(state)
+
+    async def _clarified(self, state: RunState, reply: str) -> None:
+        """The asker said which document a vague question is about: search and answer
+        again with their words; without a choice (Proceed), answer with what we have."""
+        if not reply:
+            state.low_confidence_accepted = True
+            await self._drive(state)
+            return
+        state.user_inputs.append(reply)
+        state.step_results = {}
         await self._drive(state)
 
     async def _user_replan(self, state: RunState, step_id: int | None, text: str) -> None:
@@ -215,6 +252,9 @@ class RunAnswers(RunMachine):
             state.low_confidence_accepted = True
             await self._drive(state)
             return
+        # A person has helped once: answer at whatever confidence the new plan earns
+        # (shown with its level) rather than escalating the same question back to them.
+        state.low_confidence_accepted = True
         if decision.strategy in (ReplanStrategy.FALLBACK, ReplanStrategy.SKIP):
             decision = decision.model_copy(update={"strategy": ReplanStrategy.PARTIAL})
         if await self._replan(state, decision, feedback=text):
@@ -231,3 +271,14 @@ def replace_intervention(state: RunState, request: InterventionRequest) -> None:
     state.interventions = [
         request if i.intervention_id == request.intervention_id else i for i in state.interventions
     ]
+
+
+def _is_ask_step(state: RunState, step_id: int) -> bool:
+    """Whether the plan itself asked (an ask_user step), rather than the run asking to
+    clarify a vague question after drafting its answer."""
+    if state.plan is None:
+        return True
+    try:
+        return state.plan.step(step_id).action is ActionType.ASK_USER
+    except KeyError:
+        return True

@@ -27,7 +27,9 @@ from agent.errors import CostLimitError, GraceError
 from agent.executor import DONE, StepExecutor, ancestors, ready_steps, skip_blocked, step_context
 from agent.finishing import cited, final_result, no_answer_reason, overall_confidence
 from agent.intervention import (
+    ambiguity_options,
     ask_user_request,
+    clarify_request,
     confirm_request,
     did_you_mean,
     escalate_request,
@@ -48,10 +50,11 @@ from agent.ports import (
     UsageLedger,
     WebSearchProvider,
 )
-from agent.replan import ReplanDecision, ReplanManager
+from agent.replan import HUMAN_TRIGGERS, ReplanDecision, ReplanManager
 from agent.safety import sanitize_answer, urls_in
 from agent.schemas import (
     ActionType,
+    InterventionKind,
     InterventionLevel,
     InterventionRequest,
     ReplanStrategy,
@@ -277,12 +280,27 @@ class RunMachine:
         """Replan or pause as the wave's results demand. False when the drive must stop."""
         assert state.plan is not None
         final_id = state.plan.steps[-1].step_id
+        for result in results:
+            if (
+                result.step_id == final_id
+                and result.action is ActionType.REASONING
+                and result.status in DONE
+                and await self._clarify_if_vague(state, result)
+            ):
+                return False
         low = max(self.config.replan.low_confidence, self.thresholds.confirm)
         for result in sorted(results, key=lambda r: r.step_id):
             trigger = self.replanner.trigger_for(result)
-            if trigger is None and result.confidence < low and result.status in DONE:
+            if (
+                trigger is None
+                and result.confidence < low
+                and result.status in DONE
+                and not _judged_by_answer(state, result)
+            ):
                 trigger = ReplanTrigger.LOW_CONFIDENCE
-            if trigger is ReplanTrigger.LOW_CONFIDENCE and state.low_confidence_accepted:
+            if trigger is ReplanTrigger.LOW_CONFIDENCE and (
+                state.low_confidence_accepted or _shaped_by_a_person(state)
+            ):
                 continue
             if trigger is None:
                 continue
@@ -311,7 +329,11 @@ class RunMachine:
             return await self._replan(state, decision)
         if self.config.intervention.pause_on_confirm and not state.low_confidence_accepted:
             for result in sorted(results, key=lambda r: r.step_id):
-                if result.level is InterventionLevel.CONFIRM and result.step_id != final_id:
+                if (
+                    result.level is InterventionLevel.CONFIRM
+                    and result.step_id != final_id
+                    and not _judged_by_answer(state, result)
+                ):
                     assert result.confidence_detail is not None
                     await self._pause(
                         state,
@@ -365,7 +387,11 @@ class RunMachine:
         if final is None:
             await self._fail(state, no_answer_reason(state))
             return
-        state.overall_detail = overall_confidence(state, final, self.config.confidence)
+        if await self._clarify_if_vague(state, final):
+            return
+        state.overall_detail = overall_confidence(
+            state, final, self.config.confidence, self.thresholds
+        )
         state.overall_confidence = round(state.overall_detail.score, 4)
         state.level = self.calculator.decide_action(state.overall_detail, self.thresholds).level
         state.final_answer = sanitize_answer(final.output, urls_in(_source_texts(final)))
@@ -376,6 +402,24 @@ class RunMachine:
             RunEventType.ANSWER_READY,
             f"answered with confidence {state.overall_confidence:.2f} ({state.level.value})",
         )
+
+    async def _clarify_if_vague(self, state: RunState, final: StepResult) -> bool:
+        """Ask which document a short question means when several answer it about
+        equally well (before any answer or escalation). True when the run paused."""
+        if state.user_inputs or state.low_confidence_accepted:
+            return False
+        if any(i.kind is InterventionKind.ASK_USER for i in state.interventions):
+            return False
+        options = ambiguity_options(state.query, final.sources)
+        if not options:
+            return False
+        await self._pause(
+            state,
+            clarify_request(
+                state, final.step_id, options, self.config.intervention, self._responders(state)
+            ),
+        )
+        return True
 
     # ------------------------------------------------------------------ helpers
 
@@ -498,3 +542,20 @@ def _log_summary(state: RunState) -> None:
         confidence,
         extra={"run_id": state.run_id, "event": "run_summary"},
     )
+
+
+def _judged_by_answer(state: RunState, result: StepResult) -> bool:
+    """A plan's only search, and it returned passages: whether they hold the answer is
+    judged on the answer drawn from them (its calibrated confidence), not on the
+    search's own score. In a plan of several searches a weak one is still confirmed
+    or retried on its own: one part of the question may be missing."""
+    gathering = (ActionType.RAG_SEARCH, ActionType.WEB_SEARCH)
+    if result.action not in gathering or not result.sources or state.plan is None:
+        return False
+    return sum(1 for s in state.plan.steps if s.action in gathering) == 1
+
+
+def _shaped_by_a_person(state: RunState) -> bool:
+    """The current plan is the one a person asked for (Modify, Edit, new information):
+    a weak answer from it is shown at its level, not replanned away on the agent's own."""
+    return bool(state.replan_history) and state.replan_history[-1].trigger in HUMAN_TRIGGERS

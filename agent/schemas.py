@@ -196,6 +196,16 @@ class Source(BaseModel):
     vector: list[float] | None = Field(default=None, exclude=True, repr=False)
     """The passage's stored dense vector when the search had it (reused for source
     agreement instead of embedding the text again); never saved with the run."""
+    doc_title: str = ""
+    """The title of the document the passage comes from (empty when unknown)."""
+    doc_date: str | None = None
+    """ISO date of that document, from its file name or its text, when it states one."""
+    stale: bool = False
+    """True when the document is an older copy of another one in the knowledge base."""
+    superseded_by: str | None = None
+    """The source name of the current version, when `stale`."""
+    from_person: bool = False
+    """A person's reply in the thread (cited as the person), not a document."""
 
 
 class ToolResult(BaseModel):
@@ -311,6 +321,8 @@ class RunState(BaseModel):
     pending: InterventionRequest | None = None
     interventions: list[InterventionRequest] = Field(default_factory=list)
     user_inputs: list[str] = Field(default_factory=list)
+    human_sources: list[Source] = Field(default_factory=list)
+    """Facts people supplied in replies to an escalation: the answer may rest on them."""
     replan_history: list[ReplanRecord] = Field(default_factory=list)
     final_answer: str = ""
     sources: list[Source] = Field(default_factory=list)

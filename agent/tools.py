@@ -10,6 +10,7 @@ from statistics import fmean, pvariance
 from pydantic import BaseModel, Field
 
 from agent.errors import GraceError
+from agent.evidence import answer_features
 from agent.ports import (
     Evaluation,
     EvaluationRequest,
@@ -27,6 +28,9 @@ EVALUATION_FAILED = "evaluation_failed"
 EVALUATION_MARGIN = 0.5
 """Seconds of the step's time kept back so an answer is saved before the step times out."""
 
+FEATURE_PREFIX = "evidence."
+"""Answer features travel in `ToolResult.confidence_factors` under this prefix."""
+
 
 class StepContext(BaseModel):
     """What a step may use: the question, the human's inputs so far, and the outputs and
@@ -43,6 +47,10 @@ class StepContext(BaseModel):
 
 
 class Toolbox:
+    @property
+    def model_name(self) -> str:
+        return self._llm.name
+
     def __init__(
         self,
         *,
@@ -135,6 +143,9 @@ class Toolbox:
             }
         if note is not None:
             factors[EVALUATION_FAILED] = 1.0
+        focus = " ".join([ctx.query, *ctx.user_inputs])
+        features = answer_features(focus, answer, passages)
+        factors.update({f"{FEATURE_PREFIX}{k}": v for k, v in features.items()})
         return ToolResult(
             success=True,
             output=answer,

@@ -17,11 +17,13 @@ import sys
 import time
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from sqlalchemy.exc import DBAPIError
 
 from agent.errors import GraceError, InvalidInputError, KnowledgeBaseLockedError
-from agent.knowledge.ingest import ingest_paths
+from agent.knowledge.chunks import IngestResult
+from agent.knowledge.ingest import ingest
 from agent.ports import RunEvent, RunEventType
 from agent.schemas import (
     ExecutionPlan,
@@ -39,6 +41,9 @@ from bot.logs import configure_logging
 from bot.report import STEP_ICON, run_json, run_text
 from bot.settings import Settings, load_settings
 from bot.wiring import Services, build_services, database_error
+
+if TYPE_CHECKING:
+    from tqdm import tqdm
 
 SAMPLE_KB = Path(__file__).resolve().parent.parent / "agent" / "sample_kb"
 SERVERS = ("serve", "dev")
@@ -290,14 +295,64 @@ async def _ingest(args: argparse.Namespace, services: Services) -> int:
     paths = list(args.paths) + ([SAMPLE_KB] if args.sample else [])
     if not paths:
         raise InvalidInputError("Give files or directories to ingest, or --sample.")
-    reports = await ingest_paths(services.knowledge_base, paths, collection=args.collection)
+    progress = _IngestProgress() if sys.stderr.isatty() else None
+    try:
+        result = await ingest(
+            services.knowledge_base,
+            paths,
+            collection=args.collection,
+            on_start=progress.start if progress else None,
+            on_file=progress.advance if progress else None,
+        )
+    finally:
+        if progress is not None:
+            progress.close()
     collection = args.collection or services.knowledge_base.default_collection
-    for report in reports:
-        verb = "replaced" if report.replaced else "added"
-        print(f"{verb} {report.chunks:3d} chunks from {report.source}")
+    if len(result.reports) <= INGEST_LISTED_FILES:
+        for report in result.reports:
+            verb = "replaced" if report.replaced else "added"
+            print(f"{verb} {report.chunks:3d} chunks from {report.source}")
     total = await services.knowledge_base.count(collection)
-    print(f"collection {collection!r} now holds {total} chunks")
+    print(ingest_summary(result, collection=collection, total=total))
     return 0
+
+
+INGEST_LISTED_FILES = 20
+"""Above this many files, `grace ingest` prints only its summary line."""
+
+
+def ingest_summary(result: IngestResult, *, collection: str, total: int) -> str:
+    """One line: files, chunks, what was skipped and why, seconds, the collection's size."""
+    files = f"{result.files} file{'s' if result.files != 1 else ''}"
+    line = (
+        f"Ingested {files} ({result.chunks} chunks) into {collection!r} in "
+        f"{result.seconds:.1f} s; it now holds {total} chunks"
+    )
+    if result.skipped:
+        named = "; ".join(f"{item.path} ({item.reason})" for item in result.skipped)
+        line += f". Skipped {len(result.skipped)}: {named}"
+    return line + "."
+
+
+class _IngestProgress:
+    """A progress bar on stderr (only used when stderr is a terminal)."""
+
+    def __init__(self) -> None:
+        self._bar: tqdm[None] | None = None
+
+    def start(self, files: int) -> None:
+        from tqdm import tqdm  # only when a bar is shown: `grace` starts faster without it
+
+        self._bar = tqdm(total=files, unit="file", file=sys.stderr, leave=False)
+
+    def advance(self, path: Path, chunks: int) -> None:
+        if self._bar is not None:
+            self._bar.set_postfix_str(path.name[-30:], refresh=False)
+            self._bar.update(1)
+
+    def close(self) -> None:
+        if self._bar is not None:
+            self._bar.close()
 
 
 async def _ask(args: argparse.Namespace, services: Services) -> int:

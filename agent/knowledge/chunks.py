@@ -6,7 +6,14 @@ import uuid
 
 from pydantic import BaseModel, Field
 
-__all__ = ["CHUNK_NAMESPACE", "Chunk", "IngestReport", "chunk_point_id"]
+__all__ = [
+    "CHUNK_NAMESPACE",
+    "Chunk",
+    "IngestReport",
+    "IngestResult",
+    "SkippedFile",
+    "chunk_point_id",
+]
 
 CHUNK_NAMESPACE = uuid.UUID("6f1d8a52-3c1e-5b7a-9d0e-4a2b7c9e1f30")
 """Namespace of the uuid5 point ids; fixed forever, or re-ingesting would duplicate."""
@@ -27,6 +34,20 @@ class Chunk(BaseModel):
     title: str = ""
     """The heading trail the chunk sits under (Markdown), for display."""
     path: str = ""
+    doc_title: str = ""
+    """The document's title (front matter, else its first heading)."""
+    doc_key: str = ""
+    """The file name without dates and version marks: what versions of it share."""
+    name_date: str | None = None
+    """ISO date in the file name ("time-off_2022-12-19.md"): the mark of a snapshot."""
+    text_date: str | None = None
+    """ISO date of the newest revision the document states (front matter, "updated …")."""
+    superseded_by: str | None = None
+    """The source of the current version, when this document is an older copy."""
+
+    @property
+    def doc_date(self) -> str | None:
+        return self.name_date or self.text_date
 
     @property
     def chunk_id(self) -> str:
@@ -45,3 +66,26 @@ class IngestReport(BaseModel):
     chunks: int
     replaced: int = 0
     """How many chunks of an earlier ingest of the same source were removed first."""
+
+
+class SkippedFile(BaseModel):
+    """A file `grace ingest` did not ingest, and why (said in plain words)."""
+
+    path: str
+    reason: str
+
+
+class IngestResult(BaseModel):
+    """What one `grace ingest` did: per-file reports, skipped files, time taken."""
+
+    reports: list[IngestReport] = Field(default_factory=list)
+    skipped: list[SkippedFile] = Field(default_factory=list)
+    seconds: float = 0.0
+
+    @property
+    def files(self) -> int:
+        return len(self.reports)
+
+    @property
+    def chunks(self) -> int:
+        return sum(report.chunks for report in self.reports)

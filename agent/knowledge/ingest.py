@@ -1,26 +1,59 @@
 """Turning files into chunks, and chunks into the knowledge base (`grace ingest`).
 
-- Markdown: split on headings, then into ~800-character pieces on paragraph boundaries;
-  every chunk starts with its heading trail ("Expense policy › Meals") so a passage read on
-  its own still says what it is about, and the heading words are searchable.
-- Plain text: paragraphs, packed into ~800-character chunks.
+- Markdown and plain text are chunked as they stream in (`chunking.py`: headings kept
+  with their text, table rows with their header row, linear in the input).
 - CSV FAQ: a header with `question` and `answer` columns; one chunk per row.
+- Each document also gets what version resolution needs (`versions.py`): its title,
+  the date in its name or text, and the name it shares with its other versions; after
+  ingesting, older copies are marked `superseded_by` the current one.
 
-Ingesting is idempotent per file: the source's old chunks are deleted, then the new ones
-written (point ids are deterministic, too). The source name is the file name.
+Ingesting is idempotent per file: the source's chunks are overwritten in place (point
+ids are deterministic) and any left over from a longer earlier version are deleted. The
+source name is the file name. Writes are batched across files, so memory stays bounded
+and 2,000 small files are a few dozen Qdrant calls, not thousands. A file that cannot be
+ingested (unsupported type, unreadable, not UTF-8, binary, empty) is skipped and named
+in the result with the reason; only when nothing at all can be ingested is it an error.
 """
 
 from __future__ import annotations
 
+import codecs
 import csv
-import io
-import re
-from collections.abc import Iterable, Sequence
+import datetime as dt
+import time
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TextIO
 
 from agent.errors import InvalidInputError
-from agent.knowledge.chunks import Chunk, IngestReport
-from agent.knowledge.qdrant_kb import QdrantKnowledgeBase
+from agent.knowledge.chunking import (
+    CHUNK_CHARS,
+    BinaryTextError,
+    DocumentFacts,
+    Line,
+    markdown_chunks,
+    read_lines,
+    text_chunks,
+)
+from agent.knowledge.chunks import (
+    Chunk,
+    IngestReport,
+    IngestResult,
+    SkippedFile,
+    chunk_point_id,
+)
+from agent.knowledge.qdrant_kb import QdrantKnowledgeBase, StoredDocument
+from agent.knowledge.versions import (
+    DocumentInfo,
+    current_versions,
+    date_in_name,
+    date_in_text,
+    document_key,
+    front_matter_fields,
+    front_matter_title,
+    is_revision_line,
+)
 
 __all__ = [
     "CHUNK_CHARS",
@@ -28,7 +61,9 @@ __all__ = [
     "SUPPORTED_SUFFIXES",
     "Chunk",
     "IngestReport",
+    "IngestResult",
     "find_files",
+    "ingest",
     "ingest_paths",
     "load_documents",
     "load_file",
@@ -37,12 +72,15 @@ __all__ = [
 SAMPLE_KB_DIR = Path(__file__).resolve().parent.parent / "sample_kb"
 """The sample knowledge base shipped with the project (Northwind Labs)."""
 
-CHUNK_CHARS = 800
 SUPPORTED_SUFFIXES: frozenset[str] = frozenset({".md", ".markdown", ".txt", ".csv"})
+WRITE_BATCH = 512
+"""Chunks buffered (across files) before one write to Qdrant."""
+PRECHECK_BYTES = 1 << 20
+"""Files larger than this are checked for UTF-8 and NUL bytes before any chunk is
+written, so a bad byte deep inside cannot leave half a file in the knowledge base."""
 
-_HEADING_RE = re.compile(r"^(#{1,6})\s+(.+?)\s*#*\s*$")
-_FENCE_RE = re.compile(r"^\s*(```|~~~)")
-_SENTENCE_RE = re.compile(r"(?<=[.!?。！？])\s*")
+ProgressCallback = Callable[[Path, int], None]
+"""Called after each file with the file and the chunks it gave (0 when skipped)."""
 
 
 # --------------------------------------------------------------------------- files
@@ -77,41 +115,149 @@ def _check_suffix(path: Path) -> None:
         )
 
 
-def _read_text(path: Path) -> str:
-    """The file as UTF-8 text (a BOM is fine), or `InvalidInputError` saying why not."""
+def _ensure_text(path: Path) -> None:
+    """Stream a large file once through a strict UTF-8 decoder, refusing NULs."""
+    decoder = codecs.getincrementaldecoder("utf-8")("strict")
+    offset = 0
     try:
-        data = path.read_bytes()
+        with path.open("rb") as stream:
+            while block := stream.read(1 << 20):
+                try:
+                    text = decoder.decode(block)
+                except UnicodeDecodeError as exc:
+                    raise InvalidInputError(
+                        f"cannot read {path}: not UTF-8 text "
+                        f"(undecodable byte at offset {offset + exc.start})"
+                    ) from exc
+                if "\x00" in text:
+                    raise InvalidInputError(f"cannot read {path}: it looks like a binary file")
+                offset += len(block)
+            decoder.decode(b"", final=True)
+    except UnicodeDecodeError as exc:
+        raise InvalidInputError(f"cannot read {path}: not UTF-8 text (truncated)") from exc
     except OSError as exc:
         raise InvalidInputError(f"cannot read {path}: {exc.strerror or exc}") from exc
+
+
+def _iso(date: dt.date | None) -> str | None:
+    return date.isoformat() if date else None
+
+
+@dataclass
+class _Document:
+    """A file being chunked: its chunks stream out; its facts are known at the end."""
+
+    path: Path
+    facts: DocumentFacts = field(default_factory=DocumentFacts)
+
+    def title(self) -> str:
+        fields = front_matter_fields(self.facts.front_matter)
+        return front_matter_title(fields) or self.facts.title
+
+    def info(self) -> DocumentInfo:
+        fields = front_matter_fields(self.facts.front_matter)
+        return DocumentInfo(
+            source=self.path.name,
+            key=document_key(self.path.name),
+            title=self.title(),
+            name_date=_iso(date_in_name(self.path.name)),
+            text_date=_iso(date_in_text("\n".join(self.facts.revision_lines), fields)),
+        )
+
+    def pieces(self) -> Iterator[tuple[str, str]]:
+        """(title, text) pairs; `InvalidInputError` when the file cannot be read."""
+        path = self.path
+        suffix = path.suffix.lower()
+        try:
+            if path.stat().st_size > PRECHECK_BYTES:
+                _ensure_text(path)
+            newline = "" if suffix == ".csv" else None
+            with path.open(encoding="utf-8-sig", newline=newline) as stream:
+                if suffix == ".csv":
+                    yield from _csv_chunks(stream, path)
+                elif suffix in {".md", ".markdown"}:
+                    lines = read_lines(stream)
+                    yield from markdown_chunks(lines, self.facts, keep_line=is_revision_line)
+                else:
+                    yield from text_chunks(self._noting_revisions(read_lines(stream)))
+        except UnicodeDecodeError as exc:
+            raise InvalidInputError(f"cannot read {path}: not UTF-8 text") from exc
+        except BinaryTextError as exc:
+            raise InvalidInputError(f"cannot read {path}: {exc}") from exc
+        except IsADirectoryError as exc:
+            raise InvalidInputError(f"cannot ingest {path}: it is a directory") from exc
+        except OSError as exc:
+            raise InvalidInputError(f"cannot read {path}: {exc.strerror or exc}") from exc
+
+    def _noting_revisions(self, lines: Iterator[Line]) -> Iterator[Line]:
+        for line in lines:
+            if not line.continued and len(line.text) < 300 and is_revision_line(line.text):
+                self.facts.revision_lines.append(line.text)
+            yield line
+
+
+def _csv_chunks(stream: TextIO, path: Path) -> Iterator[tuple[str, str]]:
+    """One "Q: … A: …" chunk per FAQ row; the header must name question and answer."""
+    reader = csv.reader(stream)
     try:
-        text = data.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        raise InvalidInputError(
-            f"cannot read {path}: not UTF-8 text (undecodable byte at offset {exc.start})"
-        ) from exc
-    if "\x00" in text:
-        raise InvalidInputError(f"cannot read {path}: it looks like a binary file")
-    return text.replace("\r\n", "\n").replace("\r", "\n")
+        first = next(reader, None)
+        if first is None:
+            return
+        header = [cell.strip().lower() for cell in first]
+        if "question" not in header or "answer" not in header:
+            raise InvalidInputError(
+                f"cannot read {path}: a CSV FAQ needs a header row with 'question' and "
+                f"'answer' columns (found: {', '.join(first) or 'nothing'})"
+            )
+        q_col, a_col = header.index("question"), header.index("answer")
+        for row in reader:
+            question = row[q_col].strip() if q_col < len(row) else ""
+            answer = row[a_col].strip() if a_col < len(row) else ""
+            if question and answer:
+                yield question, f"Q: {question}\nA: {answer}"
+    except csv.Error as exc:
+        raise InvalidInputError(f"cannot read {path}: malformed CSV ({exc})") from exc
+
+
+def _chunks_of(document: _Document) -> Iterator[Chunk]:
+    """Chunks stamped with what is known of the document so far (its title once seen;
+    its revision date only at the end — `_with_info` completes the chunks still held)."""
+    path = document.path
+    key, name_date = document_key(path.name), _iso(date_in_name(path.name))
+    for index, (title, body) in enumerate(document.pieces()):
+        yield Chunk(
+            source=path.name,
+            index=index,
+            text=body,
+            title=title,
+            path=str(path),
+            doc_title=document.title(),
+            doc_key=key,
+            name_date=name_date,
+        )
+
+
+def _with_info(chunk: Chunk, info: DocumentInfo) -> Chunk:
+    return chunk.model_copy(
+        update={
+            "doc_title": info.title,
+            "doc_key": info.key,
+            "name_date": info.name_date,
+            "text_date": info.text_date,
+        }
+    )
 
 
 def load_file(path: Path) -> list[Chunk]:
-    """Chunks of one supported file."""
+    """Chunks of one supported file (with its document facts)."""
     path = Path(path)
     _check_suffix(path)
     if path.is_dir():
         raise InvalidInputError(f"cannot ingest {path}: it is a directory")
-    text = _read_text(path)
-    suffix = path.suffix.lower()
-    if suffix in {".md", ".markdown"}:
-        pieces = _markdown_chunks(text)
-    elif suffix == ".csv":
-        pieces = _csv_chunks(text, path)
-    else:
-        pieces = [("", body) for body in _pack(_paragraphs(text))]
-    return [
-        Chunk(source=path.name, index=i, text=body, title=title, path=str(path))
-        for i, (title, body) in enumerate(pieces)
-    ]
+    document = _Document(path)
+    chunks = list(_chunks_of(document))
+    info = document.info()
+    return [_with_info(chunk, info) for chunk in chunks]
 
 
 def load_documents(path: Path) -> list[Chunk]:
@@ -122,146 +268,198 @@ def load_documents(path: Path) -> list[Chunk]:
     return chunks
 
 
-# --------------------------------------------------------------------------- splitting
-
-
-def _paragraphs(text: str) -> list[str]:
-    return [p.strip() for p in re.split(r"\n\s*\n", text) if p.strip()]
-
-
-def _split_long(paragraph: str, size: int) -> list[str]:
-    """A paragraph longer than `size`: split at sentence ends, hard-cut as a last resort."""
-    parts: list[str] = []
-    current = ""
-    for sentence in (s for s in _SENTENCE_RE.split(paragraph) if s):
-        while len(sentence) > size:
-            if current:
-                parts.append(current)
-                current = ""
-            parts.append(sentence[:size])
-            sentence = sentence[size:]
-        joiner = "" if not current or current.endswith(("。", "！", "？")) else " "
-        if current and len(current) + len(joiner) + len(sentence) > size:
-            parts.append(current)
-            current = sentence
-        else:
-            current = f"{current}{joiner}{sentence}" if current else sentence
-    if current:
-        parts.append(current)
-    return [p.strip() for p in parts if p.strip()]
-
-
-def _pack(paragraphs: Iterable[str], size: int = CHUNK_CHARS) -> list[str]:
-    """Greedily pack paragraphs into chunks of at most ~`size` characters."""
-    chunks: list[str] = []
-    current: list[str] = []
-    length = 0
-    for paragraph in paragraphs:
-        pieces = [paragraph] if len(paragraph) <= size else _split_long(paragraph, size)
-        for piece in pieces:
-            if current and length + len(piece) + 2 > size:
-                chunks.append("\n\n".join(current))
-                current, length = [], 0
-            current.append(piece)
-            length += len(piece) + 2
-    if current:
-        chunks.append("\n\n".join(current))
-    return chunks
-
-
-def _markdown_sections(text: str) -> list[tuple[list[str], str]]:
-    """(heading trail, body) per heading; headings inside code fences are not headings."""
-    sections: list[tuple[list[str], str]] = []
-    trail: list[tuple[int, str]] = []
-    body: list[str] = []
-    in_fence = False
-
-    def flush() -> None:
-        content = "\n".join(body).strip()
-        if content:
-            sections.append(([title for _, title in trail], content))
-        body.clear()
-
-    for line in text.split("\n"):
-        if _FENCE_RE.match(line):
-            in_fence = not in_fence
-        heading = None if in_fence else _HEADING_RE.match(line)
-        if heading is None:
-            body.append(line)
-            continue
-        flush()
-        level = len(heading.group(1))
-        trail = [(lvl, title) for lvl, title in trail if lvl < level]
-        trail.append((level, heading.group(2).strip()))
-    flush()
-    return sections
-
-
-def _markdown_chunks(text: str) -> list[tuple[str, str]]:
-    chunks: list[tuple[str, str]] = []
-    for trail, content in _markdown_sections(text):
-        title = " › ".join(trail)
-        budget = max(200, CHUNK_CHARS - len(title))
-        for body in _pack(_paragraphs(content), budget):
-            chunks.append((title, f"{title}\n\n{body}" if title else body))
-    return chunks
-
-
-def _csv_chunks(text: str, path: Path) -> list[tuple[str, str]]:
-    """One "Q: … A: …" chunk per FAQ row; the header must name question and answer."""
-    try:
-        reader = csv.reader(io.StringIO(text))
-        rows = list(reader)
-    except csv.Error as exc:
-        raise InvalidInputError(f"cannot read {path}: malformed CSV ({exc})") from exc
-    if not rows:
-        return []
-    header = [cell.strip().lower() for cell in rows[0]]
-    if "question" not in header or "answer" not in header:
-        raise InvalidInputError(
-            f"cannot read {path}: a CSV FAQ needs a header row with 'question' and 'answer' "
-            f"columns (found: {', '.join(rows[0]) or 'nothing'})"
-        )
-    q_col, a_col = header.index("question"), header.index("answer")
-    chunks: list[tuple[str, str]] = []
-    for row in rows[1:]:
-        question = row[q_col].strip() if q_col < len(row) else ""
-        answer = row[a_col].strip() if a_col < len(row) else ""
-        if question and answer:
-            chunks.append((question, f"Q: {question}\nA: {answer}"))
-    return chunks
-
-
 # --------------------------------------------------------------------------- ingest
+
+
+def _scan(paths: Sequence[Path]) -> tuple[list[Path], list[SkippedFile]]:
+    """The files to ingest, and the files skipped for their type (hidden ones silently)."""
+    files: list[Path] = []
+    skipped: list[SkippedFile] = []
+    for path in map(Path, paths):
+        if not path.exists() and not path.is_symlink():
+            raise InvalidInputError(f"cannot ingest {path}: no such file or directory")
+        candidates = (
+            sorted(
+                p
+                for p in path.rglob("*")
+                if (p.is_file() or p.is_symlink())
+                and not any(part.startswith(".") for part in p.relative_to(path).parts)
+            )
+            if path.is_dir()
+            else [path]
+        )
+        if len(paths) == 1 and not path.is_dir():
+            _check_suffix(path)  # one file named on its own: say plainly why not
+        for file in candidates:
+            if file.suffix.lower() in SUPPORTED_SUFFIXES:
+                files.append(file)
+            else:
+                kind = file.suffix or "(none)"
+                skipped.append(
+                    SkippedFile(
+                        path=str(file),
+                        reason=f"unsupported file type {kind!r}",
+                    )
+                )
+    return files, skipped
+
+
+def _unique_names(files: Sequence[Path]) -> list[Path]:
+    """Files by name; two different files with one name would replace each other."""
+    seen: dict[str, Path] = {}
+    unique: list[Path] = []
+    for file in files:
+        other = seen.get(file.name)
+        if other is not None:
+            if other.resolve() != file.resolve():
+                raise InvalidInputError(
+                    f"cannot ingest both {other} and {file}: sources are named by file "
+                    f"name, so one would replace the other; rename one of them"
+                )
+            continue
+        seen[file.name] = file
+        unique.append(file)
+    return unique
+
+
+class _Writer:
+    """Buffers chunks across files and writes them in batches."""
+
+    def __init__(self, kb: QdrantKnowledgeBase, collection: str) -> None:
+        self.kb = kb
+        self.collection = collection
+        self.buffer: list[Chunk] = []
+        self.doomed: list[str] = []
+        """Point ids to delete: the tails of shorter new versions."""
+
+    async def add(self, chunk: Chunk) -> bool:
+        """Buffer a chunk; True when that flushed the buffer."""
+        self.buffer.append(chunk)
+        if len(self.buffer) >= WRITE_BATCH:
+            await self.flush()
+            return True
+        return False
+
+    async def flush(self) -> None:
+        if self.buffer:
+            batch, self.buffer = self.buffer, []
+            await self.kb.upsert_chunks(self.collection, batch)
+        if self.doomed:
+            doomed, self.doomed = self.doomed, []
+            await self.kb.delete_points(self.collection, doomed)
+
+
+async def ingest(
+    kb: QdrantKnowledgeBase,
+    paths: Sequence[Path],
+    *,
+    collection: str | None = None,
+    on_file: ProgressCallback | None = None,
+    on_start: Callable[[int], None] | None = None,
+) -> IngestResult:
+    """Ingest files and directories into `collection` (default: the KB's default).
+
+    `on_start` hears how many files will be read, `on_file` about each one as it is
+    done (for a progress bar)."""
+    started = time.perf_counter()
+    name = collection or kb.default_collection
+    files, skipped = _scan(paths)
+    files = _unique_names(files)
+    if not files:
+        kinds = ", ".join(sorted(SUPPORTED_SUFFIXES))
+        where = ", ".join(str(p) for p in paths)
+        raise InvalidInputError(f"cannot ingest {where}: no supported files ({kinds}) inside")
+    if on_start is not None:
+        on_start(len(files))
+    await kb.ensure_collection(name)
+    stored = await kb.documents(name)
+    writer = _Writer(kb, name)
+    reports: list[IngestReport] = []
+    infos: dict[str, DocumentInfo] = {
+        source: doc.info for source, doc in stored.items() if doc.info is not None
+    }
+    written: dict[str, int] = {}
+    for file in files:
+        document = _Document(file)
+        source = file.name
+        count = 0
+        flushed_early = False
+        try:
+            for chunk in _chunks_of(document):
+                count += 1
+                flushed_early |= await writer.add(chunk)
+        except InvalidInputError as exc:
+            writer.buffer = [c for c in writer.buffer if c.source != source]
+            if flushed_early:  # only possible for an I/O error mid-way through a big file
+                await writer.flush()
+                await kb.delete_source(name, source)
+                infos.pop(source, None)
+            skipped.append(SkippedFile(path=str(file), reason=_reason(exc, file)))
+            if on_file is not None:
+                on_file(file, 0)
+            continue
+        old = stored.get(source)
+        old_count = len(old.ids) if old is not None else 0
+        if count == 0:
+            skipped.append(SkippedFile(path=str(file), reason="empty: no text in it"))
+            if old_count:
+                writer.doomed.extend(old.ids if old is not None else [])
+                infos.pop(source, None)
+            if on_file is not None:
+                on_file(file, 0)
+            continue
+        info = document.info()
+        infos[source] = info
+        written[source] = count
+        writer.buffer = [_with_info(c, info) if c.source == source else c for c in writer.buffer]
+        if old is not None:
+            keep = {chunk_point_id(source, i) for i in range(count)}
+            writer.doomed.extend(i for i in old.ids if i not in keep)
+        reports.append(
+            IngestReport(path=str(file), source=source, chunks=count, replaced=old_count)
+        )
+        if on_file is not None:
+            on_file(file, count)
+    await writer.flush()
+    await _resolve_versions(kb, name, infos, stored, written)
+    return IngestResult(
+        reports=reports, skipped=skipped, seconds=round(time.perf_counter() - started, 3)
+    )
+
+
+async def _resolve_versions(
+    kb: QdrantKnowledgeBase,
+    collection: str,
+    infos: dict[str, DocumentInfo],
+    stored: dict[str, StoredDocument],
+    written: dict[str, int],
+) -> None:
+    """Mark older copies `superseded_by` their current version (and unmark the rest)."""
+    decided = current_versions(list(infos.values()))
+    for source, superseded_by in decided.items():
+        if source in written:
+            if superseded_by is None:
+                continue  # new chunks are written as current
+            ids = [chunk_point_id(source, i) for i in range(written[source])]
+        else:
+            old = stored.get(source)
+            if old is None or old.superseded_by == superseded_by:
+                continue
+            ids = old.ids
+        await kb.mark_superseded(collection, ids, superseded_by=superseded_by)
+
+
+def _reason(exc: InvalidInputError, file: Path) -> str:
+    """The plain reason of a read error, without the "cannot read PATH:" prefix."""
+    message = exc.message
+    for prefix in (f"cannot read {file}: ", f"cannot ingest {file}: "):
+        if message.startswith(prefix):
+            return message[len(prefix) :]
+    return message
 
 
 async def ingest_paths(
     kb: QdrantKnowledgeBase, paths: Sequence[Path], *, collection: str | None = None
 ) -> list[IngestReport]:
-    """Ingest files and directories into `collection` (default: the KB's default).
-
-    Everything is read and chunked before anything is written, so a bad file leaves the
-    knowledge base untouched. Two files with the same name would replace each other's
-    chunks, so that is refused."""
-    name = collection or kb.default_collection
-    loaded: list[tuple[Path, list[Chunk]]] = []
-    seen: dict[str, Path] = {}
-    for path in paths:
-        for file in find_files(Path(path)):
-            if file.name in seen and seen[file.name].resolve() != file.resolve():
-                raise InvalidInputError(
-                    f"cannot ingest both {seen[file.name]} and {file}: sources are named by "
-                    f"file name, so one would replace the other; rename one of them"
-                )
-            if file.name in seen:
-                continue
-            seen[file.name] = file
-            loaded.append((file, load_file(file)))
-    reports: list[IngestReport] = []
-    for file, chunks in loaded:
-        replaced = await kb.delete_source(name, file.name)
-        written = await kb.upsert_chunks(name, chunks)
-        reports.append(
-            IngestReport(path=str(file), source=file.name, chunks=written, replaced=replaced)
-        )
-    return reports
+    """`ingest`, keeping only the per-file reports."""
+    return (await ingest(kb, paths, collection=collection)).reports

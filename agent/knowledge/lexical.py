@@ -15,12 +15,15 @@ import math
 import zlib
 from collections import Counter
 from collections.abc import Iterable, Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 
 from agent.knowledge.tokenize import (
     contains_japanese,
     extract_keywords,
     normalize_text,
+    search_terms,
+    stem,
     tokenize,
 )
 
@@ -96,12 +99,30 @@ class QueryTerms:
 
     @classmethod
     def from_query(cls, query: str) -> QueryTerms:
-        return cls(tokens=frozenset(tokenize(query)), keywords=tuple(extract_keywords(query)))
+        return cls(tokens=frozenset(search_terms(query)), keywords=tuple(extract_keywords(query)))
 
-    def match(self, text: str, text_tokens: Iterable[str] | None = None) -> LexicalMatch:
-        """Share of the query's tokens and keywords found in `text` (0–1)."""
-        found = frozenset(tokenize(text) if text_tokens is None else text_tokens)
-        token_hits = len(self.tokens & found)
+    def match(
+        self,
+        text: str,
+        text_tokens: Iterable[str] | None = None,
+        *,
+        text_indices: AbstractSet[int] | None = None,
+    ) -> LexicalMatch:
+        """Share of the query's tokens and keywords found in `text` (0–1).
+
+        `text_indices` (the passage's stored sparse indices) saves tokenising it again."""
+        if text_indices is not None:
+
+            def has(token: str) -> bool:
+                return token_index(token) in text_indices
+
+        else:
+            found = frozenset(search_terms(text) if text_tokens is None else map(stem, text_tokens))
+
+            def has(token: str) -> bool:
+                return token in found
+
+        token_hits = sum(1 for token in self.tokens if has(token))
         lowered = normalize_text(text).lower()
         keyword_hits = sum(
             1
@@ -109,7 +130,7 @@ class QueryTerms:
             # Japanese keywords are compounds Sudachi may split differently in a longer
             # sentence: a substring test is the seed's rule. Latin ones compare as tokens
             # ("day" must not match "today").
-            if (keyword in lowered if contains_japanese(keyword) else keyword in found)
+            if (keyword in lowered if contains_japanese(keyword) else has(stem(keyword)))
         )
         total = len(self.tokens) + len(self.keywords)
         similarity = (token_hits + keyword_hits) / total if total else 0.0

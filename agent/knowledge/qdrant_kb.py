@@ -15,6 +15,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import math
+import sqlite3
 import warnings
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
@@ -34,7 +35,9 @@ from agent.errors import (
 )
 from agent.knowledge.chunks import Chunk
 from agent.knowledge.lexical import QueryTerms, query_sparse_vector, sparse_vector
-from agent.knowledge.tokenize import tokenize
+from agent.knowledge.sparse_index import SparseIndex
+from agent.knowledge.tokenize import search_terms
+from agent.knowledge.versions import DocumentInfo
 from agent.ports import Embedder
 from agent.schemas import Source
 
@@ -42,6 +45,7 @@ __all__ = [
     "DENSE_VECTOR",
     "SPARSE_VECTOR",
     "QdrantKnowledgeBase",
+    "StoredDocument",
     "open_knowledge_base",
 ]
 
@@ -61,6 +65,39 @@ DENSE_ONLY_KEEP = 0.8
 least this high (e.g. an English question and a Japanese passage saying the same)."""
 EMBED_BATCH = 100  # gemini: the API takes up to 100 texts per request
 UPSERT_BATCH = 256
+SCROLL_BATCH = 1024
+STALE_FACTOR = 0.8
+"""An older copy of a document ranks as if its score were this much lower: the current
+version comes first, the old one stays visible (its differing values matter)."""
+_DOCUMENT_FIELDS = [
+    "source",
+    "doc_key",
+    "doc_title",
+    "name_date",
+    "text_date",
+    "superseded_by",
+]
+
+
+@dataclass
+class StoredDocument:
+    """One source as stored: its point ids and what version resolution knows of it."""
+
+    ids: list[str]
+    info: DocumentInfo | None
+    superseded_by: str | None = None
+
+
+@dataclass(frozen=True)
+class _Candidate:
+    """A search hit before re-ranking, whichever path found it."""
+
+    point_id: str
+    score: float
+    payload: dict[str, Any]
+    indices: frozenset[int] | None
+    """The hit's sparse indices (its tokens), when known: no need to tokenise it again."""
+    vector: Any = None
 
 
 @dataclass(frozen=True)
@@ -80,8 +117,15 @@ class QdrantKnowledgeBase:
         embedder: Embedder | None,
         default_collection: str = "grace_docs",
         location: str = "",
+        in_process_index: bool = False,
     ) -> None:
+        """`in_process_index`: keep an inverted index of the sparse vectors in memory and
+        search it instead of asking Qdrant (local mode only: it has no index of its own,
+        and no other process can write to its directory)."""
         self._client = client
+        self._in_process_index = in_process_index
+        self._indexes: dict[str, SparseIndex] = {}
+        self._tuned: set[str] = set()
         self._embedder = embedder
         self._default_collection = default_collection
         self._location = location or "Qdrant"
@@ -238,6 +282,7 @@ class QdrantKnowledgeBase:
         with self._store_errors(f"deleting {source!r} from {collection!r}"):
             found = await self._client.count(collection, count_filter=selector, exact=True)
             if found.count:
+                self._indexes.pop(collection, None)
                 await self._client.delete(
                     collection, points_selector=models.FilterSelector(filter=selector), wait=True
                 )
@@ -258,7 +303,7 @@ class QdrantKnowledgeBase:
                 dense.extend(await embed_documents(self._embedder, texts, titles))
         points: list[models.PointStruct] = []
         for i, chunk in enumerate(chunks):
-            indices, values = sparse_vector(tokenize(chunk.text))
+            indices, values = sparse_vector(search_terms(chunk.text))
             vector: dict[str, Any] = {
                 SPARSE_VECTOR: models.SparseVector(indices=indices, values=values)
             }
@@ -275,15 +320,105 @@ class QdrantKnowledgeBase:
                         "title": chunk.title,
                         "path": chunk.path,
                         "text": chunk.text,
+                        "doc_title": chunk.doc_title,
+                        "doc_key": chunk.doc_key,
+                        "name_date": chunk.name_date,
+                        "text_date": chunk.text_date,
+                        "superseded_by": chunk.superseded_by,
                     },
                 )
             )
+        self._indexes.pop(collection, None)
+        self._tune_local_storage(collection)
         with self._store_errors(f"writing {len(points)} chunks to {collection!r}"):
             for start in range(0, len(points), UPSERT_BATCH):
                 await self._client.upsert(
                     collection, points=points[start : start + UPSERT_BATCH], wait=True
                 )
         return len(points)
+
+    def _tune_local_storage(self, collection: str) -> None:
+        """Local mode commits every point to SQLite on its own, each with an fsync: 2–30 ms
+        per chunk on a busy disk, minutes for a large file. WAL with synchronous=NORMAL
+        makes those commits cheap and stays safe if the process crashes (a power cut may
+        lose the last writes, which re-running `grace ingest` restores). Reaches into
+        qdrant-client's local storage; does nothing when that is not there (a server)."""
+        if not self._in_process_index or collection in self._tuned:
+            return
+        self._tuned.add(collection)
+        local = getattr(self._client, "_client", None)
+        stored = getattr(local, "collections", {}).get(collection)
+        connection = getattr(getattr(stored, "storage", None), "storage", None)
+        if isinstance(connection, sqlite3.Connection):
+            try:
+                connection.execute("PRAGMA journal_mode=WAL")
+                connection.execute("PRAGMA synchronous=NORMAL")
+            except sqlite3.Error as exc:
+                log.warning("could not tune the local storage of %s: %s", collection, exc)
+
+    async def delete_points(self, collection: str, ids: Sequence[str]) -> None:
+        """Remove chunks by point id (ids that do not exist are ignored)."""
+        if not ids or not await self._exists(collection):
+            return
+        self._indexes.pop(collection, None)
+        self._tune_local_storage(collection)
+        with self._store_errors(f"deleting {len(ids)} chunks from {collection!r}"):
+            for start in range(0, len(ids), UPSERT_BATCH):
+                await self._client.delete(
+                    collection,
+                    points_selector=models.PointIdsList(
+                        points=list(ids[start : start + UPSERT_BATCH])
+                    ),
+                    wait=True,
+                )
+
+    async def documents(self, collection: str) -> dict[str, StoredDocument]:
+        """Every stored source with its point ids and document facts (one scroll)."""
+        if not await self._exists(collection):
+            return {}
+        found: dict[str, StoredDocument] = {}
+        offset: Any = None
+        with self._store_errors(f"reading {collection!r}"):
+            while True:
+                records, offset = await self._client.scroll(
+                    collection,
+                    limit=SCROLL_BATCH,
+                    offset=offset,
+                    with_payload=models.PayloadSelectorInclude(include=_DOCUMENT_FIELDS),
+                    with_vectors=False,
+                )
+                for record in records:
+                    payload = record.payload or {}
+                    source = str(payload.get("source", ""))
+                    document = found.setdefault(source, StoredDocument(ids=[], info=None))
+                    document.ids.append(str(record.id))
+                    document.info = _merge_info(document.info, _document_info(payload))
+                    document.superseded_by = payload.get("superseded_by") or None
+                if offset is None:
+                    break
+        return found
+
+    async def mark_superseded(
+        self,
+        collection: str,
+        ids: Sequence[str],
+        *,
+        superseded_by: str | None,
+    ) -> None:
+        """Mark stored chunks as an older copy of `superseded_by` (None: current)."""
+        payload: dict[str, Any] = {"superseded_by": superseded_by}
+        if not ids:
+            return
+        self._indexes.pop(collection, None)
+        self._tune_local_storage(collection)
+        with self._store_errors(f"updating {len(ids)} chunks in {collection!r}"):
+            for start in range(0, len(ids), UPSERT_BATCH):
+                await self._client.set_payload(
+                    collection,
+                    payload=payload,
+                    points=list(ids[start : start + UPSERT_BATCH]),
+                    wait=True,
+                )
 
     # ------------------------------------------------------------------ search
 
@@ -314,6 +449,24 @@ class QdrantKnowledgeBase:
 
         dense_size = await self._dense_size(name)
         query_vector = await self._query_vector(query) if dense_size is not None else None
+        if query_vector is None and self._in_process_index:
+            index = await self._sparse_index(name)
+            found = [
+                _Candidate(point.point_id, score, point.payload, point.indices)
+                for score, point in index.search(indices, values, candidates)
+            ]
+        else:
+            found = await self._query_qdrant(name, sparse, query_vector, candidates)
+        return self._rerank(found, terms, query_vector, name, limit)
+
+    async def _query_qdrant(
+        self,
+        name: str,
+        sparse: models.SparseVector,
+        query_vector: list[float] | None,
+        candidates: int,
+    ) -> list[_Candidate]:
+        """Sparse search, or sparse + dense fused with Qdrant's RRF, on Qdrant itself."""
         with self._store_errors(f"searching {name!r}"):
             if query_vector is not None:
                 response = await self._client.query_points(
@@ -325,47 +478,108 @@ class QdrantKnowledgeBase:
                     query=models.FusionQuery(fusion=models.Fusion.RRF),
                     limit=candidates,
                     with_payload=True,
-                    with_vectors=[DENSE_VECTOR],
+                    with_vectors=[DENSE_VECTOR, SPARSE_VECTOR],
                 )
             else:
                 response = await self._client.query_points(
-                    name, query=sparse, using=SPARSE_VECTOR, limit=candidates, with_payload=True
+                    name,
+                    query=sparse,
+                    using=SPARSE_VECTOR,
+                    limit=candidates,
+                    with_payload=True,
+                    with_vectors=[SPARSE_VECTOR],
                 )
-        return self._rerank(response.points, terms, query_vector, name, limit)
+        return [
+            _Candidate(
+                str(point.id),
+                float(point.score),
+                point.payload or {},
+                _sparse_indices(point.vector),
+                point.vector,
+            )
+            for point in response.points
+        ]
+
+    async def _sparse_index(self, name: str) -> SparseIndex:
+        """The collection's in-process index, read from Qdrant on first use after a write."""
+        index = self._indexes.get(name)
+        if index is not None:
+            return index
+        rows: list[tuple[str, dict[str, Any], list[int], list[float]]] = []
+        offset: Any = None
+        with self._store_errors(f"reading {name!r}"):
+            while True:
+                records, offset = await self._client.scroll(
+                    name,
+                    limit=SCROLL_BATCH,
+                    offset=offset,
+                    with_payload=True,
+                    with_vectors=[SPARSE_VECTOR],
+                )
+                for record in records:
+                    vector = (record.vector or {}).get(SPARSE_VECTOR)  # type: ignore[union-attr]
+                    if isinstance(vector, models.SparseVector):
+                        rows.append(
+                            (str(record.id), record.payload or {}, vector.indices, vector.values)
+                        )
+                if offset is None:
+                    break
+        index = SparseIndex(rows)
+        self._indexes[name] = index
+        return index
 
     def _rerank(
         self,
-        points: Sequence[models.ScoredPoint],
+        candidates: Sequence[_Candidate],
         terms: QueryTerms,
         query_vector: list[float] | None,
         collection: str,
         limit: int,
     ) -> list[Source]:
-        """Boost hits containing the query's keywords, drop hits sharing no word with it."""
+        """Boost hits containing the query's keywords, drop hits sharing no word with it,
+        rank older copies below their current version and drop their passages that say
+        exactly what a better-ranked one says."""
         ranked: list[tuple[float, int, Source]] = []
-        for position, point in enumerate(points):
-            payload = point.payload or {}
+        for position, hit in enumerate(candidates):
+            payload = hit.payload
             text = str(payload.get("text", ""))
-            match = terms.match(text)
-            cosine = _dense_cosine(query_vector, point.vector)
+            match = terms.match(text, text_indices=hit.indices)
+            cosine = _dense_cosine(query_vector, hit.vector)
             if not match.shares_token and (cosine is None or cosine < DENSE_ONLY_KEEP):
                 continue
             similarity = match.similarity
             if cosine is not None:
                 similarity = DENSE_WEIGHT * max(0.0, cosine) + (1 - DENSE_WEIGHT) * similarity
-            boosted = point.score * (1.0 + KEYWORD_BOOST * match.keyword_fraction)
+            boosted = hit.score * (1.0 + KEYWORD_BOOST * match.keyword_fraction)
+            superseded_by = payload.get("superseded_by") or None
+            if superseded_by:
+                boosted *= STALE_FACTOR
             source = Source(
                 source=str(payload.get("source", "")),
                 text=text,
-                chunk_id=str(payload.get("chunk_id", point.id)),
-                score=float(point.score),
+                chunk_id=str(payload.get("chunk_id", hit.point_id)),
+                score=hit.score,
                 similarity=round(min(1.0, max(0.0, similarity)), 4),
                 collection=collection,
-                vector=_stored_dense(point.vector),  # gemini: reused for source agreement
+                vector=_stored_dense(hit.vector),  # gemini: reused for source agreement
+                doc_title=str(payload.get("doc_title") or ""),
+                doc_date=payload.get("name_date") or payload.get("text_date") or None,
+                stale=bool(superseded_by),
+                superseded_by=superseded_by,
             )
             ranked.append((boosted, position, source))
         ranked.sort(key=lambda item: (-item[0], item[1]))
-        return [source for _, _, source in ranked[:limit]]
+        kept: list[Source] = []
+        seen: set[str] = set()
+        for _, _, source in ranked:
+            body = _body(source.text)
+            if source.stale and body in seen:
+                continue
+            seen.add(body)
+            kept.append(source)
+            if len(kept) == limit:
+                break
+        return kept
 
     # ------------------------------------------------------------------ lifecycle
 
@@ -385,6 +599,47 @@ def _stored_dense(stored: Any) -> list[float] | None:
     """A hit's stored dense vector, when the search fetched it."""
     vector = stored.get(DENSE_VECTOR) if isinstance(stored, dict) else None
     return [float(v) for v in vector] if isinstance(vector, list) else None
+
+
+def _body(text: str) -> str:
+    return " ".join(text.split())
+
+
+def _document_info(payload: dict[str, Any]) -> DocumentInfo | None:
+    """The document facts stored with a chunk (None for chunks ingested before them)."""
+    if "doc_key" not in payload:
+        return None
+    return DocumentInfo(
+        source=str(payload.get("source", "")),
+        key=str(payload.get("doc_key") or ""),
+        title=str(payload.get("doc_title") or ""),
+        name_date=payload.get("name_date") or None,
+        text_date=payload.get("text_date") or None,
+    )
+
+
+def _merge_info(known: DocumentInfo | None, more: DocumentInfo | None) -> DocumentInfo | None:
+    """One document's facts from its chunks: a very long file's first chunks were written
+    before its title or revision date were known, so take the fullest of each."""
+    if known is None or more is None:
+        return known or more
+    dates = [d for d in (known.text_date, more.text_date) if d]
+    return DocumentInfo(
+        source=known.source,
+        key=known.key or more.key,
+        title=known.title or more.title,
+        name_date=known.name_date or more.name_date,
+        text_date=max(dates) if dates else None,
+    )
+
+
+def _sparse_indices(stored: Any) -> frozenset[int] | None:
+    """The sparse indices of a hit returned with its vectors, if any."""
+    if isinstance(stored, dict):
+        vector = stored.get(SPARSE_VECTOR)
+        if isinstance(vector, models.SparseVector):
+            return frozenset(vector.indices)
+    return None
 
 
 def _dense_cosine(query_vector: list[float] | None, stored: Any) -> float | None:
@@ -450,4 +705,5 @@ def open_knowledge_base(
         embedder=embedder,
         default_collection=default_collection,
         location=location,
+        in_process_index=not url,
     )

@@ -10,6 +10,10 @@ a token that is spelled differently on the two sides can never match.
   Japanese text go through the Latin rules below so both languages meet on one spelling.
 - Latin text is lower-cased, split into words and numbers ("5,000" → "5000", "4.2" stays)
   and lightly de-pluralised ("days" → "day").
+- `search_terms` goes one step further for retrieval: Latin words are stemmed with the
+  Snowball English stemmer ("reimbursed", "reimbursement" → "reimburs"), so a question
+  and a passage meet whatever form each uses. `tokenize` keeps readable words for the
+  code that compares them with word lists.
 - Punctuation, particles, auxiliaries and a small English + Japanese stop-word list are
   dropped. Numbers are kept: "3 days" and "1 day" must not look the same.
 """
@@ -21,7 +25,8 @@ import re
 import unicodedata
 from collections.abc import Iterator
 
-from sudachipy import Dictionary, SplitMode, Tokenizer
+import Stemmer
+from sudachipy import Dictionary, PosMatcher, SplitMode, Tokenizer
 
 __all__ = [
     "ENGLISH_STOP_WORDS",
@@ -29,6 +34,8 @@ __all__ = [
     "contains_japanese",
     "extract_keywords",
     "normalize_text",
+    "search_terms",
+    "stem",
     "tokenize",
 ]
 
@@ -78,9 +85,25 @@ _SUDACHI_CHUNK = 4000
 
 
 @functools.cache
+def _dictionary() -> Dictionary:
+    """Load the Sudachi dictionary once (~0.2 s)."""
+    return Dictionary(dict="core")
+
+
+@functools.cache
 def _sudachi() -> Tokenizer:
-    """Build the Sudachi tokenizer once; loading the dictionary takes ~0.2 s."""
-    return Dictionary(dict="core").tokenizer(mode=SplitMode.C)
+    return _dictionary().tokenizer(mode=SplitMode.C)
+
+
+@functools.cache
+def _dropped() -> PosMatcher:
+    """Matches particles, auxiliaries, punctuation… in C, without building POS tuples."""
+    return _dictionary().pos_matcher(lambda pos: pos[0] in _DROPPED_POS)
+
+
+@functools.cache
+def _stemmer() -> Stemmer.Stemmer:
+    return Stemmer.Stemmer("english")
 
 
 def normalize_text(text: str) -> str:
@@ -113,15 +136,25 @@ def _latin_words(text: str) -> Iterator[str]:
         yield match.group(0).replace("’", "'")
 
 
+@functools.lru_cache(maxsize=1 << 16)
+def _latin_token(word: str) -> str | None:
+    """The token of one lower-cased word, or None for a stop word (cached: words repeat)."""
+    if "'" in word:
+        word = word.split("'", 1)[0]
+    if not word or word in ENGLISH_STOP_WORDS:
+        return None
+    if len(word) == 1 and not word.isdigit():
+        return None
+    if not word.isalpha():
+        return word
+    return _singular(word)
+
+
 def _latin_tokens(text: str) -> Iterator[str]:
     for word in _latin_words(text):
-        if "'" in word:
-            word = word.split("'", 1)[0]
-        if not word or word in ENGLISH_STOP_WORDS:
-            continue
-        if len(word) == 1 and not word.isdigit():
-            continue
-        yield _singular(word)
+        token = _latin_token(word)
+        if token is not None:
+            yield token
 
 
 def _sudachi_pieces(text: str) -> Iterator[str]:
@@ -139,10 +172,13 @@ def _sudachi_pieces(text: str) -> Iterator[str]:
 
 def _japanese_tokens(text: str) -> Iterator[str]:
     tokenizer = _sudachi()
+    dropped = _dropped()
     for piece in _sudachi_pieces(text):
         for morpheme in tokenizer.tokenize(piece):
+            if dropped(morpheme):
+                continue
             surface = morpheme.surface()
-            if not surface.strip() or morpheme.part_of_speech()[0] in _DROPPED_POS:
+            if not surface.strip():
                 continue
             if not contains_japanese(surface):
                 yield from _latin_tokens(surface)
@@ -151,16 +187,18 @@ def _japanese_tokens(text: str) -> Iterator[str]:
             if word is None:
                 continue  # a stop word: its parts ("何日" → "日") are noise too
             yield word
-            parts = morpheme.split(SplitMode.A)
-            if len(parts) > 1:
-                for part in parts:
-                    if part.part_of_speech()[0] in _DROPPED_POS:
-                        continue
-                    piece = _japanese_word(part.normalized_form(), part.surface())
-                    if piece is not None:
-                        yield piece
+            if len(surface) > 2:
+                parts = morpheme.split(SplitMode.A)
+                if len(parts) > 1:
+                    for part in parts:
+                        if dropped(part):
+                            continue
+                        piece = _japanese_word(part.normalized_form(), part.surface())
+                        if piece is not None:
+                            yield piece
 
 
+@functools.lru_cache(maxsize=1 << 16)
 def _japanese_word(normalized: str, surface: str) -> str | None:
     """The token for one Sudachi word, or None for a stop word."""
     # Sudachi normalises some katakana loan words to English ("remote work"): keep the
@@ -169,6 +207,19 @@ def _japanese_word(normalized: str, surface: str) -> str | None:
     if not word or word in JAPANESE_STOP_WORDS or word in ENGLISH_STOP_WORDS:
         return None
     return word
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def stem(token: str) -> str:
+    """The retrieval form of a token: Latin words stemmed, anything else unchanged."""
+    if token.isascii() and token.isalpha():
+        return _stemmer().stemWord(token)
+    return token
+
+
+def search_terms(text: str) -> list[str]:
+    """The terms documents are indexed and queries searched by: `tokenize`, stemmed."""
+    return [stem(token) for token in tokenize(text)]
 
 
 def tokenize(text: str) -> list[str]:

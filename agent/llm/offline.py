@@ -1,8 +1,9 @@
 """The offline model: deterministic heuristics standing in for an LLM, no network.
 
-It plans with the seed's complexity keywords and an ambiguity check, answers by
-extracting the best-matching sentences with citations, and evaluates by overlap. It is
-honest about what it is: its name appears on every answer it produces.
+It plans with the seed's complexity keywords and an ambiguity check, answers by quoting
+the sentences or table rows that hold the fact (agent/evidence.py) with citations, and
+evaluates by overlap. It is honest about what it is: its name appears on every answer
+it produces.
 """
 
 from __future__ import annotations
@@ -10,6 +11,13 @@ from __future__ import annotations
 import re
 from collections import defaultdict
 
+from agent.evidence import (
+    MIN_ANSWER_COVERAGE,
+    changed_copy,
+    figure_conflict,
+    gather,
+    select,
+)
 from agent.knowledge.lexical import lexical_similarity
 from agent.knowledge.tokenize import extract_keywords, tokenize
 from agent.ports import (
@@ -153,27 +161,7 @@ class OfflineModel:
 
     async def reason(self, request: ReasoningRequest) -> LLMReply[str]:
         focus = " ".join([request.query, *request.user_inputs])
-        scored: list[tuple[float, int, str, str]] = []
-        for order, passage in enumerate(request.passages):
-            for sentence in _sentences(passage.text):
-                overlap = lexical_similarity(focus, sentence)
-                if overlap > 0:
-                    scored.append((overlap, -order, sentence, passage.source))
-        scored.sort(reverse=True)
-        japanese = _is_japanese(request.query)
-        if not scored or scored[0][0] < 0.15:
-            answer = NOT_FOUND_JA if japanese else NOT_FOUND
-        else:
-            best = scored[0][0]
-            chosen: list[tuple[str, str]] = []
-            for overlap, _, sentence, source in scored:
-                if overlap < best * 0.8 or len(chosen) == 3:
-                    break
-                if all(sentence != s for s, _ in chosen):
-                    chosen.append((sentence, source))
-            lines = [f"{sentence} [Source: {source}]" for sentence, source in chosen]
-            lines += _other_side(scored, chosen, japanese)
-            answer = "\n".join(lines)
+        answer = extract_answer(focus, request.passages, japanese=_is_japanese(request.query))
         usage = TokenUsage(
             input_tokens=sum(_approx_tokens(p.text) for p in request.passages)
             + _approx_tokens(focus),
@@ -211,33 +199,6 @@ class OfflineModel:
             rationale=rationale,
         )
         return LLMReply(value=value, usage=usage, model=self.name)
-
-
-def _other_side(
-    scored: list[tuple[float, int, str, str]],
-    chosen: list[tuple[str, str]],
-    japanese: bool,
-) -> list[str]:
-    """When the best-matching sentences disagree on a figure, show each side and say so:
-    an honest answer names the conflict instead of silently picking one source."""
-    best = scored[0][0]
-    candidates = [(sentence, source) for o, _, sentence, source in scored if o >= best * 0.6]
-    conflict = _figure_conflict(candidates)
-    if conflict is None:
-        return []
-    unit, sources = conflict
-    cited = {source for _, source in chosen}
-    extra = []
-    for sentence, source in candidates:
-        if source in sources and source not in cited and unit in _figures(sentence):
-            extra.append(f"{sentence} [Source: {source}]")
-            cited.add(source)
-    note = (
-        "⚠️ 情報源の内容が食い違っています。どちらが最新か確認してください。"
-        if japanese
-        else "⚠️ These sources disagree; check which one is current."
-    )
-    return [*extra, note]
 
 
 _NUMBER_WORDS = {
@@ -304,3 +265,48 @@ def _sentences(text: str) -> list[str]:
 
 def _strip_citations(text: str) -> str:
     return re.sub(r"\[Source: [^\]]*\]", "", text)
+
+
+def extract_answer(query: str, passages: list[Source], *, japanese: bool) -> str:
+    """The sentences or table rows that hold the fact, each citing its document. When a
+    stale copy or another document gives a different figure, both are named, the
+    current one first."""
+    told = [p for p in passages if p.from_person]
+    if told:
+        # A person answered this very question in the thread: their words are the answer.
+        return "\n".join(f"{p.text.strip()} [Source: {p.source}]" for p in told)
+    evidence = gather(query, passages)
+    chosen = select(evidence)
+    if not chosen or chosen[0].coverage < MIN_ANSWER_COVERAGE:
+        return NOT_FOUND_JA if japanese else NOT_FOUND
+    family = evidence.family
+    if family[chosen[0].source].stale:
+        # Quote the current document first when it says the same thing in its own words.
+        current = [
+            u
+            for u in evidence.ranked
+            if family[u.source].key == family[chosen[0].source].key
+            and not family[u.source].stale
+            and u.score >= 0.6 * chosen[0].score
+        ]
+        if current:
+            chosen = [current[0], *[u for u in chosen[1:] if u.source != current[0].source]]
+    lines = [f"{u.text} [Source: {u.source}]" for u in chosen]
+    older = next((c for u in chosen if (c := changed_copy(evidence, u)) is not None), None)
+    if older is not None and family[older.source].stale:
+        lines.append(
+            f"⚠️ 古い版（{older.source}）では次のとおりでした: {older.text} [Source: {older.source}]"
+            if japanese
+            else f"⚠️ An older copy ({older.source}) says instead: {older.text} "
+            f"[Source: {older.source}]"
+        )
+        return "\n".join(lines)
+    other = figure_conflict(evidence, chosen)
+    if other is not None:
+        lines.append(f"{other.text} [Source: {other.source}]")
+        lines.append(
+            "⚠️ 情報源の内容が食い違っています。どちらが最新か確認してください。"
+            if japanese
+            else "⚠️ These sources disagree; check which one is current."
+        )
+    return "\n".join(lines)

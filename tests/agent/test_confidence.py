@@ -14,21 +14,28 @@ from agent.confidence import (
 )
 from agent.config import ConfidenceConfig, ConfidenceWeights, Thresholds
 from agent.executor import StepExecutor, step_context
+from agent.finishing import overall_confidence
 from agent.knowledge.lexical import HashingEmbedder
 from agent.knowledge.qdrant_kb import QdrantKnowledgeBase
 from agent.llm.offline import OfflineModel
 from agent.orchestrator import Orchestrator
 from agent.schemas import (
     ActionType,
+    ConfidenceScore,
     ExecutionPlan,
+    InterventionAction,
+    InterventionKind,
     InterventionLevel,
     PlanStep,
     RunState,
     RunStatus,
     Source,
+    StepResult,
     StepStatus,
 )
 from agent.tools import StepContext, Toolbox
+
+from .helpers import reply
 
 NO_SOURCES = "no sources in the dependency chain ×0.7"
 NO_RESULTS = "no search results ×0.5"
@@ -358,3 +365,86 @@ async def test_reasoning_step_is_not_penalised_for_no_sources_in_a_real_run(
     assert not any("no sources" in p for p in answer_detail.penalties)
     assert answer_detail.breakdown["search_quality"] == search_detail.breakdown["search_quality"]
     assert state.step_results[answer.step_id].sources
+
+
+# ----------------------------------------------------------------- calibrated answers
+
+
+async def test_the_runs_confidence_is_the_answers_calibrated_probability(
+    orchestrator: Orchestrator,
+) -> None:
+    state = await orchestrator.start("How many vacation days do new employees get?")
+
+    assert state.status is RunStatus.ANSWERED, state.error
+    answer_step = state.step_results[max(state.step_results)]
+    assert answer_step.confidence_detail is not None
+    breakdown = answer_step.confidence_detail.breakdown
+    assert state.overall_confidence == pytest.approx(breakdown["calibrated"], abs=1e-4)
+    # the overall score no longer comes out above the evidence it rests on
+    assert state.overall_confidence is not None
+    assert state.overall_confidence <= max(
+        r.confidence for r in state.step_results.values() if r.status is StepStatus.SUCCESS
+    )
+    assert state.overall_detail is not None
+    for factor in ("answer_coverage", "document_margin", "value_type_match", "steps_aggregate"):
+        assert factor in state.overall_detail.breakdown  # the factors stay visible
+
+
+def test_a_conflict_caps_the_overall_score_below_silent() -> None:
+    final = StepResult(
+        step_id=2,
+        action=ActionType.REASONING,
+        status=StepStatus.SUCCESS,
+        confidence=0.97,
+        confidence_detail=ConfidenceScore(
+            score=0.97, breakdown={"calibrated": 0.97, "sources_conflict": 1.0}
+        ),
+    )
+    state = RunState(query="q", step_results={2: final})
+    score = overall_confidence(state, final, ConfidenceConfig(), Thresholds(silent=0.9))
+    assert score.score < 0.9
+    assert "sources disagree: never silent" in score.penalties
+
+
+async def test_a_persons_reply_to_an_escalation_is_a_cited_source(
+    orchestrator: Orchestrator,
+) -> None:
+    state = await orchestrator.start("What is the capital of Mongolia?", asker="U_ASKER")
+    assert state.pending is not None and state.pending.kind is InterventionKind.ESCALATE
+    replans = state.replan_count
+
+    state = await reply(
+        orchestrator,
+        state,
+        InterventionAction.INPUT,
+        text="It is Ulaanbaatar, according to our travel guide.",
+    )
+
+    assert state.status is RunStatus.ANSWERED, state.error
+    assert "Ulaanbaatar" in state.final_answer
+    assert [s.source for s in state.sources] == ["@U_ASKER (reply in thread)"]
+    assert state.replan_count == replans  # the reply is an answer, not a replan
+    assert state.user_inputs == []
+    assert state.level is InterventionLevel.NOTIFY  # a person said it; shown, not silent
+
+
+async def test_a_vague_question_asks_which_document_with_their_titles(
+    orchestrator: Orchestrator,
+) -> None:
+    state = await orchestrator.start("How many days do I get?", asker="U_ASKER")
+
+    assert state.status is RunStatus.PAUSED
+    assert state.pending is not None and state.pending.kind is InterventionKind.ASK_USER
+    assert "Vacation Policy" in state.pending.options
+    assert len(state.pending.options) >= 2
+    assert state.final_answer == ""
+
+    state = await reply(
+        orchestrator,
+        state,
+        InterventionAction.INPUT,
+        option=state.pending.options.index("Vacation Policy"),
+    )
+    assert state.status is RunStatus.ANSWERED, state.error
+    assert state.user_inputs == ["Vacation Policy"]
+    assert "vacation-policy.md" in {s.source for s in state.sources}

@@ -53,18 +53,22 @@ async def test_escalation_is_answered_by_a_thread_reply_from_the_asker(
 
     assert reply.status == 200
     state = await harness.run_in(TS)
-    assert state.user_inputs == ["It is Ulaanbaatar, according to our travel guide."]
+    # the reply is a source, not more search words: no replan spent on it
+    assert [s.source for s in state.human_sources] == [f"@{ASKER} (reply in thread)"]
+    assert state.user_inputs == []
     stored = await harness.store.get_intervention(first.intervention_id)
     assert stored is not None and stored.status is InterventionStatus.ANSWERED
     assert stored.answered_by == ASKER
     assert stored.answer is not None and stored.answer.action is InterventionAction.INPUT
-    assert state.replan_history[-1].trigger is ReplanTrigger.NEW_INFORMATION
+    assert {r.trigger for r in state.replan_history} == {ReplanTrigger.LOW_CONFIDENCE}
     assert state.pending is None or state.pending.intervention_id != first.intervention_id
     assert not button_values(harness.fake.message(CHANNEL, question.ts)), "decided: no buttons"
 
     state = await proceed_through_confirms(harness, TS)
     assert state.status is RunStatus.ANSWERED, state.error
     assert state.level is not InterventionLevel.SILENT
+    assert "Ulaanbaatar" in state.final_answer
+    assert f"@{ASKER} (reply in thread)" in {s.source for s in state.sources}
     assert has_feedback_buttons(await harness.answer_message(state))
 
 

@@ -10,6 +10,7 @@ from agent.errors import InvalidInputError
 from agent.knowledge.ingest import (
     CHUNK_CHARS,
     SAMPLE_KB_DIR,
+    ingest,
     ingest_paths,
     load_documents,
     load_file,
@@ -208,16 +209,25 @@ async def test_ingest_reports_and_is_idempotent(kb: QdrantKnowledgeBase, tmp_pat
     assert [h.chunk_id for h in hits] == ["faq.csv#0"]
 
 
-async def test_bad_file_leaves_the_knowledge_base_untouched(
+async def test_bad_files_are_skipped_and_named_with_the_reason(
     kb: QdrantKnowledgeBase, tmp_path: Path
 ) -> None:
-    good = tmp_path / "good.md"
-    good.write_text("# Good\n\nfine", encoding="utf-8")
-    bad = tmp_path / "bad.txt"
-    bad.write_bytes(b"\xff\xfe\xfa broken")
-    with pytest.raises(InvalidInputError):
-        await ingest_paths(kb, [good, bad], collection="team")
-    assert await kb.count("team") == 0
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "good.md").write_text("# Good\n\nfine", encoding="utf-8")
+    (docs / "bad.txt").write_bytes(b"\xff\xfe\xfa broken")
+    (docs / "blob.bin").write_bytes(b"\x00\x01\x02")
+    (docs / "nul.txt").write_bytes(b"text\x00with a nul")
+    (docs / "empty.md").write_text("\n\n  \n", encoding="utf-8")
+    result = await ingest(kb, [docs], collection="team")
+    assert [r.source for r in result.reports] == ["good.md"]
+    reasons = {Path(s.path).name: s.reason for s in result.skipped}
+    assert set(reasons) == {"bad.txt", "blob.bin", "nul.txt", "empty.md"}
+    assert "unsupported file type '.bin'" in reasons["blob.bin"]
+    assert "not UTF-8" in reasons["bad.txt"]
+    assert "binary" in reasons["nul.txt"]
+    assert "empty" in reasons["empty.md"]
+    assert await kb.count("team") == 1
 
 
 async def test_same_file_name_twice_is_refused(kb: QdrantKnowledgeBase, tmp_path: Path) -> None:

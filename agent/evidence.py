@@ -1,0 +1,668 @@
+# ruff: noqa: E501  (the question-type and value tables read best one pattern a line)
+"""Which sentence of the retrieved passages holds the answer, and how sure we can be.
+
+Shared by the offline model (which quotes the best units as its answer) and the
+confidence scorer (which reads the same evidence for any model's answer):
+
+- a passage is cut into *units*: sentences, list items, and table rows carrying their
+  header, each with its context (the heading trail and the line that introduces a list);
+- units are scored against the question by IDF-weighted overlap of content words (the
+  IDF is taken over the candidate units, so words every candidate shares weigh little),
+  times a cue for the kind of value the question asks for ("how long" wants a duration,
+  "いくら" an amount);
+- documents are grouped into families, so a stale copy of a page (`policy_2022-12-19.md`
+  next to `policy.md`) counts as the same document, and the current one is known.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from functools import cached_property
+
+from agent.knowledge.tokenize import contains_japanese, normalize_text, tokenize
+from agent.schemas import Source
+
+PASSAGE_PRIOR = 0.5
+"""A unit's score is its coverage × (PASSAGE_PRIOR + the rest × its passage's search score
+relative to the best passage): the search ranked whole passages with the collection's
+real IDF, which the candidates alone cannot know."""
+PASSAGE_BLEND = 0.3
+"""A unit's score leans this much (geometric) on how much of the question its whole
+passage covers: a sentence from the page about the topic beats a stray match."""
+IDF_FLOOR = 0.5
+SHORT_WORD = 0.4
+"""A one-character Japanese word ("後", "日") says little about the topic."""
+PHRASE_BONUS = 0.3
+"""A figure of the question found verbatim in a unit ("3月21日", "$2,000") lifts it."""
+CONTEXT_WEIGHT = 0.6
+"""A query word found only in a unit's heading or lead-in counts this much."""
+
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'(*_\[$#])|(?<=[。！？])")
+_INLINE_ITEM = re.compile(r"\s+[-•*]\s+(?=\S)")
+_ITEM_PREFIX = re.compile(r"^\s*(?:[-*•+]|\d+[.)]|[(（]\d+[)）]|[QA][:：])\s*")
+_TABLE_SEPARATOR = re.compile(r"^\|?\s*:?-+:?\s*(\|\s*:?-+:?\s*)*\|?$")
+_HTML_COMMENT = re.compile(r"<!--.*?(?:-->|$)", re.S)
+_MARKUP = re.compile(r"\*\*|__|`|\[([^\]]*)\]\([^)]*\)")
+_STALE_SUFFIX = re.compile(
+    r"^(?P<stem>.+?)[ _\-]+(?P<tag>(?:19|20)\d\d(?:[-_.]?\d\d){0,2}|v\d+(?:\.\d+)*|old|"
+    r"archive[d]?|backup|copy|draft|previous|旧版?|(?:令和|平成|昭和)\S*?年版?|\d+年版?)$",
+    re.IGNORECASE,
+)
+_DATE_IN_NAME = re.compile(r"((?:19|20)\d\d)[-_.]?(\d\d)?[-_.]?(\d\d)?")
+
+# ---------------------------------------------------------------- question types
+
+_QTYPE_PATTERNS: list[tuple[str, re.Pattern[str]]] = [
+    ("percent", re.compile(r"what percent|how much of|percentage|割合|何\s*[%％]|割増率|率は|何割|分配率", re.I)),
+    ("money", re.compile(r"how much|budget|cost|price|pay|stipend|allowance|reimburs|spend|limit|amount|\$|いくら|金額|上限|費用|手当|補助|円", re.I)),
+    ("duration", re.compile(r"how long|how far ahead|how far in advance|how many (?:\w+ ){0,2}(?:days|weeks|months|years|hours|minutes)|how fast|how soon|heads.?up|notice|何日|何週|何か月|何ヶ月|何カ月|何年|何時間|何分|期間|どのくらい|どれくらい|いつまで", re.I)),
+    ("deadline", re.compile(r"deadline|cut-?off|by when|due|期限|締め?切り?|いつまで", re.I)),
+    ("date", re.compile(r"\bwhen\b|what date|which day|what time|いつ|何月|何日に|何時から|何時まで|時間帯|タイミング", re.I)),
+    ("count", re.compile(r"how many|how old|what age|何歳|何人|何回|何個|何km|何キロ|何倍|何年", re.I)),
+    ("place", re.compile(r"\bwhere\b|which (?:tool|app|system|channel|site|platform)|what (?:tool|app|system|channel)|どこ|どの(?:ツール|システム|アプリ)|prefix", re.I)),
+]  # fmt: skip
+_NUMBER = re.compile(r"\d|[一二三四五六七八九十百千万]+(?:円|日|か月|ヶ月|年|週|時間|分|歳)")
+_VALUE_PATTERNS: dict[str, re.Pattern[str]] = {
+    "percent": re.compile(r"\d+(?:\.\d+)?\s*(?:%|％|percent)|\d+(?:\.\d+)?\s*倍|\d割|\b\d\.\d+\b|full premium", re.I),
+    "money": re.compile(r"[$€£¥]\s?\d|\d[\d,]*(?:\.\d+)?\s*(?:円|万円|usd|dollars?|eur|yen)|\d[\d,]*\s*(?:per|a|/)\s*(?:month|year|night|day|mile)", re.I),
+    "duration": re.compile(r"\d+(?:\.\d+)?[\s-]*(?:business\s+|calendar\s+|working\s+)?(?:days?|weeks?|months?|years?|hours?|hrs?|minutes?|mins?|日|週間?|か月|ヶ月|カ月|年|時間|分)|\b(?:one|two|three|four|five|six|seven|eight|nine|ten|twelve|sixteen|thirty|sixty)\b[\s(\d)-]*(?:business\s+)?(?:days?|weeks?|months?|years?|hours?|minutes?)|半年|一週間", re.I),
+    "date": re.compile(r"\d{1,2}月\d{1,2}日|\d+月|末日|月末|\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?\s+\d|\d{1,2}:\d\d|\d+\s*(?:am|pm)|午前|午後|\b(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday|week|month|quarter|year)ly?\b|\bday \d", re.I),
+    "deadline": re.compile(r"\d|末日|月末|翌|前日|当日|直ちに|速やか|immediately|same day|end of", re.I),
+    "count": re.compile(r"\d|\b(?:one|two|three|four|five|six|seven|eight|nine|ten)\b", re.I),
+    "place": re.compile(r"#[\w-]+|https?://|\b[A-Z][a-z]+[A-Z]?\w*|@\w|[ァ-ヴー]{2,}|\S+@\S+"),
+}  # fmt: skip
+_TWO_PART = re.compile(
+    r"\?\s*\S.*\?|\band\b.*\b(?:how|what|which|who|where|when|why)\b|"
+    r"\b(?:how|what|which|who|where|when)\b.*\band (?:how|what|which|who|where|when)\b|"
+    r"\b\w+ (?:and|&) \w+|それぞれ|ずつ|(?:何|いつ|いくら|どこ|どの).*、.*(?:何|いつ|いくら|どこ|どの)|"
+    r"(?:何|いつ|いくら|どこ|どの).*(?:何|いつ|いくら|どこ|どの)",
+    re.I,
+)
+
+
+def question_type(query: str) -> str | None:
+    """What kind of value the question wants: percent, money, duration, date, count,
+    place, or None (a yes/no or open question)."""
+    for name, pattern in _QTYPE_PATTERNS:
+        if pattern.search(query):
+            return name
+    return None
+
+
+_REFERENCE = re.compile(
+    r"第\s*\d+\s*[条項号章節]|前項|\(\d+\)|\b(?:section|article|category)\s+\d+", re.I
+)
+
+
+def has_value(text: str, qtype: str | None) -> bool:
+    if qtype is None:
+        return True
+    text = _REFERENCE.sub(" ", text)  # "第61条" is a reference, not a value
+    pattern = _VALUE_PATTERNS.get(qtype)
+    if pattern is None:
+        return True
+    if pattern.search(text):
+        return True
+    # An amount, a duration or a count is still a number: "$300" answers "the limit".
+    return qtype in ("money", "duration", "count") and bool(_NUMBER.search(text))
+
+
+def is_two_part(query: str) -> bool:
+    return bool(_TWO_PART.search(query))
+
+
+# ---------------------------------------------------------------- documents
+
+
+@dataclass(frozen=True)
+class Family:
+    """The current name of a document and whether a given source is an older copy."""
+
+    key: str
+    stale: bool
+
+
+def families(names: Sequence[str]) -> dict[str, Family]:
+    """Group sources that are versions of one document (`x.md`, `x_2022-12-19.md`,
+    `x_令和2年版.md`). The copy without a version tag is current; among tagged copies
+    only, the latest date is. A name with no sibling is its own current family."""
+    stems: dict[str, str] = {}
+    tagged: dict[str, str] = {}
+    for name in names:
+        base = name.rsplit(".", 1)[0] if "." in name else name
+        match = _STALE_SUFFIX.match(base)
+        if match:
+            stems[name] = match.group("stem")
+            tagged[name] = match.group("tag")
+        else:
+            stems[name] = base
+    by_stem: dict[str, list[str]] = defaultdict(list)
+    for name, stem in stems.items():
+        by_stem[stem].append(name)
+    out: dict[str, Family] = {}
+    for stem, members in by_stem.items():
+        if len(members) == 1:
+            out[members[0]] = Family(key=members[0], stale=False)
+            continue
+        untagged = [m for m in members if m not in tagged]
+        current = untagged[0] if untagged else max(members, key=lambda m: _date_key(tagged[m]))
+        for m in members:
+            out[m] = Family(key=stem, stale=m != current)
+    return out
+
+
+def source_families(passages: Sequence[Source]) -> dict[str, Family]:
+    """Families of the passages' documents: what the knowledge base knows (a source
+    marked stale and superseded by another) first, else what the names tell."""
+    out = families(sorted({p.source for p in passages}))
+    for p in passages:
+        if p.stale and p.superseded_by:
+            current = out.get(p.superseded_by)
+            key = current.key if current else p.superseded_by
+            out[p.source] = Family(key=key, stale=True)
+            out[p.superseded_by] = Family(key=key, stale=False)
+    return out
+
+
+def _date_key(tag: str) -> tuple[int, ...]:
+    match = _DATE_IN_NAME.search(tag)
+    if not match:
+        return (0,)
+    return tuple(int(g) if g else 0 for g in match.groups())
+
+
+# ---------------------------------------------------------------- units
+
+
+@dataclass
+class Unit:
+    """One quotable piece of a passage."""
+
+    text: str
+    context: str
+    source: str
+    rank: int
+    similarity: float
+    order: int
+    tokens: frozenset[str] = field(default_factory=frozenset)
+    context_tokens: frozenset[str] = field(default_factory=frozenset)
+    score: float = 0.0
+    coverage: float = 0.0
+    passage_coverage: float = 0.0
+    typed: bool = True
+
+
+_QUOTE = re.compile(r"(?:^|\s)>\s*(?:\[!\w+\]\s*)?|\[!\w+\]")
+
+
+def _clean(text: str) -> str:
+    text = _MARKUP.sub(lambda m: m.group(1) or "", text)
+    text = _QUOTE.sub(" ", text)  # Markdown block quotes and callouts ("> [!NOTE]")
+    return re.sub(r"\s+", " ", text).strip()
+
+
+def _table_row(header: list[str], cells: list[str]) -> str:
+    if header and len(header) == len(cells):
+        return "; ".join(f"{h}: {c}" if h else c for h, c in zip(header, cells, strict=True))
+    return " | ".join(cells)
+
+
+def _cells(line: str) -> list[str]:
+    return [_clean(c) for c in line.strip().strip("|").split("|")]
+
+
+def split_units(text: str) -> list[tuple[str, str]]:
+    """(unit, context) pairs of a chunk: sentences, list items, table rows with their
+    header. The context is the heading trail plus the line introducing a list."""
+    text = _HTML_COMMENT.sub(" ", text)  # a template's instructions, not its content
+    lines = normalize_text(text).replace("\r", "").split("\n")
+    heading = ""
+    if lines and lines[0].strip() and not re.search(r"[.。!?！？]$", lines[0].strip()):
+        first = lines[0].strip()
+        if " › " in first or first.startswith("#") or len(lines) > 1:
+            heading = first.lstrip("#").strip()
+            lines = lines[1:]
+    out: list[tuple[str, str]] = []
+    lead = ""
+    header: list[str] = []
+    paragraph: list[str] = []
+
+    def flush() -> None:
+        if paragraph:
+            _sentences_into(" ".join(paragraph), heading, lead, out)
+            paragraph.clear()
+
+    for raw in lines:
+        line = raw.strip()
+        if not line:
+            flush()
+            header = []
+            continue
+        if line.startswith("|"):
+            flush()
+            if _TABLE_SEPARATOR.match(line):
+                continue
+            cells = _cells(line)
+            if not header:
+                header = cells
+                continue
+            row = _table_row(header, cells)
+            out.append((row, _join(heading, lead)))
+            continue
+        header = []
+        if line.startswith("#"):
+            flush()
+            heading = _join(heading.split(" › ")[0] if heading else "", line.lstrip("#").strip())
+            lead = ""
+            continue
+        if _ITEM_PREFIX.match(raw) and not re.match(r"^\s*\d+\.\d", raw):
+            flush()
+            item = _ITEM_PREFIX.sub("", line)
+            if item.endswith((":", "：")):
+                lead = _clean(item)
+                continue
+            _sentences_into(item, heading, lead, out)
+            continue
+        if line.endswith((":", "：")) and len(line) < 200:
+            flush()
+            lead = _clean(line)
+            continue
+        lead = "" if not paragraph else lead
+        paragraph.append(line)
+    flush()
+    return out
+
+
+def _join(*parts: str) -> str:
+    return " › ".join(p for p in parts if p)
+
+
+def _sentences_into(text: str, heading: str, lead: str, out: list[tuple[str, str]]) -> None:
+    text = _clean(text)
+    for piece in _INLINE_ITEM.split(text):
+        for sentence in _SENTENCE_END.split(piece):
+            sentence = _ITEM_PREFIX.sub("", sentence.strip()).strip()
+            if len(sentence) < 4 or not re.search(r"\w", sentence):
+                continue
+            if sentence.endswith("?") or sentence.endswith("？"):
+                continue  # a question is not an answer
+            out.append((sentence, _join(heading, lead)))
+
+
+# ---------------------------------------------------------------- scoring
+
+
+@dataclass
+class Evidence:
+    """The question's units, scored, with what the confidence scorer needs to know."""
+
+    query: str
+    query_tokens: frozenset[str]
+    idf: dict[str, float]
+    units: list[Unit]
+    qtype: str | None
+    family: dict[str, Family]
+
+    @cached_property
+    def ranked(self) -> list[Unit]:
+        return sorted(self.units, key=lambda u: (-u.score, u.rank, u.order))
+
+    @property
+    def total_weight(self) -> float:
+        return sum(self.idf.get(t, 0.0) for t in self.query_tokens)
+
+    def coverage(self, tokens: frozenset[str], context: frozenset[str] = frozenset()) -> float:
+        total = self.total_weight
+        if not total:
+            return 0.0
+        got = 0.0
+        for t in self.query_tokens:
+            if t in tokens:
+                got += self.idf[t]
+            elif t in context:
+                got += CONTEXT_WEIGHT * self.idf[t]
+        return got / total
+
+    def best_per_family(self, *, typed_only: bool = False) -> list[Unit]:
+        """The best unit of each document family, best first."""
+        seen: dict[str, Unit] = {}
+        for unit in self.ranked:
+            if typed_only and not unit.typed:
+                continue
+            seen.setdefault(self.family[unit.source].key, unit)
+        return list(seen.values())
+
+
+_NUMBER_WORDS = {
+    "two": "2", "three": "3", "four": "4", "five": "5", "six": "6", "seven": "7",
+    "eight": "8", "nine": "9", "ten": "10", "twelve": "12", "fifteen": "15",
+    "twenty": "20", "thirty": "30", "sixty": "60", "first": "1", "second": "2",
+    "third": "3", "fourth": "4", "fifth": "5", "sixth": "6", "tenth": "10",
+}  # fmt: skip
+QUESTION_WORDS = frozenset(
+    """
+    one suppose supposed need needed allowed able expect expected normal normally usually
+    actually really just thing anything something someone anyone somebody okay ok sure
+    exactly typically folk kind sort wonder wondering curious question quick hey hi thank
+    thanks ask asking guess currently whatever
+    出る 有る ある 行く 今日 予定 思う 教える 分かる 知る 頂く 貰う 貰える 良い いい 必要
+    """.split()
+)
+"""Words of asking, not of the topic: they never decide which sentence answers."""
+
+
+def _short(token: str) -> bool:
+    return len(token) == 1 and contains_japanese(token)
+
+
+_PHRASE = re.compile(r"\d+月\d+日|\d[\d,.]*\s*(?:%|％|時間|日|か月|ヶ月|年|円|km|歳|[a-z]+)", re.I)
+
+
+def phrases(text: str) -> frozenset[str]:
+    """Figures with their units, spelled one way ("3月21日", "30days")."""
+    return frozenset(re.sub(r"[\s,]", "", m).lower() for m in _PHRASE.findall(normalize_text(text)))
+
+
+def terms(text: str) -> frozenset[str]:
+    """Content tokens with number words as digits ("third" → "3"), question words out."""
+    return frozenset(_NUMBER_WORDS.get(t, t) for t in tokenize(text) if t not in QUESTION_WORDS)
+
+
+def gather(query: str, passages: Sequence[Source]) -> Evidence:
+    """Cut the passages into units and score each against the question."""
+    query_tokens = terms(query)
+    units: list[Unit] = []
+    order = 0
+    for rank, passage in enumerate(passages):
+        for text, context in split_units(passage.text):
+            units.append(
+                Unit(
+                    text=text,
+                    context=context,
+                    source=passage.source,
+                    rank=rank,
+                    similarity=passage.similarity,
+                    order=order,
+                    tokens=terms(text),
+                    context_tokens=terms(context) if context else frozenset(),
+                )
+            )
+            order += 1
+    n = len(units)
+    df: dict[str, int] = defaultdict(int)
+    for unit in units:
+        for t in query_tokens & (unit.tokens | unit.context_tokens):
+            df[t] += 1
+    # A word no candidate has weighs like one only one candidate has: it may be the
+    # asker's paraphrase, or the fact the knowledge base lacks.
+    raw = {t: math.log(1.0 + (n + 1) / (max(1, df.get(t, 0)) + 0.5)) for t in query_tokens}
+    # Flattened: a word the candidates share is often the topic itself ("laptop"), so
+    # it keeps at least IDF_FLOOR of the rarest word's weight.
+    top = max(raw.values(), default=1.0)
+    idf = {
+        t: top * (IDF_FLOOR + (1 - IDF_FLOOR) * v / top) * (SHORT_WORD if _short(t) else 1.0)
+        for t, v in raw.items()
+    }
+    top_score = max((p.score for p in passages), default=0.0)
+    qtype = question_type(query)
+    evidence = Evidence(
+        query=query,
+        query_tokens=query_tokens,
+        idf=idf,
+        units=units,
+        qtype=qtype,
+        family=source_families(passages),
+    )
+    query_phrases = phrases(query)
+    passage_coverage = []
+    for rank in range(len(passages)):
+        mine = [u for u in units if u.rank == rank]
+        words = frozenset().union(*(u.tokens | u.context_tokens for u in mine))
+        passage_coverage.append(evidence.coverage(words))
+    for unit in units:
+        unit.passage_coverage = passage_coverage[unit.rank]
+        unit.coverage = evidence.coverage(unit.tokens, unit.context_tokens)
+        unit.typed = has_value(unit.text, qtype)
+        factor = 1.0 if unit.typed else 0.55
+        length = len(unit.text)
+        if length > 400:
+            factor *= 0.85
+        elif length < 15:
+            factor *= 0.8
+        passage = passages[unit.rank]
+        relative = passage.score / top_score if top_score > 0 else 1.0 / (1 + unit.rank)
+        topical = passage_coverage[unit.rank]
+        if query_phrases:
+            found = len(query_phrases & phrases(unit.text)) / len(query_phrases)
+            factor *= 1.0 + PHRASE_BONUS * found
+        unit.score = (
+            unit.coverage ** (1 - PASSAGE_BLEND)
+            * topical**PASSAGE_BLEND
+            * factor
+            * (PASSAGE_PRIOR + (1 - PASSAGE_PRIOR) * relative)
+        )
+    return evidence
+
+
+def select(evidence: Evidence, *, max_units: int = 3) -> list[Unit]:
+    """The units that answer: the best one, then others that cover what it leaves out
+    (the second half of a two-part question, the figure a heading-only match lacks)."""
+    ranked = [u for u in evidence.ranked if u.score > 0]
+    if not ranked:
+        return []
+    best = ranked[0]
+    chosen = [best]
+    # What the quoted text itself says (a heading shared by a list covers no item).
+    covered = set(best.tokens) & evidence.query_tokens
+    total = evidence.total_weight or 1.0
+    two_part = is_two_part(evidence.query)
+    best_family = evidence.family[best.source].key
+    for unit in ranked[1:]:
+        if len(chosen) >= max_units:
+            break
+        if any(unit.text == c.text for c in chosen):
+            continue
+        new = unit.tokens & evidence.query_tokens - covered
+        gain = sum(evidence.idf[t] for t in new) / total
+        same_doc = evidence.family[unit.source].key == best_family
+        if two_part and unit.score >= 0.4 * best.score and (gain >= 0.08 or unit.typed):
+            if (
+                gain > 0
+                or (unit.typed and not all(c.typed for c in chosen))
+                or (same_doc and unit.typed and len(chosen) < 2)
+            ):
+                chosen.append(unit)
+                covered |= new
+                continue
+        if not best.typed and unit.typed and same_doc and unit.score >= 0.6 * best.score:
+            chosen.append(unit)
+            covered |= new
+            break
+    return chosen
+
+
+# ---------------------------------------------------------------- conflicts
+
+
+def _shape(text: str) -> frozenset[str]:
+    return frozenset(t for t in tokenize(text) if not any(ch.isdigit() for ch in t))
+
+
+def changed_copy(evidence: Evidence, unit: Unit) -> Unit | None:
+    """The stale copy's version of `unit` when it says something different: the same
+    sentence shape (most words shared) with other figures or names."""
+    family = evidence.family[unit.source]
+    best: tuple[float, Unit] | None = None
+    for other in evidence.units:
+        if other.source == unit.source:
+            continue
+        if evidence.family[other.source].key != family.key:
+            continue
+        a, b = _shape(unit.text), _shape(other.text)
+        if not a or not b:
+            continue
+        jaccard = len(a & b) / len(a | b)
+        if jaccard >= 0.5 and (best is None or jaccard > best[0]):
+            best = (jaccard, other)
+    if best is None:
+        return None
+    other = best[1]
+    if _norm(other.text) == _norm(unit.text):
+        return None
+    return other
+
+
+def _norm(text: str) -> str:
+    return re.sub(r"\W+", "", text.lower())
+
+
+_FIGURE = re.compile(
+    r"(\d[\d,]*(?:\.\d+)?)\s*(%|％|percent|円|万円|[a-z]+|日|週間?|か月|ヶ月|カ月|年|時間|分|歳|倍|km)",
+    re.I,
+)
+
+
+def figures(text: str) -> dict[str, set[str]]:
+    """{unit: numbers} a text states ("3 days" → {"day": {"3"}})."""
+    found: dict[str, set[str]] = defaultdict(set)
+    spelled = re.sub(
+        r"\b(one|" + "|".join(_NUMBER_WORDS) + r")\b",
+        lambda m: _NUMBER_WORDS.get(m.group(1).lower(), "1"),
+        normalize_text(text),
+        flags=re.IGNORECASE,
+    )
+    for number, unit in _FIGURE.findall(spelled):
+        key = unit.lower()
+        key = key[:-1] if key.endswith("s") and len(key) > 3 else key
+        found[key].add(number.replace(",", ""))
+    return found
+
+
+SAME_TOPIC = 0.25
+"""Two sentences compare figures only when this share of their words is shared."""
+
+
+def _similar_shape(a: str, b: str) -> float:
+    x, y = _shape(a), _shape(b)
+    return len(x & y) / len(x | y) if x and y else 0.0
+
+
+def figure_conflict(evidence: Evidence, chosen: Sequence[Unit]) -> Unit | None:
+    """A unit from another document, about the same thing as the answer, whose figure
+    for the same unit of measure differs ("3 days a week" vs "1 day a week")."""
+    if not chosen:
+        return None
+    best = chosen[0]
+    mine = figures(" ".join(u.text for u in chosen))
+    if not mine:
+        return None
+    families_chosen = {evidence.family[u.source].key for u in chosen}
+    for other in evidence.ranked:
+        if other.score < 0.4 * best.score:
+            break
+        if evidence.family[other.source].key in families_chosen:
+            continue
+        if _similar_shape(best.text, other.text) < SAME_TOPIC:
+            continue  # "20 working days a year abroad" is no rival to "paid in 10 working days"
+        theirs = figures(other.text)
+        for key, numbers in theirs.items():
+            if key in mine and numbers.isdisjoint(mine[key]):
+                return other
+    return None
+
+
+MIN_ANSWER_COVERAGE = 0.2
+"""Below this share of the question's (IDF-weighted) words, no unit answers it."""
+
+
+def answer_features(query: str, answer: str, passages: Sequence[Source]) -> dict[str, float]:
+    """What predicts that an answer is right, read from the answer and its passages
+    (for any model): how much of the question the quoted evidence covers, whether it
+    holds the kind of value asked for, how clearly one document wins, how well the
+    search matched, whether sources disagree, and whether a person supplied it."""
+    if any(p.from_person for p in passages) and any(
+        f"[Source: {p.source}]" in answer for p in passages if p.from_person
+    ):
+        return {"from_person": 1.0}
+    evidence = gather(query, passages)
+    text = re.sub(r"\[Source: [^\]]*\]", " ", answer)
+    if "[Source: " not in answer:
+        # Nothing cited: "not found", or an answer from no passage. No evidence at all.
+        return {
+            "answer_coverage": 0.0,
+            "value_type_match": 0.0,
+            "document_margin": 0.0,
+            "competing_documents": 0.0,
+            "search_match": round(max((p.similarity for p in passages), default=0.0), 4),
+            "sources_conflict": 0.0,
+            "passage_coverage": 0.0,
+            "answer_score": 0.0,
+            "unit_margin": 0.0,
+            "question_terms": float(len(evidence.query_tokens)),
+        }
+    quoted = [u for u in evidence.units if u.text and u.text in answer]
+    if quoted:
+        best = max(quoted, key=lambda u: u.score)
+        coverage = max(u.coverage for u in quoted)
+        typed = any(has_value(u.text, evidence.qtype) for u in quoted)
+    else:
+        best = evidence.ranked[0] if evidence.ranked else None
+        cited = [p for p in passages if f"[Source: {p.source}]" in answer] or list(passages)
+        context = frozenset().union(*(terms(p.text.split("\n", 1)[0]) for p in cited))
+        coverage = evidence.coverage(terms(text), context) if text.strip() else 0.0
+        typed = has_value(text, evidence.qtype)
+    margin = 0.0
+    competing = 0.0
+    if best is not None and best.score > 0:
+        mine = evidence.family[best.source].key
+        # Only candidate answers compete: a passage without the kind of value asked
+        # for ("how many days?" → a number) is no rival, however many words it shares.
+        others = [
+            u
+            for u in evidence.best_per_family(typed_only=True)
+            if evidence.family[u.source].key != mine
+        ]
+        runner_up = others[0].score if others else 0.0
+        margin = max(0.0, 1.0 - runner_up / best.score)
+        competing = float(sum(1 for u in others if u.score >= 0.85 * best.score))
+    conflict = 1.0 if "⚠️" in answer else 0.0
+    # How clearly the quoted unit beats the next candidate answer not quoted.
+    unit_margin = 0.0
+    if best is not None and best.score > 0:
+        rivals = [
+            u.score for u in evidence.ranked if u.typed and u.text not in answer and u is not best
+        ]
+        unit_margin = max(0.0, 1.0 - (rivals[0] if rivals else 0.0) / best.score)
+    return {
+        "answer_coverage": round(coverage, 4),
+        "value_type_match": 1.0 if typed else 0.0,
+        "document_margin": round(margin, 4),
+        "competing_documents": competing,
+        "search_match": round(max((p.similarity for p in passages), default=0.0), 4),
+        "sources_conflict": conflict,
+        "passage_coverage": round(best.passage_coverage if best is not None else 0.0, 4),
+        "answer_score": round(best.score if best is not None else 0.0, 4),
+        "unit_margin": round(unit_margin, 4),
+        "question_terms": float(len(evidence.query_tokens)),
+    }
+
+
+_STATEMENT = re.compile(
+    r"\b(?:is|are|was|were|it's|according|says|said|will|has|have|must|should|costs?|"
+    r"takes?|gets?|pays?|means?)\b|\d|です|ます|である|でした|だよ|だ。|とのこと|によると",
+    re.I,
+)
+
+
+def supplies_facts(reply: str) -> bool:
+    """Does a reply to an escalation state a fact ("It is Ulaanbaatar, according to our
+    travel guide") rather than narrow the question ("working from abroad")? A fact is
+    a source to answer from; a narrowing is more words to search with."""
+    words = reply.split()
+    return (len(words) >= 3 and bool(_STATEMENT.search(reply))) or (
+        contains_japanese(reply) and len(reply) >= 8 and bool(_STATEMENT.search(reply))
+    )

@@ -1,0 +1,239 @@
+"""Which documents are versions of one another, and which version is current.
+
+Knowledge bases keep outdated copies next to the live page ("time-off.md" beside
+"time-off_2022-12-19.md", "賃金規程.md" beside "賃金規程_令和2年版.md"). Search should
+prefer the current one and say of the other "this is an older copy of X", so answers
+and confidence can tell a stale value from a contradiction.
+
+- Two files are versions of one document when their names match once dates and version
+  marks are removed (`document_key`) and their titles (front matter or first heading)
+  are the same.
+- A date in a file name marks a snapshot: a version whose name carries no date is the
+  living document, and supersedes the dated ones. When every name is dated the newest
+  name wins; when none is, the newest date found in the text (front matter `date` /
+  `updated`, "Last updated: …", 改定 / 施行 lines) wins. Ties decide nothing.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+import unicodedata
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+__all__ = [
+    "DocumentInfo",
+    "current_versions",
+    "date_in_name",
+    "date_in_text",
+    "document_key",
+    "front_matter_fields",
+    "front_matter_title",
+    "is_revision_line",
+]
+
+_ERAS = {"令和": 2018, "平成": 1988, "昭和": 1925}
+_MONTHS = {
+    name: number
+    for number, names in enumerate(
+        [
+            ("jan", "january"),
+            ("feb", "february"),
+            ("mar", "march"),
+            ("apr", "april"),
+            ("may",),
+            ("jun", "june"),
+            ("jul", "july"),
+            ("aug", "august"),
+            ("sep", "sept", "september"),
+            ("oct", "october"),
+            ("nov", "november"),
+            ("dec", "december"),
+        ],
+        start=1,
+    )
+    for name in names
+}
+_MONTH_RE = "|".join(sorted(_MONTHS, key=len, reverse=True))
+
+_ISO_RE = re.compile(
+    r"(?<!\d)((?:19|20)\d{2})[-_./]?(0[1-9]|1[0-2])[-_./]?(0[1-9]|[12]\d|3[01])(?!\d)"
+)
+_YEAR_MONTH_RE = re.compile(r"(?<!\d)((?:19|20)\d{2})[-_./](0?[1-9]|1[0-2])(?![\d])")
+_YEAR_RE = re.compile(r"(?<![\d])((?:19|20)\d{2})(?![\d])")
+_ERA_RE = re.compile(
+    r"(令和|平成|昭和)\s*(\d{1,2}|元)\s*年(?:\s*(\d{1,2})\s*月(?:\s*(\d{1,2})\s*日)?)?"
+)
+_KANJI_DATE_RE = re.compile(r"((?:19|20)\d{2})\s*年\s*(\d{1,2})\s*月(?:\s*(\d{1,2})\s*日)?")
+_SLASH_DATE_RE = re.compile(r"(?<!\d)((?:19|20)\d{2})/(\d{1,2})/(\d{1,2})(?!\d)")
+_WORD_DATE_RE = re.compile(
+    rf"\b({_MONTH_RE})\.?\s+(\d{{1,2}})(?:st|nd|rd|th)?,?\s+((?:19|20)\d{{2}})\b"
+    rf"|\b(\d{{1,2}})\s+({_MONTH_RE})\.?,?\s+((?:19|20)\d{{2}})\b",
+    re.IGNORECASE,
+)
+_REVISION_LINE_RE = re.compile(
+    r"last[ -]?updated|last[ -]?modified|updated|revised|revision|effective|as of"
+    r"|改定|改訂|改正|更新|施行|制定|最終",
+    re.IGNORECASE,
+)
+_VERSION_MARK_RE = re.compile(
+    r"(?:^|[\s_\-.()\[\]（）【】])"
+    r"(?:v\d+(?:\.\d+)*|ver\d*|version\d*|old|older|previous|prev|archived?|backup|bak|copy"
+    r"|draft|final|latest|current|new|旧|旧版|最新|最新版|改訂版|改定版|版)"
+    r"(?=$|[\s_\-.()\[\]（）【】])",
+    re.IGNORECASE,
+)
+_FRONT_FIELD_RE = re.compile(r"^([A-Za-z_][\w-]*)\s*:\s*(.*?)\s*$")
+_TITLE_FIELDS = ("title", "name")
+_DATE_FIELDS = (
+    "updated",
+    "last_updated",
+    "last-updated",
+    "lastmod",
+    "modified",
+    "last_modified",
+    "revised",
+    "date",
+    "effective",
+    "effective_date",
+)
+_TEXT_SCAN_LINES = 4000
+"""Lines of a document scanned for revision dates (the head and the tail)."""
+
+
+def _date(year: int, month: int = 1, day: int = 1) -> dt.date | None:
+    try:
+        return dt.date(year, month, day)
+    except ValueError:
+        return None
+
+
+def _era_date(match: re.Match[str]) -> dt.date | None:
+    era, year, month, day = match.groups()
+    number = 1 if year == "元" else int(year)
+    return _date(_ERAS[era] + number, int(month or 1), int(day or 1))
+
+
+def _dates_in(text: str) -> list[dt.date]:
+    """Every date written in `text`, in any of the supported spellings."""
+    found: list[dt.date | None] = []
+    found += [_date(int(y), int(m), int(d)) for y, m, d in _ISO_RE.findall(text)]
+    found += [_date(int(y), int(m), int(d)) for y, m, d in _SLASH_DATE_RE.findall(text)]
+    found += [_era_date(m) for m in _ERA_RE.finditer(text)]
+    found += [_date(int(y), int(m), int(d or 1)) for y, m, d in _KANJI_DATE_RE.findall(text)]
+    for match in _WORD_DATE_RE.finditer(text):
+        m1, d1, y1, d2, m2, y2 = match.groups()
+        if m1:
+            found.append(_date(int(y1), _MONTHS[m1.lower()], int(d1)))
+        else:
+            found.append(_date(int(y2), _MONTHS[m2.lower()], int(d2)))
+    return [d for d in found if d is not None]
+
+
+def date_in_name(name: str) -> dt.date | None:
+    """The date a file name carries ("time-off_2022-12-19.md", "規程_令和2年版.md")."""
+    stem = unicodedata.normalize("NFKC", name.rsplit(".", 1)[0])
+    dates = _dates_in(stem)
+    if not dates:
+        dates = [d for y, m in _YEAR_MONTH_RE.findall(stem) if (d := _date(int(y), int(m)))]
+    if not dates:
+        dates = [d for y in _YEAR_RE.findall(stem) if (d := _date(int(y)))]
+    return max(dates) if dates else None
+
+
+def date_in_text(text: str, front_matter: Mapping[str, str] | None = None) -> dt.date | None:
+    """The newest revision date a document states: front matter, or lines that say
+    "updated", "revised", "effective", 改定, 施行 … next to a date."""
+    for field in _DATE_FIELDS:
+        value = (front_matter or {}).get(field)
+        if value:
+            dates = _dates_in(unicodedata.normalize("NFKC", value))
+            if dates:
+                return max(dates)
+    lines = text.split("\n")
+    if len(lines) > _TEXT_SCAN_LINES:
+        half = _TEXT_SCAN_LINES // 2
+        lines = lines[:half] + lines[-half:]
+    dates: list[dt.date] = []
+    for line in lines:
+        if _REVISION_LINE_RE.search(line):
+            dates += _dates_in(unicodedata.normalize("NFKC", line))
+    return max(dates) if dates else None
+
+
+def document_key(name: str) -> str:
+    """The file name without extension, dates and version marks: what versions share."""
+    stem = unicodedata.normalize("NFKC", name.rsplit(".", 1)[0]).lower()
+    for pattern in (_ERA_RE, _ISO_RE, _KANJI_DATE_RE, _YEAR_MONTH_RE, _YEAR_RE):
+        stem = pattern.sub(" ", stem)
+    stem = re.sub(r"年度?版?", " ", stem) if "年" in stem else stem
+    previous = None
+    while previous != stem:
+        previous = stem
+        stem = _VERSION_MARK_RE.sub(" ", stem)
+    return re.sub(r"[\s_\-.()\[\]（）【】]+", " ", stem).strip()
+
+
+def front_matter_fields(lines: Sequence[str]) -> dict[str, str]:
+    """Simple `key: value` lines of YAML front matter, keys lower-cased."""
+    fields: dict[str, str] = {}
+    for line in lines:
+        match = _FRONT_FIELD_RE.match(line)
+        if match:
+            fields[match.group(1).lower()] = match.group(2).strip().strip("'\"")
+    return fields
+
+
+def front_matter_title(fields: Mapping[str, str]) -> str:
+    return next((fields[f] for f in _TITLE_FIELDS if fields.get(f)), "")
+
+
+def is_revision_line(line: str) -> bool:
+    """Whether a line may state a revision date ("Last updated: …", 改定, 施行 …)."""
+    return _REVISION_LINE_RE.search(line) is not None
+
+
+@dataclass(frozen=True)
+class DocumentInfo:
+    """What version resolution needs to know about one stored document."""
+
+    source: str
+    key: str
+    title: str = ""
+    name_date: str | None = None
+    """ISO date from the file name, if it has one."""
+    text_date: str | None = None
+    """ISO date of the newest revision the text states, if any."""
+
+
+def _pick_current(members: Sequence[DocumentInfo]) -> DocumentInfo | None:
+    undated = [m for m in members if m.name_date is None]
+    if undated and len(undated) < len(members):
+        return undated[0] if len(undated) == 1 else None
+    attribute = "name_date" if not undated else "text_date"
+    dated = [m for m in members if getattr(m, attribute)]
+    if len(dated) != len(members):
+        return None
+    ordered = sorted(dated, key=lambda m: getattr(m, attribute), reverse=True)
+    if getattr(ordered[0], attribute) == getattr(ordered[1], attribute):
+        return None
+    return ordered[0]
+
+
+def current_versions(documents: Sequence[DocumentInfo]) -> dict[str, str | None]:
+    """For each source, the source that supersedes it (None when it is current)."""
+    families: dict[tuple[str, str], list[DocumentInfo]] = {}
+    for document in documents:
+        families.setdefault((document.key, document.title), []).append(document)
+    result: dict[str, str | None] = {d.source: None for d in documents}
+    for members in families.values():
+        if len(members) < 2:
+            continue
+        current = _pick_current(members)
+        if current is None:
+            continue
+        for member in members:
+            if member.source != current.source:
+                result[member.source] = current.source
+    return result

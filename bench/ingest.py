@@ -1,0 +1,163 @@
+"""Ingest throughput: files/s, chunks/s and peak memory, small files and one large file.
+
+    python bench/ingest.py [--small 2000] [--large-mb 50] [--kind markdown|line]
+                           [--scenarios small,large]
+
+Each scenario runs in its own process (so its peak RSS is its own) against a fresh
+Qdrant local-mode directory (the embedded default), through `agent.knowledge.ingest`:
+
+- small: N Markdown files of 0.5–2 KB (paragraphs of the dev-set documents, or of the
+  shipped sample when the dev sets are absent), the shape of a team wiki export;
+- large: one file of M MB — `markdown`: dev-set documents repeated, headings and all;
+  `line`: a single line with no newline and no punctuation (the input that used to make
+  chunking quadratic).
+
+It prints files/s, chunks/s, seconds and peak RSS per scenario. It is a benchmark: the
+exit code is 0 whatever the numbers.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import random
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+from agent.knowledge.ingest import SAMPLE_KB_DIR, ingest  # noqa: E402
+from agent.knowledge.qdrant_kb import open_knowledge_base  # noqa: E402
+
+DEVSETS = Path("/work/shared/devsets")
+
+
+def _corpus_files() -> list[Path]:
+    files = sorted(DEVSETS.glob("*/kb/*.md")) if DEVSETS.is_dir() else []
+    return files or sorted(SAMPLE_KB_DIR.glob("*.md"))
+
+
+def _paragraphs() -> list[str]:
+    paragraphs: list[str] = []
+    for file in _corpus_files():
+        text = file.read_text(encoding="utf-8")
+        paragraphs += [p.strip() for p in text.split("\n\n") if len(p.strip()) > 40]
+    return paragraphs
+
+
+def make_small(directory: Path, count: int) -> None:
+    rng = random.Random(7)
+    paragraphs = _paragraphs()
+    for n in range(count):
+        body: list[str] = [f"# Note {n}"]
+        size = rng.randint(500, 2000)
+        while sum(map(len, body)) < size:
+            body.append(rng.choice(paragraphs))
+        (directory / f"note-{n:05d}.md").write_text("\n\n".join(body), encoding="utf-8")
+
+
+def make_large(path: Path, megabytes: int, kind: str) -> None:
+    target = megabytes * 1024 * 1024
+    with path.open("w", encoding="utf-8") as out:
+        written = 0
+        if kind == "line":
+            rng = random.Random(7)
+            words = [w for p in _paragraphs()[:400] for w in p.split() if w.isalpha()]
+            while written < target:
+                piece = " ".join(rng.choice(words) for _ in range(2000)) + " "
+                out.write(piece)
+                written += len(piece.encode("utf-8"))
+            return
+        texts = [f.read_text(encoding="utf-8") for f in _corpus_files()]
+        copy = 0
+        while written < target:
+            for text in texts:
+                piece = f"\n\n# Copy {copy}\n\n{text}"
+                out.write(piece)
+                written += len(piece.encode("utf-8"))
+            copy += 1
+
+
+async def run_scenario(name: str, args: argparse.Namespace) -> dict[str, Any]:
+    with tempfile.TemporaryDirectory(prefix="grace-ingest-bench-") as tmp:
+        root = Path(tmp)
+        docs = root / "docs"
+        docs.mkdir()
+        if name == "small":
+            make_small(docs, args.small)
+        else:
+            make_large(docs / f"large-{args.kind}.md", args.large_mb, args.kind)
+        size = sum(f.stat().st_size for f in docs.iterdir())
+        kb = open_knowledge_base(path=root / "qdrant", url=None)
+        try:
+            started = time.perf_counter()
+            result = await ingest(kb, [docs])
+            seconds = time.perf_counter() - started
+        finally:
+            await kb.close()
+    peak_kb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return {
+        "scenario": name if name == "small" else f"large ({args.kind})",
+        "files": result.files,
+        "megabytes": round(size / 1024 / 1024, 1),
+        "chunks": result.chunks,
+        "seconds": round(seconds, 2),
+        "files_per_s": round(result.files / seconds, 1),
+        "chunks_per_s": round(result.chunks / seconds, 1),
+        "peak_rss_mb": round(peak_kb / 1024, 1),
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--small", type=int, default=2000, help="number of small files")
+    parser.add_argument("--large-mb", type=int, default=50, help="size of the large file")
+    parser.add_argument("--kind", choices=["markdown", "line"], default="markdown")
+    parser.add_argument("--scenarios", default="small,large")
+    parser.add_argument("--json", action="store_true")
+    parser.add_argument("--one", help=argparse.SUPPRESS)  # internal: run one scenario here
+    args = parser.parse_args(argv)
+    if args.one:
+        print(json.dumps(asyncio.run(run_scenario(args.one, args))))
+        return 0
+    results = []
+    for scenario in [s for s in args.scenarios.split(",") if s]:
+        command = [
+            sys.executable,
+            __file__,
+            "--one",
+            scenario,
+            "--small",
+            str(args.small),
+            "--large-mb",
+            str(args.large_mb),
+            "--kind",
+            args.kind,
+        ]
+        done = subprocess.run(command, capture_output=True, text=True, check=False)
+        if done.returncode != 0:
+            print(f"{scenario}: failed\n{done.stderr[-2000:]}", file=sys.stderr)
+            continue
+        results.append(json.loads(done.stdout.strip().splitlines()[-1]))
+    if args.json:
+        print(json.dumps(results, indent=2))
+        return 0
+    for r in results:
+        print(
+            f"{r['scenario']}: {r['files']} files, {r['megabytes']} MB -> {r['chunks']} chunks "
+            f"in {r['seconds']} s ({r['files_per_s']} files/s, {r['chunks_per_s']} chunks/s), "
+            f"peak RSS {r['peak_rss_mb']} MB"
+        )
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,284 @@
+"""Retrieval quality and latency: recall@k / MRR on the dev sets, p50/p95 at scale.
+
+    python bench/retrieval.py [--devsets DIR] [--sets en-sourcegraph,ja-tuqulore]
+                              [--scale 2000,20000] [--json] [--misses]
+
+For each dev set (a `kb/` folder and a `cases.jsonl`, see `devsets/README.md`) this
+ingests `kb/` into a temporary Qdrant local-mode directory (the embedded default: no
+dense model) and searches every question with `limit=5`, as the agent does. A question
+counts as found at rank r when the r-th passage comes from one of its `source` files;
+for a contradictory case only the current file (the first `source`) counts.
+
+- recall@1, recall@5 and MRR (over the top 5) on `answerable` cases — the target —, the
+  same for "answer passage" (a hit from a source file that contains an expected string), and
+  on every case that names a source (answerable, multi, contradictory);
+- retrieval latency p50/p95 over the questions (after one warm-up query);
+- a scale run: the dev-set documents copied under new names until the collection holds
+  N chunks, then the same questions timed (p50/p95) against it.
+
+It is a benchmark: the exit code is 0 whatever the numbers.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import shutil
+import statistics
+import sys
+import tempfile
+import time
+import unicodedata
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+from agent.knowledge.ingest import ingest_paths  # noqa: E402
+from agent.knowledge.qdrant_kb import QdrantKnowledgeBase, open_knowledge_base  # noqa: E402
+from agent.schemas import Source  # noqa: E402
+
+DEFAULT_DEVSETS = Path("/work/shared/devsets")
+DEFAULT_SETS = ("en-sourcegraph", "ja-tuqulore")
+LIMIT = 5
+SOURCED_KINDS = ("answerable", "multi", "contradictory")
+
+
+@dataclass
+class Case:
+    id: str
+    kind: str
+    question: str
+    sources: tuple[str, ...]
+    expected: tuple[str, ...] = ()
+    """Strings of which one (expect_any) or the first (expect_all) holds the answer."""
+
+
+@dataclass
+class Scores:
+    cases: int = 0
+    at1: int = 0
+    at5: int = 0
+    reciprocal: float = 0.0
+
+    def add(self, rank: int | None) -> None:
+        self.cases += 1
+        if rank is not None:
+            self.at1 += rank == 1
+            self.at5 += rank <= LIMIT
+            self.reciprocal += 1.0 / rank
+
+    def summary(self) -> dict[str, float]:
+        n = max(1, self.cases)
+        return {
+            "cases": self.cases,
+            "recall@1": round(self.at1 / n, 3),
+            "recall@5": round(self.at5 / n, 3),
+            "mrr": round(self.reciprocal / n, 3),
+        }
+
+
+@dataclass
+class SetResult:
+    name: str
+    chunks: int
+    ingest_seconds: float
+    answerable: dict[str, float]
+    sourced: dict[str, float]
+    passage: dict[str, float]
+    latency_ms: dict[str, float]
+    misses: list[dict[str, Any]] = field(default_factory=list)
+
+
+def load_cases(path: Path) -> list[Case]:
+    cases: list[Case] = []
+    for line in path.read_text(encoding="utf-8").splitlines():
+        if not line.strip():
+            continue
+        raw = json.loads(line)
+        if raw["kind"] not in SOURCED_KINDS or not raw.get("source"):
+            continue
+        sources = raw["source"][:1] if raw["kind"] == "contradictory" else raw["source"]
+        if raw["kind"] == "contradictory":
+            expected: list[str] = [raw.get("current", "")]
+        else:
+            expected = raw.get("expect_any") or raw.get("expect_all", [])[:1]
+        cases.append(
+            Case(raw["id"], raw["kind"], raw["q"], tuple(sources), tuple(e for e in expected if e))
+        )
+    return cases
+
+
+def percentiles(samples: Sequence[float]) -> dict[str, float]:
+    ordered = sorted(samples)
+    if not ordered:
+        return {"p50": 0.0, "p95": 0.0}
+    p95 = ordered[min(len(ordered) - 1, round(0.95 * (len(ordered) - 1)))]
+    return {"p50": round(statistics.median(ordered), 2), "p95": round(p95, 2)}
+
+
+async def timed_search(kb: QdrantKnowledgeBase, question: str) -> tuple[list[Source], float]:
+    started = time.perf_counter()
+    hits = await kb.search(question, limit=LIMIT)
+    return hits, (time.perf_counter() - started) * 1000
+
+
+def _fold(text: str) -> str:
+    return unicodedata.normalize("NFKC", text).lower().replace(",", "")
+
+
+def ranks(case: Case, hits: Sequence[Source]) -> tuple[int | None, int | None]:
+    """Rank of the first hit from a source file, and of the first that holds the answer."""
+    in_source = [i for i, hit in enumerate(hits, 1) if hit.source in case.sources]
+    wanted = [_fold(e) for e in case.expected]
+    holding = [i for i in in_source if any(w in _fold(hits[i - 1].text) for w in wanted)]
+    return (in_source[0] if in_source else None), (holding[0] if holding else None)
+
+
+async def evaluate_set(directory: Path, *, with_misses: bool) -> SetResult:
+    cases = load_cases(directory / "cases.jsonl")
+    with tempfile.TemporaryDirectory(prefix="grace-bench-") as tmp:
+        kb = open_knowledge_base(path=Path(tmp) / "qdrant", url=None)
+        try:
+            started = time.perf_counter()
+            await ingest_paths(kb, [directory / "kb"])
+            ingest_seconds = time.perf_counter() - started
+            chunks = await kb.count(kb.default_collection)
+            await kb.search(cases[0].question, limit=LIMIT)  # warm-up: caches, Sudachi
+            answerable, sourced, passage = Scores(), Scores(), Scores()
+            latencies: list[float] = []
+            misses: list[dict[str, Any]] = []
+            for case in cases:
+                hits, ms = await timed_search(kb, case.question)
+                latencies.append(ms)
+                rank, passage_rank = ranks(case, hits)
+                sourced.add(rank)
+                if case.kind == "answerable":
+                    answerable.add(rank)
+                    passage.add(passage_rank)
+                if with_misses and (rank != 1 or passage_rank is None):
+                    got = [hit.source for hit in hits]
+                    misses.append(
+                        {
+                            "id": case.id,
+                            "rank": rank,
+                            "passage_rank": passage_rank,
+                            "want": case.sources,
+                            "got": got,
+                        }
+                    )
+        finally:
+            await kb.close()
+    return SetResult(
+        name=directory.name,
+        chunks=chunks,
+        ingest_seconds=round(ingest_seconds, 2),
+        answerable=answerable.summary(),
+        sourced=sourced.summary(),
+        passage=passage.summary(),
+        latency_ms=percentiles(latencies),
+        misses=misses,
+    )
+
+
+def _copy_until(kb_dirs: Sequence[Path], target: Path, copies: int) -> None:
+    """Copies of every dev-set document under new names (`c7-travel.md`)."""
+    for n in range(copies):
+        for kb_dir in kb_dirs:
+            for file in sorted(kb_dir.iterdir()):
+                if file.is_file():
+                    shutil.copyfile(file, target / f"c{n}-{file.name}")
+
+
+async def scale_run(
+    kb_dirs: Sequence[Path], questions: Sequence[str], chunks_wanted: int
+) -> dict[str, Any]:
+    """Latency of the same questions against about `chunks_wanted` chunks."""
+    with tempfile.TemporaryDirectory(prefix="grace-bench-scale-") as tmp:
+        probe = Path(tmp) / "probe"
+        probe.mkdir()
+        _copy_until(kb_dirs, probe, 1)
+        from agent.knowledge.ingest import load_documents
+
+        per_copy = len(load_documents(probe))
+        copies = max(1, round(chunks_wanted / max(1, per_copy)))
+        docs = Path(tmp) / "docs"
+        docs.mkdir()
+        _copy_until(kb_dirs, docs, copies)
+        kb = open_knowledge_base(path=Path(tmp) / "qdrant", url=None)
+        try:
+            started = time.perf_counter()
+            await ingest_paths(kb, [docs])
+            ingest_seconds = time.perf_counter() - started
+            chunks = await kb.count(kb.default_collection)
+            await kb.search(questions[0], limit=LIMIT)
+            latencies = [(await timed_search(kb, q))[1] for q in questions]
+        finally:
+            await kb.close()
+    return {
+        "chunks": chunks,
+        "ingest_seconds": round(ingest_seconds, 2),
+        "latency_ms": percentiles(latencies),
+    }
+
+
+async def main_async(args: argparse.Namespace) -> dict[str, Any]:
+    root: Path = args.devsets
+    names = [name for name in args.sets.split(",") if name]
+    results = [await evaluate_set(root / name, with_misses=args.misses) for name in names]
+    questions = [c.question for name in names for c in load_cases(root / name / "cases.jsonl")]
+    scales = [int(n) for n in args.scale.split(",") if n]
+    scale = [await scale_run([root / n / "kb" for n in names], questions, n) for n in scales]
+    return {"sets": [asdict(r) for r in results], "scale": scale}
+
+
+def print_text(report: dict[str, Any]) -> None:
+    for result in report["sets"]:
+        a, s, lat = result["answerable"], result["sourced"], result["latency_ms"]
+        p = result["passage"]
+        print(
+            f"{result['name']}: {result['chunks']} chunks (ingest {result['ingest_seconds']} s)\n"
+            f"  answerable ({a['cases']}): recall@5 {a['recall@5']:.3f}  "
+            f"recall@1 {a['recall@1']:.3f}  MRR {a['mrr']:.3f}\n"
+            f"  answer passage: recall@5 {p['recall@5']:.3f}  recall@1 {p['recall@1']:.3f}  "
+            f"MRR {p['mrr']:.3f}\n"
+            f"  all sourced ({s['cases']}): recall@5 {s['recall@5']:.3f}  "
+            f"recall@1 {s['recall@1']:.3f}  MRR {s['mrr']:.3f}\n"
+            f"  latency p50 {lat['p50']} ms  p95 {lat['p95']} ms"
+        )
+        for miss in result["misses"]:
+            print(
+                f"    {miss['id']} rank={miss['rank']} passage={miss['passage_rank']} "
+                f"want={miss['want']} got={miss['got']}"
+            )
+    for run in report["scale"]:
+        lat = run["latency_ms"]
+        print(
+            f"scale: {run['chunks']} chunks (ingest {run['ingest_seconds']} s): "
+            f"latency p50 {lat['p50']} ms  p95 {lat['p95']} ms"
+        )
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--devsets", type=Path, default=DEFAULT_DEVSETS)
+    parser.add_argument("--sets", default=",".join(DEFAULT_SETS))
+    parser.add_argument("--scale", default="2000", help="comma-separated chunk counts")
+    parser.add_argument("--json", action="store_true")
+    parser.add_argument("--misses", action="store_true", help="list cases not found at rank 1")
+    args = parser.parse_args(argv)
+    report = asyncio.run(main_async(args))
+    if args.json:
+        print(json.dumps(report, indent=2))
+    else:
+        print_text(report)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

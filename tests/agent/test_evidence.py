@@ -1,0 +1,150 @@
+"""Answer extraction and the evidence the confidence scorer reads (agent/evidence.py),
+on small documents written for the test, and through the real offline model."""
+
+from __future__ import annotations
+
+from agent.confidence import CALIBRATIONS, calibrated
+from agent.evidence import (
+    answer_features,
+    families,
+    gather,
+    question_type,
+    select,
+    split_units,
+    supplies_facts,
+)
+from agent.intervention import ambiguity_options
+from agent.llm.offline import NOT_FOUND, extract_answer
+from agent.schemas import Source
+
+TRAVEL = Source(
+    source="travel.md",
+    score=12.0,
+    similarity=0.8,
+    text=(
+        "Travel › Hotels\n\n"
+        "We advise spending within reason, with a $300 USD per night maximum for hotels.\n\n"
+        "Travel › Meals\n\n"
+        "| Meal budget | Amount |\n| :- | -: |\n| Per day | $80 |\n| Per week | $400 |\n"
+    ),
+)
+GIFTS = Source(
+    source="celebrate.md",
+    score=9.0,
+    similarity=0.6,
+    text=(
+        "How we celebrate › Anniversaries\n\n"
+        "Anniversary gift budget:\n\n- Year 1: $50 USD\n- Year 2: $100 USD\n- Year 3: $150 USD\n"
+    ),
+)
+CURRENT = Source(
+    source="time-off.md",
+    score=10.0,
+    similarity=0.7,
+    text="PTO › Approval\n\nFor more than 10 business days in a row, ask your Department Head.",
+)
+STALE = Source(
+    source="time-off_2022-12-19.md",
+    score=10.5,
+    similarity=0.7,
+    text="PTO › Approval\n\nFor more than 15 business days in a row, ask your Department Head.",
+)
+
+
+def test_a_table_row_is_a_unit_with_its_header() -> None:
+    units = [text for text, _ in split_units(TRAVEL.text)]
+    assert "Meal budget: Per day; Amount: $80" in units
+    assert all("| :-" not in u for u in units)
+
+
+def test_the_question_type_asks_for_the_right_kind_of_value() -> None:
+    assert question_type("how long is the commitment?") == "duration"
+    assert question_type("what's the nightly hotel limit?") == "money"
+    assert question_type("給料日はいつですか？") == "date"
+    assert question_type("which tool do we keep the inventory in?") == "place"
+    assert question_type("do we have an office dog?") is None
+
+
+def test_the_sentence_holding_the_fact_is_quoted_with_its_citation() -> None:
+    answer = extract_answer("what's the nightly hotel limit?", [TRAVEL, GIFTS], japanese=False)
+    assert answer.startswith("We advise spending within reason, with a $300 USD per night")
+    assert answer.endswith("[Source: travel.md]")
+    assert "$80" not in answer  # one fact, not the whole page
+
+
+def test_number_words_match_figures() -> None:
+    answer = extract_answer(
+        "what's the gift budget for a third work anniversary?", [GIFTS], japanese=False
+    )
+    assert "Year 3: $150 USD" in answer
+
+
+def test_a_two_part_question_gets_both_parts() -> None:
+    answer = extract_answer(
+        "what's the max per night for a hotel, and how much per day for meals?",
+        [TRAVEL],
+        japanese=False,
+    )
+    assert "$300" in answer and "$80" in answer
+
+
+def test_a_stale_copy_is_named_after_the_current_document() -> None:
+    # the stale copy even ranks first in the search; the answer still leads with the current
+    answer = extract_answer(
+        "how many business days in a row before I need approval?",
+        [STALE, CURRENT],
+        japanese=False,
+    )
+    first, second = answer.splitlines()
+    assert "10 business days" in first and first.endswith("[Source: time-off.md]")
+    assert "older copy (time-off_2022-12-19.md)" in second and "15 business days" in second
+    features = answer_features("how many business days in a row?", answer, [STALE, CURRENT])
+    assert features["sources_conflict"] == 1.0
+
+
+def test_versions_of_one_document_form_a_family() -> None:
+    found = families(["time-off.md", "time-off_2022-12-19.md", "02_賃金規程_令和2年版.md"])
+    assert found["time-off.md"].stale is False
+    assert found["time-off_2022-12-19.md"].stale is True
+    assert found["time-off.md"].key == found["time-off_2022-12-19.md"].key
+    assert found["02_賃金規程_令和2年版.md"].stale is False  # no current copy beside it
+
+
+def test_nothing_relevant_is_not_found() -> None:
+    assert extract_answer("what is the capital of Mongolia?", [GIFTS], japanese=False) == (
+        NOT_FOUND
+    )
+
+
+def test_features_and_calibration_rank_a_grounded_answer_above_a_stray_one() -> None:
+    question = "what's the nightly hotel limit?"
+    good = extract_answer(question, [TRAVEL, GIFTS], japanese=False)
+    stray = "Year 1: $50 USD [Source: celebrate.md]"
+    p_good = calibrated(answer_features(question, good, [TRAVEL, GIFTS]), "offline")
+    p_stray = calibrated(answer_features(question, stray, [TRAVEL, GIFTS]), "offline")
+    assert 0.0 < p_stray < p_good < 1.0
+    derived = {"vague_question"}  # computed from question_terms
+    assert set(CALIBRATIONS["offline"].weights) - derived <= set(
+        answer_features(question, good, [TRAVEL, GIFTS])
+    )
+
+
+def test_a_vague_question_several_documents_answer_offers_their_titles() -> None:
+    options = ambiguity_options("what's the budget?", [TRAVEL, GIFTS])
+    assert options == ["Travel", "How we celebrate"]
+    # a specific question is not ambiguous
+    assert ambiguity_options("what's the nightly hotel limit for travel?", [TRAVEL, GIFTS]) == []
+
+
+def test_a_reply_that_states_a_fact_is_told_apart_from_a_narrowing() -> None:
+    assert supplies_facts("It is Ulaanbaatar, according to our travel guide.")
+    assert supplies_facts("上限は5,000円です。")
+    assert not supplies_facts("working from abroad")
+    assert not supplies_facts("Beacon Server")
+
+
+def test_units_are_scored_against_the_question() -> None:
+    evidence = gather("what's the nightly hotel limit?", [TRAVEL, GIFTS])
+    best = select(evidence)[0]
+    assert best.source == "travel.md" and "$300" in best.text
+    assert 0.0 < best.coverage <= 1.0

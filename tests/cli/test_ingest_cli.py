@@ -1,0 +1,65 @@
+"""`grace ingest` as a person runs it: skipped files named with the reason in the summary
+line, a progress bar only on a terminal."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pexpect
+
+GRACE = [sys.executable, "-m", "bot.cli"]
+
+
+def _env(data_dir: Path) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("GRACE_", "GOOGLE_"))}
+    env.update(GRACE_DATA_DIR=str(data_dir), GRACE_LOG_LEVEL="WARNING")
+    return env
+
+
+def _docs(tmp_path: Path) -> Path:
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "policy.md").write_text("# Policy\n\nHotels up to $200 per night.", "utf-8")
+    (docs / "faq.csv").write_text("question,answer\nWho?,Us.\n", "utf-8")
+    (docs / "blob.bin").write_bytes(b"\x00\x01\x02")
+    (docs / "latin1.txt").write_bytes("caf\xe9".encode("latin-1"))
+    return docs
+
+
+def test_summary_names_every_skipped_file_and_why(tmp_path: Path) -> None:
+    docs = _docs(tmp_path)
+    done = subprocess.run(
+        [*GRACE, "ingest", str(docs)],
+        env=_env(tmp_path / "data"),
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    summary = done.stdout.strip().splitlines()[-1]
+    assert summary.startswith("Ingested 2 files (2 chunks) into 'grace_docs' in ")
+    assert "Skipped 2:" in summary
+    assert f"{docs / 'blob.bin'} (unsupported file type '.bin')" in summary
+    assert f"{docs / 'latin1.txt'} (not UTF-8 text" in summary
+    assert "added   1 chunks from policy.md" in done.stdout
+    assert "%|" not in done.stderr  # no progress bar when stderr is not a terminal
+
+
+def test_progress_bar_on_a_terminal(tmp_path: Path) -> None:
+    docs = _docs(tmp_path)
+    child = pexpect.spawn(
+        GRACE[0],
+        [*GRACE[1:], "ingest", str(docs)],
+        env=_env(tmp_path / "data"),
+        encoding="utf-8",
+        timeout=120,
+    )
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 0, child.before
+    assert "file/s" in child.before or "files/s" in child.before or "s/file" in child.before
+    assert "Ingested 2 files (2 chunks)" in child.before

@@ -1,0 +1,110 @@
+"""Older copies of a document: recognised by name and date, ranked below the current
+version, flagged on the search result."""
+
+from __future__ import annotations
+
+import datetime as dt
+from pathlib import Path
+
+from agent.knowledge.ingest import ingest
+from agent.knowledge.qdrant_kb import QdrantKnowledgeBase
+from agent.knowledge.versions import (
+    DocumentInfo,
+    current_versions,
+    date_in_name,
+    date_in_text,
+    document_key,
+)
+
+
+def test_names_without_dates_and_version_marks_match() -> None:
+    assert document_key("time-off_2022-12-19.md") == document_key("time-off.md") == "time off"
+    assert document_key("02_賃金規程_令和2年版.md") == document_key("02_賃金規程.md")
+    assert document_key("Handbook (old).md") == document_key("handbook v2.md") == "handbook"
+    assert document_key("travel.md") != document_key("time-off.md")
+
+
+def test_dates_in_names_and_text() -> None:
+    assert date_in_name("time-off_2022-12-19.md") == dt.date(2022, 12, 19)
+    assert date_in_name("report_20240105.txt") == dt.date(2024, 1, 5)
+    assert date_in_name("規程_令和2年版.md") == dt.date(2020, 1, 1)
+    assert date_in_name("travel.md") is None
+    text = "この規則は、令和2年4月21日から施行する。\nこの規則は、令和5年6月21日から施行する。"
+    assert date_in_text(text) == dt.date(2023, 6, 21)
+    assert date_in_text("**Last Updated Date**: Jan 25, 2022") == dt.date(2022, 1, 25)
+    assert date_in_text("Founded in 2001. We have 30 days.") is None  # no revision line
+    assert date_in_text("", {"updated": "2024-03-01"}) == dt.date(2024, 3, 1)
+
+
+def _info(
+    source: str, title: str = "T", name: str | None = None, text: str | None = None
+) -> DocumentInfo:
+    return DocumentInfo(source, document_key(source), title, name, text)
+
+
+def test_the_undated_name_is_the_living_document() -> None:
+    decided = current_versions(
+        [_info("time-off.md"), _info("time-off_2022-12-19.md", name="2022-12-19")]
+    )
+    assert decided == {"time-off.md": None, "time-off_2022-12-19.md": "time-off.md"}
+
+
+def test_newest_date_wins_and_ties_or_other_titles_decide_nothing() -> None:
+    dated = [_info("plan_2023.md", name="2023-01-01"), _info("plan_2024.md", name="2024-01-01")]
+    assert current_versions(dated)["plan_2023.md"] == "plan_2024.md"
+    by_text = [_info("a.md", text="2020-04-21"), _info("a (copy).md", text="2023-06-21")]
+    assert current_versions(by_text)["a.md"] == "a (copy).md"
+    tie = [_info("a.md", text="2020-04-21"), _info("a (copy).md", text="2020-04-21")]
+    assert set(current_versions(tie).values()) == {None}
+    titles = [_info("notes.md", "Notes"), _info("notes_2021.md", "Other", name="2021-01-01")]
+    assert set(current_versions(titles).values()) == {None}
+
+
+POLICY = """# Paid time off
+
+## Approval
+
+Time off longer than {days} business days needs your manager's approval.
+
+## Rest
+
+Take at least 30 days of rest every year.
+"""
+
+
+async def test_search_prefers_the_current_version_and_flags_the_old_one(
+    kb: QdrantKnowledgeBase, tmp_path: Path
+) -> None:
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "time-off_2022-12-19.md").write_text(POLICY.format(days=15), "utf-8")
+    (docs / "time-off.md").write_text(POLICY.format(days=10), "utf-8")
+    await ingest(kb, [docs])
+
+    hits = await kb.search("how many business days of time off need approval", limit=5)
+    assert hits[0].source == "time-off.md"
+    assert not hits[0].stale and hits[0].superseded_by is None
+    assert hits[0].doc_title == "Paid time off"
+    old = [h for h in hits if h.source == "time-off_2022-12-19.md"]
+    assert old and old[0].stale and old[0].superseded_by == "time-off.md"
+    assert old[0].doc_date == "2022-12-19"
+    assert "15 business days" in old[0].text  # the differing value stays visible
+
+    rest = await kb.search("days of rest every year", limit=5)
+    assert rest[0].source == "time-off.md" and "Rest" in rest[0].text
+    # The old copy's identical passage adds nothing: it is dropped.
+    assert not [h for h in rest if h.stale and "Rest" in h.text]
+
+
+async def test_ingesting_the_old_copy_later_still_marks_it(
+    kb: QdrantKnowledgeBase, tmp_path: Path
+) -> None:
+    (tmp_path / "time-off.md").write_text(POLICY.format(days=10), "utf-8")
+    (tmp_path / "time-off_2022-12-19.md").write_text(POLICY.format(days=15), "utf-8")
+    await ingest(kb, [tmp_path / "time-off.md"])
+    await ingest(kb, [tmp_path / "time-off_2022-12-19.md"])
+    hits = await kb.search("business days approval", limit=5)
+    assert [(h.source, h.stale) for h in hits][:2] == [
+        ("time-off.md", False),
+        ("time-off_2022-12-19.md", True),
+    ]
