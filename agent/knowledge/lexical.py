@@ -11,6 +11,7 @@
 
 from __future__ import annotations
 
+import functools
 import math
 import zlib
 from collections import Counter
@@ -46,6 +47,7 @@ AVERAGE_CHUNK_TOKENS = 60.0
 depend on what else is in the collection."""
 
 
+@functools.lru_cache(maxsize=1 << 17)
 def token_index(token: str) -> int:
     """Stable sparse index of a token (crc32, 31 bits): the same in every process."""
     return zlib.crc32(token.encode("utf-8")) & 0x7FFFFFFF

@@ -103,7 +103,7 @@ def _dropped() -> PosMatcher:
 
 @functools.cache
 def _stemmer() -> Stemmer.Stemmer:
-    return Stemmer.Stemmer("english")
+    return Stemmer.Stemmer("english", 0)  # no internal cache: `stem` has its own, faster
 
 
 def normalize_text(text: str) -> str:
@@ -129,11 +129,9 @@ def _singular(word: str) -> str:
     return word
 
 
-def _latin_words(text: str) -> Iterator[str]:
+def _latin_words(text: str) -> list[str]:
     """Lower-cased words and numbers, before stop-word removal."""
-    text = _THOUSANDS_RE.sub("", text.lower())
-    for match in _LATIN_TOKEN_RE.finditer(text):
-        yield match.group(0).replace("’", "'")
+    return _LATIN_TOKEN_RE.findall(_THOUSANDS_RE.sub("", text.lower()).replace("’", "'"))
 
 
 @functools.lru_cache(maxsize=1 << 16)
@@ -150,11 +148,21 @@ def _latin_token(word: str) -> str | None:
     return _singular(word)
 
 
-def _latin_tokens(text: str) -> Iterator[str]:
-    for word in _latin_words(text):
-        token = _latin_token(word)
-        if token is not None:
-            yield token
+def _latin_tokens(text: str) -> list[str]:
+    return [token for word in _latin_words(text) if (token := _latin_token(word)) is not None]
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _latin_surface_tokens(surface: str) -> tuple[str, ...]:
+    """Tokens of a non-Japanese Sudachi morpheme (cached: they repeat)."""
+    return tuple(_latin_tokens(surface))
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _latin_term(word: str) -> str | None:
+    """The search term of one lower-cased word: its token, stemmed (cached)."""
+    token = _latin_token(word)
+    return None if token is None else stem(token)
 
 
 def _sudachi_pieces(text: str) -> Iterator[str]:
@@ -181,7 +189,7 @@ def _japanese_tokens(text: str) -> Iterator[str]:
             if not surface.strip():
                 continue
             if not contains_japanese(surface):
-                yield from _latin_tokens(surface)
+                yield from _latin_surface_tokens(surface)
                 continue
             word = _japanese_word(morpheme.normalized_form(), surface)
             if word is None:
@@ -219,7 +227,10 @@ def stem(token: str) -> str:
 
 def search_terms(text: str) -> list[str]:
     """The terms documents are indexed and queries searched by: `tokenize`, stemmed."""
-    return [stem(token) for token in tokenize(text)]
+    text = normalize_text(text)
+    if contains_japanese(text):
+        return [stem(token) for token in _japanese_tokens(text)]
+    return [term for word in _latin_words(text) if (term := _latin_term(word)) is not None]
 
 
 def tokenize(text: str) -> list[str]:
