@@ -10,10 +10,10 @@ a token that is spelled differently on the two sides can never match.
   Japanese text go through the Latin rules below so both languages meet on one spelling.
 - Latin text is lower-cased, split into words and numbers ("5,000" → "5000", "4.2" stays)
   and lightly de-pluralised ("days" → "day").
-- `search_terms` goes one step further for retrieval: Latin words are stemmed with the
-  Snowball English stemmer ("reimbursed", "reimbursement" → "reimburs"), so a question
-  and a passage meet whatever form each uses. `tokenize` keeps readable words for the
-  code that compares them with word lists.
+- `search_terms` is what retrieval indexes and searches by: today the same tokens. A
+  Snowball stemmer was measured there and left out: on the dev sets it found the
+  answer passage no more often (recall@5 0.958 either way, MRR 0.765 both), and it
+  makes vague questions ("who approves it?") match far more passages.
 - Punctuation, particles, auxiliaries and a small English + Japanese stop-word list are
   dropped. Numbers are kept: "3 days" and "1 day" must not look the same.
 """
@@ -25,7 +25,6 @@ import re
 import unicodedata
 from collections.abc import Iterator
 
-import Stemmer
 from sudachipy import Dictionary, PosMatcher, SplitMode, Tokenizer
 
 __all__ = [
@@ -35,7 +34,6 @@ __all__ = [
     "extract_keywords",
     "normalize_text",
     "search_terms",
-    "stem",
     "tokenize",
 ]
 
@@ -101,11 +99,6 @@ def _dropped() -> PosMatcher:
     return _dictionary().pos_matcher(lambda pos: pos[0] in _DROPPED_POS)
 
 
-@functools.cache
-def _stemmer() -> Stemmer.Stemmer:
-    return Stemmer.Stemmer("english", 0)  # no internal cache: `stem` has its own, faster
-
-
 def normalize_text(text: str) -> str:
     """NFKC: full-width digits/letters and half-width katakana get one spelling."""
     return unicodedata.normalize("NFKC", text)
@@ -156,13 +149,6 @@ def _latin_tokens(text: str) -> list[str]:
 def _latin_surface_tokens(surface: str) -> tuple[str, ...]:
     """Tokens of a non-Japanese Sudachi morpheme (cached: they repeat)."""
     return tuple(_latin_tokens(surface))
-
-
-@functools.lru_cache(maxsize=1 << 16)
-def _latin_term(word: str) -> str | None:
-    """The search term of one lower-cased word: its token, stemmed (cached)."""
-    token = _latin_token(word)
-    return None if token is None else stem(token)
 
 
 def _sudachi_pieces(text: str) -> Iterator[str]:
@@ -217,20 +203,9 @@ def _japanese_word(normalized: str, surface: str) -> str | None:
     return word
 
 
-@functools.lru_cache(maxsize=1 << 16)
-def stem(token: str) -> str:
-    """The retrieval form of a token: Latin words stemmed, anything else unchanged."""
-    if token.isascii() and token.isalpha():
-        return _stemmer().stemWord(token)
-    return token
-
-
 def search_terms(text: str) -> list[str]:
-    """The terms documents are indexed and queries searched by: `tokenize`, stemmed."""
-    text = normalize_text(text)
-    if contains_japanese(text):
-        return [stem(token) for token in _japanese_tokens(text)]
-    return [term for word in _latin_words(text) if (term := _latin_term(word)) is not None]
+    """The terms documents are indexed and queries searched by (see the module notes)."""
+    return tokenize(text)
 
 
 def tokenize(text: str) -> list[str]:
