@@ -301,7 +301,9 @@ class QdrantKnowledgeBase:
                 dense.extend(await self._embedder.embed([c.text for c in batch]))
         points: list[models.PointStruct] = []
         for i, chunk in enumerate(chunks):
-            indices, values = sparse_vector(search_terms(chunk.text))
+            # The heading trail is in the text already; counting it once more weighs a
+            # section's own words above a passing mention (BM25F-style field weight).
+            indices, values = sparse_vector(search_terms(chunk.title) + search_terms(chunk.text))
             vector: dict[str, Any] = {
                 SPARSE_VECTOR: models.SparseVector(indices=indices, values=values)
             }
