@@ -13,6 +13,7 @@ similarity so the confidence scorer can compare results across backends.
 from __future__ import annotations
 
 import contextlib
+import functools
 import logging
 import math
 import sqlite3
@@ -303,7 +304,7 @@ class QdrantKnowledgeBase:
         for i, chunk in enumerate(chunks):
             # The heading trail is in the text already; counting it once more weighs a
             # section's own words above a passing mention (BM25F-style field weight).
-            indices, values = sparse_vector(search_terms(chunk.title) + search_terms(chunk.text))
+            indices, values = sparse_vector(_title_terms(chunk.title) + search_terms(chunk.text))
             vector: dict[str, Any] = {
                 SPARSE_VECTOR: models.SparseVector(indices=indices, values=values)
             }
@@ -593,6 +594,12 @@ class QdrantKnowledgeBase:
 
     async def __aexit__(self, *exc_info: object) -> None:
         await self.close()
+
+
+@functools.lru_cache(maxsize=4096)
+def _title_terms(title: str) -> list[str]:
+    """Search terms of a heading trail (cached: every chunk of a section shares it)."""
+    return search_terms(title)
 
 
 def _body(text: str) -> str:
