@@ -11,6 +11,7 @@
 
 from __future__ import annotations
 
+import functools
 import math
 import zlib
 from collections import Counter
@@ -23,7 +24,6 @@ from agent.knowledge.tokenize import (
     extract_keywords,
     normalize_text,
     search_terms,
-    stem,
     tokenize,
 )
 
@@ -46,6 +46,7 @@ AVERAGE_CHUNK_TOKENS = 60.0
 depend on what else is in the collection."""
 
 
+@functools.lru_cache(maxsize=1 << 17)
 def token_index(token: str) -> int:
     """Stable sparse index of a token (crc32, 31 bits): the same in every process."""
     return zlib.crc32(token.encode("utf-8")) & 0x7FFFFFFF
@@ -117,7 +118,7 @@ class QueryTerms:
                 return token_index(token) in text_indices
 
         else:
-            found = frozenset(search_terms(text) if text_tokens is None else map(stem, text_tokens))
+            found = frozenset(search_terms(text) if text_tokens is None else text_tokens)
 
             def has(token: str) -> bool:
                 return token in found
@@ -130,7 +131,7 @@ class QueryTerms:
             # Japanese keywords are compounds Sudachi may split differently in a longer
             # sentence: a substring test is the seed's rule. Latin ones compare as tokens
             # ("day" must not match "today").
-            if (keyword in lowered if contains_japanese(keyword) else has(stem(keyword)))
+            if (keyword in lowered if contains_japanese(keyword) else has(keyword))
         )
         total = len(self.tokens) + len(self.keywords)
         similarity = (token_hits + keyword_hits) / total if total else 0.0

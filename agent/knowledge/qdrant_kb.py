@@ -13,6 +13,7 @@ similarity so the confidence scorer can compare results across backends.
 from __future__ import annotations
 
 import contextlib
+import functools
 import logging
 import math
 import sqlite3
@@ -303,7 +304,9 @@ class QdrantKnowledgeBase:
                 dense.extend(await embed_documents(self._embedder, texts, titles))
         points: list[models.PointStruct] = []
         for i, chunk in enumerate(chunks):
-            indices, values = sparse_vector(search_terms(chunk.text))
+            # The heading trail is in the text already; counting it once more weighs a
+            # section's own words above a passing mention (BM25F-style field weight).
+            indices, values = sparse_vector(_title_terms(chunk.title) + search_terms(chunk.text))
             vector: dict[str, Any] = {
                 SPARSE_VECTOR: models.SparseVector(indices=indices, values=values)
             }
@@ -599,6 +602,12 @@ def _stored_dense(stored: Any) -> list[float] | None:
     """A hit's stored dense vector, when the search fetched it."""
     vector = stored.get(DENSE_VECTOR) if isinstance(stored, dict) else None
     return [float(v) for v in vector] if isinstance(vector, list) else None
+
+
+@functools.lru_cache(maxsize=4096)
+def _title_terms(title: str) -> list[str]:
+    """Search terms of a heading trail (cached: every chunk of a section shares it)."""
+    return search_terms(title)
 
 
 def _body(text: str) -> str:
