@@ -2,7 +2,7 @@
 
 Matching is a case-insensitive substring test after NFKC normalisation (full-width and
 half-width forms compare equal) with thousands separators dropped ("2,000" = "2000"); a
-number must not be part of a longer number.
+number must not be part of a longer number, but may carry trailing zeros ("1.5" = "1.50").
 """
 
 from __future__ import annotations
@@ -32,7 +32,10 @@ def contains(answer: str, expected: str) -> bool:
     if needle[0].isdigit():
         pattern = r"(?<![\d.])" + pattern
     if needle[-1].isdigit():
-        pattern += r"(?!\d|[.]\d)"
+        # the same value written with trailing zeros counts ("1.5" is "1.50", "15" is "15.0")
+        last_number = re.search(r"[\d.]+$", needle)
+        decimal = last_number is not None and "." in last_number.group()
+        pattern += ("0*" if decimal else r"(?:\.0+)?") + r"(?!\d|[.]\d)"
     return re.search(pattern, normalise(answer)) is not None
 
 

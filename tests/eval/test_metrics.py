@@ -84,6 +84,8 @@ def test_matching_ignores_case_width_and_thousands_separators() -> None:
     assert not contains("up to $1,500", "$150")  # a number is not part of a longer one
     assert not contains("15 business days", "5 business days")
     assert not contains("version 2.5", "2")
+    assert contains("a multiplier of 1.50 applies", "1.5")  # the same value
+    assert contains("15.0 days", "15") and not contains("1.55", "1.5")
     assert contains("30 days.", "30 days") and contains("(30)", "30")
 
 
