@@ -31,18 +31,26 @@ _BOLT_LOG = logging.getLogger("slack_bolt")
 _BOLT_LOG.addFilter(_ClientTokenNotice())
 
 
-def make_slack_client(token: str, *, base_url: str | None = None) -> AsyncWebClient:
-    """A Web API client that waits out 429s (Retry-After) and retries dropped connections."""
+def make_slack_client(
+    token: str, *, base_url: str | None = None, timeout: float = 30.0, retries: bool = True
+) -> AsyncWebClient:
+    """A Web API client that waits out 429s (Retry-After) and retries dropped connections.
+
+    `retries=False` for the outbox deliverer, which retries whole passes itself (for as
+    long as the delivery deadline, across restarts) and must not post again blindly."""
     url = base_url or AsyncWebClient.BASE_URL
     if not url.endswith("/"):
         url += "/"
-    return AsyncWebClient(
-        token=token,
-        base_url=url,
-        retry_handlers=[
+    handlers = (
+        [
             AsyncRateLimitErrorRetryHandler(max_retry_count=5),
             AsyncConnectionErrorRetryHandler(max_retry_count=2),
-        ],
+        ]
+        if retries
+        else []
+    )
+    return AsyncWebClient(
+        token=token, base_url=url, timeout=max(1, round(timeout)), retry_handlers=handlers
     )
 
 

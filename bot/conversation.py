@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import logging
 import re
+from functools import partial
 
 from agent.errors import GraceError
 from agent.schemas import (
@@ -24,6 +25,8 @@ from agent.schemas import (
 )
 from blocks.limits import truncate
 from bot.deps import BotDeps
+from bot.intake import derived_run_id
+from storage.inbox import InboxEntry
 
 log = logging.getLogger(__name__)
 
@@ -46,12 +49,45 @@ def follow_up_context(previous: RunState) -> str:
     return truncate("\n".join(parts), CONTEXT_CHARS)
 
 
+def entry_key(entry: InboxEntry) -> ThreadKey:
+    data = entry.payload
+    return ThreadKey(
+        team_id=str(data["team"]), channel_id=str(data["channel"]), thread_ts=str(data["thread_ts"])
+    )
+
+
+async def process_question(deps: BotDeps, entry: InboxEntry) -> None:
+    """An inbox question: its run gets an id derived from the entry, so replaying the
+    entry after a crash finds that run instead of starting a second one."""
+    run_id = derived_run_id(entry)
+    if await deps.store.load(run_id) is not None:
+        log.info("question already taken in", extra={"run_id": run_id})
+        return
+    data = entry.payload
+    await on_question(
+        deps, key=entry_key(entry), user=str(data["user"]), text=str(data["text"]), run_id=run_id
+    )
+
+
+async def process_reply(deps: BotDeps, entry: InboxEntry) -> None:
+    """An inbox thread reply (done once its answer is claimed and acted on)."""
+    data = entry.payload
+    await on_reply(deps, key=entry_key(entry), user=str(data["user"]), text=str(data["text"]))
+
+
+def register_processors(deps: BotDeps) -> None:
+    """What the intake does with each kind of inbox entry (and in which lane)."""
+    deps.intake.processors["question"] = (partial(process_question, deps), True)
+    deps.intake.processors["reply"] = (partial(process_reply, deps), False)
+
+
 async def on_question(
     deps: BotDeps,
     *,
     key: ThreadKey,
     user: str,
     text: str,
+    run_id: str | None = None,
 ) -> None:
     """A mention or a DM: start, continue, or answer, depending on the thread's run."""
     question = strip_mentions(text)
@@ -71,7 +107,9 @@ async def on_question(
         return
     context = follow_up_context(existing) if existing is not None else ""
     try:
-        state = await deps.orchestrator.register(question, asker=user, thread=key, context=context)
+        state = await deps.orchestrator.register(
+            question, asker=user, thread=key, context=context, run_id=run_id
+        )
     except GraceError as exc:
         await deps.publisher.post_text(key.channel_id, key.thread_ts, f"⚠️ {exc.message}")
         return
