@@ -13,6 +13,7 @@ from slack_sdk.http_retry.builtin_async_handlers import (
 from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.deps import BotDeps
+from bot.intake import NotStored
 from bot.listeners import register_listeners
 
 log = logging.getLogger(__name__)
@@ -69,4 +70,14 @@ def build_app(
         logger=_BOLT_LOG,
     )
     register_listeners(app, deps)
+
+    @app.error
+    async def on_listener_error(error: Exception) -> None:
+        # Not acknowledged (500): Slack delivers it again, and the inbox drops the
+        # retry if the first write landed after all.
+        if isinstance(error, NotStored):
+            log.warning("a Slack request could not be stored in time; not acknowledged")
+            return
+        log.error("a Slack listener failed", exc_info=error)
+
     return app
