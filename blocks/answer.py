@@ -43,12 +43,22 @@ _HEADING = re.compile(r"^#{1,6}\s+(.+?)\s*#*$", re.MULTILINE)
 _LINK = re.compile(r"\[([^\]\n]+)\]\((https?://[^\s)]+)\)")
 
 
+def _visible_link(match: re.Match[str]) -> str:
+    """`[label](url)` → `label (<url>)`: the reader sees where a link goes (a masked
+    `<url|label>` could hide any address behind a friendly name from a document)."""
+    label, url = match.group(1), match.group(2)
+    if label.strip() == url:
+        return f"<{url}>"
+    return f"{label} (<{url}>)"
+
+
 def to_mrkdwn(markdown: str) -> str:
-    """LLM Markdown → Slack mrkdwn: escape, then `**b**`→`*b*`, headings, links."""
+    """LLM Markdown → Slack mrkdwn: escape, then `**b**`→`*b*`, headings, links (with
+    their URL shown)."""
     text = escape_mrkdwn(markdown)
     text = _HEADING.sub(r"*\1*", text)
     text = _BOLD.sub(r"*\1*", text)
-    return _LINK.sub(r"<\2|\1>", text)
+    return _LINK.sub(_visible_link, text)
 
 
 def unique_sources(sources: list[Source]) -> list[Source]:
@@ -179,12 +189,27 @@ def answer_fallback_text(state: RunState, part: int = 1) -> str:
     )
 
 
-def feedback_ack(user_id: str, up: bool) -> list[Block]:
-    """The ephemeral thanks after 👍 / 👎: says what the feedback is used for."""
+def feedback_ack(
+    user_id: str, up: bool, *, counted: bool = True, thresholds: str | None = None
+) -> list[Block]:
+    """The ephemeral thanks after 👍 / 👎: says what the feedback is used for — or, for
+    someone whose vote does not count, that it is kept but not counted — and, when the
+    vote moved the thresholds, their new (stored) values."""
     verb = "👍 helpful" if up else "👎 not helpful"
-    return [
+    if not counted:
+        return [
+            context(
+                f"Thanks {mention(user_id)} — recorded as {verb}. Only the person who asked "
+                "and GRACE's approvers tune when GRACE asks before answering, so your vote "
+                "is kept but not counted."
+            )
+        ]
+    blocks: list[Block] = [
         context(
             f"Thanks {mention(user_id)} — recorded as {verb}. "
             "GRACE uses this feedback to tune when it asks before answering."
         )
     ]
+    if thresholds:
+        blocks.append(context(safe(thresholds, 500)))
+    return blocks

@@ -3,9 +3,15 @@
 from __future__ import annotations
 
 import logging
+import re
+from typing import Any
 
 from slack_bolt.async_app import AsyncApp
-from slack_bolt.logger.messages import warning_client_prioritized_and_token_skipped
+from slack_bolt.authorization import AuthorizeResult
+from slack_bolt.logger.messages import (
+    warning_client_prioritized_and_token_skipped,
+    warning_token_skipped,
+)
 from slack_sdk.http_retry.builtin_async_handlers import (
     AsyncConnectionErrorRetryHandler,
     AsyncRateLimitErrorRetryHandler,
@@ -13,6 +19,7 @@ from slack_sdk.http_retry.builtin_async_handlers import (
 from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.deps import BotDeps
+from bot.identity import fixed_authorize
 from bot.intake import NotStored
 from bot.listeners import register_listeners
 
@@ -20,12 +27,15 @@ log = logging.getLogger(__name__)
 
 
 class _ClientTokenNotice(logging.Filter):
-    """Bolt warns that SLACK_BOT_TOKEN "will be unused" whenever it is given a client;
-    ours is built from that very token (with the base URL and retry handlers we need),
-    so the warning would only make operators look for a problem that is not there."""
+    """Bolt warns that SLACK_BOT_TOKEN "will be unused" whenever it is given a client
+    (or an `authorize`); ours is built from that very token (with the base URL and retry
+    handlers we need), so the warning would only make operators look for a problem that
+    is not there."""
+
+    _NOISE = (warning_client_prioritized_and_token_skipped(), warning_token_skipped())
 
     def filter(self, record: logging.LogRecord) -> bool:
-        return record.getMessage() != warning_client_prioritized_and_token_skipped()
+        return record.getMessage() not in self._NOISE
 
 
 _BOLT_LOG = logging.getLogger("slack_bolt")
@@ -55,12 +65,23 @@ def make_slack_client(
     )
 
 
+async def _ignore_event(event: dict[str, Any]) -> None:
+    """Events we do not handle are still acked with 200: Slack counts a 404 as a failed
+    delivery (and retries, and may disable the subscription)."""
+
+
 def build_app(
-    deps: BotDeps, *, client: AsyncWebClient, signing_secret: str | None = None
+    deps: BotDeps,
+    *,
+    client: AsyncWebClient,
+    signing_secret: str | None = None,
+    identity: AuthorizeResult | None = None,
 ) -> AsyncApp:
-    """`signing_secret` is required for HTTP mode; Socket Mode needs none."""
+    """`signing_secret` is required for HTTP mode; Socket Mode needs none. With
+    `identity` (see `bot/identity.py`) no request makes Bolt call `auth.test`."""
     app = AsyncApp(
         client=client,
+        authorize=fixed_authorize(identity) if identity is not None else None,
         signing_secret=signing_secret,
         request_verification_enabled=signing_secret is not None,
         # Listeners only check, de-duplicate and spawn a tracked task, so running them
@@ -80,4 +101,5 @@ def build_app(
             return
         log.error("a Slack listener failed", exc_info=error)
 
+    app.event(re.compile(".*"))(_ignore_event)  # last: only what nothing else matched
     return app

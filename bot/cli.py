@@ -1,42 +1,66 @@
 """`grace` command line: ingest, ask, inspect and resume runs, serve the Slack bot.
 
-Errors a user can fix are printed as one line on stderr with a non-zero exit code
-(2 for bad input, 1 for everything else), never as a traceback.
+Errors are one line on stderr (with `--json`: one JSON object on stdout), never a
+traceback. Exit codes: 0 done (answered, paused or cancelled), 1 the run failed or GRACE
+could not do the work, 2 bad input, 3 not allowed, 130 interrupted.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import errno
 import json
+import logging
+import os
 import sys
+import time
 from collections.abc import Sequence
 from pathlib import Path
 
-from agent.errors import GraceError, InvalidInputError
+from sqlalchemy.exc import DBAPIError
+
+from agent.errors import GraceError, InvalidInputError, KnowledgeBaseLockedError
 from agent.knowledge.ingest import ingest_paths
 from agent.ports import RunEvent, RunEventType
 from agent.schemas import (
+    ExecutionPlan,
     InterventionAction,
     InterventionAnswer,
     InterventionKind,
     RunState,
     RunStatus,
 )
+from bot.cli_errors import CommandError, ExitCode, Parser, report_error
 from bot.logs import configure_logging
 from bot.report import STEP_ICON, run_json, run_text
 from bot.settings import Settings, load_settings
-from bot.wiring import Services, build_services
+from bot.wiring import Services, build_services, database_error
 
 SAMPLE_KB = Path(__file__).resolve().parent.parent / "agent" / "sample_kb"
+SERVERS = ("serve", "dev")
+
+log = logging.getLogger(__name__)
+
+
+def _plan_lines(plan: ExecutionPlan) -> list[tuple[int, str, str]]:
+    return [(s.step_id, s.action.value, s.description) for s in plan.steps]
 
 
 class TerminalObserver:
-    """Prints progress as it happens (to stderr, so `--json` stdout stays one object)."""
+    """Prints progress as it happens, for a person watching stderr on a terminal."""
+
+    def __init__(self) -> None:
+        self.shown_plan: list[tuple[int, str, str]] | None = None
+
+    def showed(self, plan: ExecutionPlan | None) -> bool:
+        """Whether this plan is the one last printed (the summary need not repeat it)."""
+        return plan is not None and self.shown_plan == _plan_lines(plan)
 
     async def on_event(self, event: RunEvent, state: RunState) -> None:
         out = sys.stderr
         if event.type is RunEventType.PLAN_CREATED and state.plan is not None:
+            self.shown_plan = _plan_lines(state.plan)
             print(f"Plan (complexity {state.plan.complexity:.2f}):", file=out)
             for step in state.plan.steps:
                 deps = f" (after {step.depends_on})" if step.depends_on else ""
@@ -60,7 +84,7 @@ class TerminalObserver:
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="grace", description=__doc__)
+    parser = Parser(prog="grace", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
 
     ingest = sub.add_parser("ingest", help="add Markdown, text or CSV FAQ files to the KB")
@@ -111,27 +135,100 @@ def _parser() -> argparse.ArgumentParser:
     )
     dev.add_argument("--port", type=int, default=3000, help="the simulator's port (3000)")
     dev.add_argument("--host", default="127.0.0.1")
+
+    from bot.eval_cli import add_eval_parser
+
+    add_eval_parser(sub)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = _parser().parse_args(argv)
+    argv = list(sys.argv[1:] if argv is None else argv)
+    # Questions, answers and the knowledge base are for this user only: every file and
+    # directory GRACE creates (SQLite, its WAL, Qdrant's store) is 0600 / 0700.
+    os.umask(0o077)
+    try:
+        args = _parser().parse_args(argv)
+    except CommandError as exc:
+        return report_error(exc, as_json="--json" in argv)
+    as_json = bool(getattr(args, "json", False))
     try:
         settings = load_settings()
     except Exception as exc:  # pydantic's ValidationError lists every bad variable
-        print(f"error: invalid configuration:\n{exc}", file=sys.stderr)
-        return 2
-    configure_logging(settings.log_level, settings.log_format)
+        error = CommandError(
+            "invalid_configuration", f"invalid configuration:\n{exc}", ExitCode.BAD_INPUT
+        )
+        return report_error(error, as_json=as_json)
+    fmt = settings.log_format
+    if args.command == "dev" and fmt == "auto":
+        fmt = "text"  # a person reads this terminal, or its log file
+    configure_logging(
+        settings.log_level,
+        fmt,
+        server=args.command in SERVERS,
+        log_content=settings.log_content,
+    )
+    started = time.monotonic()
+    code = _run(args, settings, as_json=as_json)
+    log.info(
+        "grace %s exited with %d",
+        args.command,
+        code,
+        extra={
+            "event": "command_finished",
+            "command": args.command,
+            "exit_code": code,
+            "seconds": round(time.monotonic() - started, 3),
+        },
+    )
+    return code
+
+
+def _run(args: argparse.Namespace, settings: Settings, *, as_json: bool) -> int:
+    """Run the command; every way it can end becomes an exit code (and one error line or
+    JSON object)."""
     try:
         return asyncio.run(_dispatch(args, settings))
+    except CommandError as exc:
+        error = exc
+    except KnowledgeBaseLockedError:
+        error = CommandError("data_dir_in_use", _locked(settings), ExitCode.FAILED)
     except InvalidInputError as exc:
-        print(f"error: {exc.message}", file=sys.stderr)
-        return 2
+        error = CommandError("invalid_input", exc.message, ExitCode.BAD_INPUT)
+    except DBAPIError as exc:  # e.g. a page of the SQLite file damaged past its header
+        problem = database_error(settings.resolved_database_url, exc)
+        code = ExitCode.BAD_INPUT if isinstance(problem, InvalidInputError) else ExitCode.FAILED
+        error = CommandError("database", problem.message, code)
     except GraceError as exc:
-        print(f"error: {exc.message}", file=sys.stderr)
-        return 1
+        error = CommandError(exc.category, exc.message, ExitCode.FAILED)
     except KeyboardInterrupt:
-        return 130
+        error = CommandError("interrupted", "interrupted", ExitCode.INTERRUPTED)
+    except Exception as exc:
+        error = _unexpected(args, settings, exc)
+    return report_error(error, as_json=as_json)
+
+
+def _unexpected(args: argparse.Namespace, settings: Settings, exc: Exception) -> CommandError:
+    """A port in use is the user's to fix; anything else is a bug: the log keeps the
+    traceback, the user gets one line."""
+    if isinstance(exc, OSError) and exc.errno == errno.EADDRINUSE:
+        port = getattr(args, "port", None) or settings.slack.port
+        return CommandError(
+            "port_in_use",
+            f"Port {port} is in use: stop what runs there or pick another with --port.",
+            ExitCode.BAD_INPUT,
+        )
+    log.exception("grace %s crashed", args.command, extra={"event": "command_crashed"})
+    return CommandError("internal", f"unexpected {type(exc).__name__}", ExitCode.FAILED)
+
+
+def _locked(settings: Settings) -> str:
+    return (
+        f"the data directory {settings.data_dir} is already in use by another grace process "
+        "(grace dev, grace serve or a running grace ask); only one process can open it at a "
+        "time. Stop that process, or give this one another directory "
+        "(GRACE_DATA_DIR=/tmp/grace-2 grace …), or share a Qdrant server with QDRANT_URL."
+    )
 
 
 async def _dispatch(args: argparse.Namespace, settings: Settings) -> int:
@@ -142,12 +239,17 @@ async def _dispatch(args: argparse.Namespace, settings: Settings) -> int:
     if args.command == "dev":
         from bot.dev import run_dev
 
-        if "log_format" not in settings.model_fields_set:
-            configure_logging(settings.log_level, "text")  # a person reads this terminal
         return await run_dev(settings, port=args.port, host=args.host)
-    quiet = getattr(args, "json", False)
-    observers = [] if quiet or args.command in ("runs", "show") else [TerminalObserver()]
-    services = await build_services(settings, observers=observers)
+    if args.command == "eval":
+        from bot.eval_cli import run_eval_command
+
+        return await run_eval_command(args, settings)
+    progress = None
+    if not getattr(args, "json", False) and args.command not in ("runs", "show"):
+        if sys.stderr.isatty():  # elsewhere the INFO logs tell the same story
+            progress = TerminalObserver()
+    args.progress = progress
+    services = await build_services(settings, observers=[progress] if progress else [])
     try:
         handler = _COMMANDS[args.command]
         return await handler(args, services)
@@ -182,7 +284,7 @@ async def _ask(args: argparse.Namespace, services: Services) -> int:
         if outcome.state is None:
             break
         state = outcome.state
-    return _print(state, args.json)
+    return _print(state, args.json, progress=args.progress)
 
 
 def _prompt(state: RunState, user: str) -> InterventionAnswer | None:
@@ -215,11 +317,13 @@ def _prompt(state: RunState, user: str) -> InterventionAnswer | None:
     return InterventionAnswer(action=InterventionAction.INPUT, text=text, user=user)
 
 
-def _print(state: RunState, as_json: bool) -> int:
+def _print(state: RunState, as_json: bool, progress: TerminalObserver | None = None) -> int:
     if as_json:
         print(json.dumps(run_json(state), ensure_ascii=False))
     else:
-        print(run_text(state))
+        # The plan was just printed above on the same screen: do not repeat it.
+        shown = progress is not None and progress.showed(state.plan) and sys.stdout.isatty()
+        print(run_text(state, with_plan=not shown))
         if state.status is RunStatus.PAUSED:
             print(
                 f"\nResume with: grace resume {state.run_id} --action proceed|cancel|modify|input"
@@ -249,7 +353,9 @@ async def _runs(args: argparse.Namespace, services: Services) -> int:
 async def _load(services: Services, run_id: str) -> RunState:
     state = await services.store.load(run_id)
     if state is None:
-        raise InvalidInputError(f"No run {run_id!r}. `grace runs` lists them.")
+        raise CommandError(
+            "not_found", f"No run {run_id!r}. `grace runs` lists them.", ExitCode.BAD_INPUT
+        )
     return state
 
 
@@ -265,8 +371,17 @@ async def _show(args: argparse.Namespace, services: Services) -> int:
 async def _resume(args: argparse.Namespace, services: Services) -> int:
     state = await _load(services, args.run_id)
     if state.pending is None:
-        raise InvalidInputError(
-            f"Run {args.run_id} is {state.status.value}, not waiting for an answer."
+        raise CommandError(
+            "not_waiting",
+            f"Run {args.run_id} is {state.status.value}, not waiting for an answer.",
+            ExitCode.BAD_INPUT,
+        )
+    if not services.orchestrator.may_answer(state.pending, args.user):
+        raise CommandError(
+            "not_allowed",
+            f"{args.user} may not answer run {args.run_id}: only the person who asked "
+            f"({state.asker}) or an approver (GRACE_APPROVERS) may.",
+            ExitCode.NOT_ALLOWED,
         )
     action = InterventionAction(args.action)
     if action in (InterventionAction.MODIFY, InterventionAction.INPUT) and not (
@@ -283,26 +398,32 @@ async def _resume(args: argparse.Namespace, services: Services) -> int:
     outcome = await services.orchestrator.answer(
         state.run_id, state.pending.intervention_id, answer
     )
-    if not outcome.claimed:
-        print(f"error: not resumed: {outcome.reason}", file=sys.stderr)
-        return 1
+    if not outcome.claimed:  # another answer or an expiry got there first
+        raise CommandError("not_waiting", f"Not resumed: {outcome.reason}.", ExitCode.BAD_INPUT)
     assert outcome.state is not None
-    return _print(outcome.state, args.json)
+    return _print(outcome.state, args.json, progress=args.progress)
 
 
 async def _feedback(args: argparse.Namespace, services: Services) -> int:
     from bot.feedback import record_feedback
 
     state = await _load(services, args.run_id)
-    message = await record_feedback(
+    if state.overall_confidence is None:
+        raise CommandError(
+            "not_answered",
+            f"Run {state.run_id} has no answer yet; feedback is for answers.",
+            ExitCode.BAD_INPUT,
+        )
+    reply = await record_feedback(
         store=services.store,
         orchestrator=services.orchestrator,
         config=services.settings.intervention,
         state=state,
         user=args.user,
         up=args.vote == "up",
+        counted_voters=services.settings.feedback.counted_voters,
     )
-    print(message)
+    print(reply.text)
     return 0
 
 

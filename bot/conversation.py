@@ -33,6 +33,20 @@ log = logging.getLogger(__name__)
 _MENTION = re.compile(r"<@[A-Z0-9]+(?:\|[^>]*)?>")
 CONTEXT_CHARS = 2000
 REFUSAL = "Only the person who asked, or an approver configured for GRACE, can answer this."
+UNREADABLE = (
+    "I could not read that message: it contains characters that are not valid text "
+    "(a broken emoji or symbol). Could you send it again?"
+)
+
+
+def readable(text: str) -> bool:
+    """False for text no database or Slack call can carry (a lone UTF-16 surrogate,
+    which JSON's `\\ud800` escapes can deliver)."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def strip_mentions(text: str) -> str:
@@ -90,6 +104,9 @@ async def on_question(
     run_id: str | None = None,
 ) -> None:
     """A mention or a DM: start, continue, or answer, depending on the thread's run."""
+    if not readable(text):
+        await deps.publisher.post_text(key.channel_id, key.thread_ts, UNREADABLE)
+        return
     question = strip_mentions(text)
     existing = await deps.store.latest_run_in_thread(key)
     if existing is not None and existing.status is RunStatus.PAUSED and existing.pending:
@@ -128,6 +145,9 @@ async def on_reply(
         await deps.publisher.ephemeral(key.channel_id, user, REFUSAL, thread_ts=key.thread_ts)
         return
     if not text:
+        return
+    if not readable(text):
+        await deps.publisher.ephemeral(key.channel_id, user, UNREADABLE, thread_ts=key.thread_ts)
         return
     if request.kind in (InterventionKind.ESCALATE, InterventionKind.ASK_USER):
         action = InterventionAction.INPUT

@@ -3,7 +3,7 @@
 Bolt dereferences parts of a request (`body["event"]["type"]`, `body["actions"][0]`,
 `body["view"]["callback_id"]`…) without checking their shape, so a malformed body
 would surface as a 500. Slack never sends such bodies; anything else that does gets a
-400 with the reason (or a 401 when it is not signed by Slack either).
+400 with the reason (unsigned ones never get this far: see `bot/http_guard.py`).
 """
 
 from __future__ import annotations
@@ -11,7 +11,6 @@ from __future__ import annotations
 from typing import Any
 
 from slack_bolt.request.async_request import AsyncBoltRequest
-from slack_sdk.signature import SignatureVerifier
 
 _INTERACTIVE_OBJECTS = ("user", "team", "channel", "message", "container", "view", "state")
 
@@ -59,11 +58,3 @@ def malformed_reason(body: Any) -> str | None:
         if not isinstance(view.get("callback_id"), str) or not isinstance(view.get("type"), str):
             return "`view` has no `callback_id` or `type`"
     return None
-
-
-def is_signed(secret: str, raw: str, headers: Any) -> bool:
-    return SignatureVerifier(secret).is_valid(
-        body=raw,
-        timestamp=str(headers.get("X-Slack-Request-Timestamp", "")),
-        signature=str(headers.get("X-Slack-Signature", "")),
-    )

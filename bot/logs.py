@@ -1,4 +1,11 @@
-"""Structured logs: one JSON object per line, with the run id when there is one."""
+"""Logs for people on a terminal, JSON lines for machines.
+
+`auto` (the default) picks by where stderr goes: a terminal gets short text lines and only
+warnings (the command's own output is what a person reads there); anything else — a file,
+a pipe, a container's log collector — gets one JSON object per line, with the run id when
+there is one, from INFO up. Other libraries' logs (Alembic, google-genai, aiosqlite, httpx,
+Bolt …) show from WARNING up whatever the level, unless the level is DEBUG.
+"""
 
 from __future__ import annotations
 
@@ -6,8 +13,11 @@ import json
 import logging
 import sys
 from datetime import UTC, datetime
+from typing import TextIO
 
 _STANDARD = set(vars(logging.makeLogRecord({})).keys()) | {"message", "asctime"}
+OUR_PACKAGES = ("agent", "bot", "storage", "blocks", "__main__")
+TEXT_FORMAT = "%(asctime)s %(levelname)s %(name)s %(message)s"
 
 
 class JsonFormatter(logging.Formatter):
@@ -26,14 +36,62 @@ class JsonFormatter(logging.Formatter):
         return json.dumps(payload, ensure_ascii=False, default=str)
 
 
-def configure_logging(level: str = "INFO", fmt: str = "json") -> None:
-    handler = logging.StreamHandler(sys.stderr)
-    if fmt == "json":
+CONTENT_LOGGERS = ("aiosqlite", "sqlalchemy.engine", "google_genai", "google.genai")
+"""Libraries that log SQL parameters or request bodies — people's questions and
+answers — at DEBUG or INFO: quiet unless `log_content` is set."""
+
+
+class LibraryFilter(logging.Filter):
+    """Lets other libraries' records through only from `floor` up: their INFO lines
+    ("Context impl SQLiteImpl.", "AFC is enabled …") are noise to a GRACE user."""
+
+    def __init__(self, floor: int) -> None:
+        super().__init__()
+        self.floor = floor
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if record.levelno >= self.floor:
+            return True
+        return record.name.split(".", 1)[0] in OUR_PACKAGES
+
+
+def resolve_logging(
+    level: str = "auto", fmt: str = "auto", *, tty: bool, server: bool = False
+) -> tuple[int, str]:
+    """(level, format) for these settings: `auto` means text at WARNING on a terminal
+    (INFO for the long-running `serve` and `dev`), JSON at INFO elsewhere."""
+    resolved_fmt = fmt if fmt != "auto" else ("text" if tty else "json")
+    if level.lower() == "auto":
+        resolved_level = logging.INFO if server or not tty else logging.WARNING
+    else:
+        resolved_level = logging.getLevelNamesMapping()[level.upper()]
+    return resolved_level, resolved_fmt
+
+
+def configure_logging(
+    level: str = "auto",
+    fmt: str = "auto",
+    *,
+    server: bool = False,
+    stream: TextIO | None = None,
+    log_content: bool = False,
+) -> None:
+    """Logs carry ids, statuses and numbers; what people wrote appears only with
+    `log_content` (GRACE_LOG_CONTENT=true), e.g. to debug a question locally."""
+    stream = stream or sys.stderr
+    tty = stream.isatty()
+    resolved_level, resolved_fmt = resolve_logging(level, fmt, tty=tty, server=server)
+    handler = logging.StreamHandler(stream)
+    if resolved_fmt == "json":
         handler.setFormatter(JsonFormatter())
     else:
-        handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s %(message)s"))
+        handler.setFormatter(logging.Formatter(TEXT_FORMAT))
+    if resolved_level > logging.DEBUG:
+        handler.addFilter(LibraryFilter(max(logging.WARNING, resolved_level)))
     root = logging.getLogger()
     root.handlers[:] = [handler]
-    root.setLevel(level.upper())
-    for noisy in ("httpx", "httpcore", "aiohttp.access", "slack_bolt", "slack_sdk"):
-        logging.getLogger(noisy).setLevel(max(logging.WARNING, root.level))
+    root.setLevel(resolved_level)
+    for name in CONTENT_LOGGERS:
+        logging.getLogger(name).setLevel(
+            resolved_level if log_content else max(logging.WARNING, resolved_level)
+        )

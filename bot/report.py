@@ -104,15 +104,16 @@ def _intervention(request: Any) -> dict[str, Any]:
     }
 
 
-def run_text(state: RunState) -> str:
-    """A readable summary for the terminal."""
+def run_text(state: RunState, *, with_plan: bool = True) -> str:
+    """A readable summary for the terminal (without the plan and its replans when the
+    person just watched them go by)."""
     lines = [f"Run {state.run_id} — {_STATUS[state.status]}", f"Q: {state.query}"]
     if state.status.is_active and state.worker:
         until = (
             state.lease_expires_at.isoformat(timespec="seconds") if state.lease_expires_at else "?"
         )
         lines.append(f"Worker: {state.worker} (lease until {until})")
-    if state.plan is not None:
+    if state.plan is not None and with_plan:
         lines.append(f"Plan (complexity {state.plan.complexity:.2f}):")
         for step in state.plan.steps:
             result = state.step_results.get(step.step_id)
@@ -123,7 +124,7 @@ def run_text(state: RunState) -> str:
                 f"  {STEP_ICON[status]} {step.step_id}. {step.action.value}: "
                 f"{step.description}{conf}{level}"
             )
-    for record in state.replan_history:
+    for record in state.replan_history if with_plan else []:
         lines.append(
             f"  ↻ replan {record.trigger.value} → {record.strategy.value}: {record.reason}"
         )

@@ -19,10 +19,11 @@ from slack_bolt.adapter.socket_mode.aiohttp import AsyncSocketModeHandler
 from slack_bolt.async_app import AsyncApp
 
 from agent.errors import InvalidInputError
-from bot import inbound
+from bot import http_guard, inbound
 from bot.app import build_app, make_slack_client
 from bot.conversation import register_processors
 from bot.deps import BotDeps
+from bot.identity import resolve_identity
 from bot.intake import Intake
 from bot.settings import Settings
 from bot.slack_io import SlackPublisher
@@ -80,7 +81,8 @@ class Bot:
 
 
 async def create_bot(settings: Settings, *, services: Services | None = None) -> Bot:
-    """Wire the Slack app to the agent. Raises `InvalidInputError` for missing tokens."""
+    """Wire the Slack app to the agent. Raises `InvalidInputError` for missing tokens, and
+    a `GraceError` when Slack cannot tell who the bot is (asked once, here)."""
     if settings.slack_bot_token is None:
         raise InvalidInputError(
             "SLACK_BOT_TOKEN is not set. Create the app from manifest.yml, install it to "
@@ -91,10 +93,11 @@ async def create_bot(settings: Settings, *, services: Services | None = None) ->
             "Set SLACK_SIGNING_SECRET for HTTP mode (Basic Information → Signing Secret), "
             "or SLACK_APP_TOKEN (xapp-…) for Socket Mode."
         )
-    services = services or await build_services(settings)
     client = make_slack_client(
         settings.slack_bot_token.get_secret_value(), base_url=settings.slack_api_url
     )
+    identity = await resolve_identity(client, wait_seconds=settings.slack.auth_timeout_seconds)
+    services = services or await build_services(settings)
     delivery_client = make_slack_client(
         settings.slack_bot_token.get_secret_value(),
         base_url=settings.slack_api_url,
@@ -122,24 +125,32 @@ async def create_bot(settings: Settings, *, services: Services | None = None) ->
     register_processors(deps)
     secret = settings.slack_signing_secret
     app = build_app(
-        deps, client=client, signing_secret=secret.get_secret_value() if secret else None
+        deps,
+        client=client,
+        signing_secret=secret.get_secret_value() if secret else None,
+        identity=identity,
     )
     return Bot(services=services, deps=deps, app=app)
 
 
 def http_app(bot: Bot) -> web.Application:
     """`POST /slack/events` (HTTP mode only: it needs the signing secret) and `/healthz`."""
-    secret = bot.deps.settings.slack_signing_secret
+    settings = bot.deps.settings
+    secret = settings.slack_signing_secret
 
     async def slack_events(request: web.Request) -> web.Response:
-        raw = await request.text()
+        assert secret is not None
+        admitted = await http_guard.admit(
+            request, secret.get_secret_value(), max_body_bytes=settings.slack.max_body_bytes
+        )
+        if isinstance(admitted, http_guard.Refusal):
+            # No body, no traceback: a flood of junk must not flood the logs either.
+            log.debug("refused a request: %s", admitted.reason)
+            return admitted.response()
         bolt_request, problem = inbound.parse(
-            raw, query=request.query_string, headers=request.headers
+            admitted.text, query=request.query_string, headers=request.headers
         )
         if bolt_request is None:
-            assert secret is not None
-            if not inbound.is_signed(secret.get_secret_value(), raw, request.headers):
-                return web.json_response({"error": "invalid request"}, status=401)
             log.warning("malformed Slack request: %s", problem)
             return web.json_response({"error": f"malformed request: {problem}"}, status=400)
         bolt_response = await bot.app.async_dispatch(bolt_request)
@@ -168,6 +179,7 @@ def http_app(bot: Bot) -> web.Application:
         return web.json_response({"ok": True, "model": bot.services.llm.name})
 
     web_app = web.Application()
+    web_app.on_response_prepare.append(http_guard.drop_server_header)
     if secret is not None:
         # Without a signing secret Bolt cannot verify requests (Socket Mode): no endpoint.
         web_app.router.add_post("/slack/events", slack_events)

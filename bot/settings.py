@@ -60,6 +60,18 @@ class SlackSettings(BaseModel):
     """How long a message Slack keeps refusing (5xx, 429, timeouts) is retried."""
     request_timeout_seconds: float = Field(default=30.0, gt=0)
     """How long one Web API call may take before it counts as failed (and is retried)."""
+    auth_timeout_seconds: float = Field(default=10.0, gt=0)
+    """At start-up, how long to wait for Slack's `auth.test` (who the bot is)."""
+    event_retention_days: float = Field(default=7.0, gt=0)
+    """How long Slack event ids are kept to drop Slack's retries (which stop after
+    minutes); older ones are pruned by the sweeper."""
+    max_body_bytes: int = Field(default=1024 * 1024, ge=1024)
+    """Larger requests to `/slack/events` are refused (413) unread."""
+
+
+class FeedbackSettings(BaseModel):
+    counted_voters: Literal["asker_and_approvers", "everyone"] = "asker_and_approvers"
+    """Whose 👍/👎 move the intervention thresholds; other votes are kept, not counted."""
 
 
 class Settings(BaseSettings):
@@ -74,8 +86,12 @@ class Settings(BaseSettings):
 
     data_dir: Path = Path(".grace")
     database_url: str | None = None
-    log_level: str = "INFO"
-    log_format: Literal["json", "text"] = "json"
+    log_level: str = "auto"
+    """auto = WARNING on a terminal (INFO for `serve` and `dev`), INFO otherwise."""
+    log_format: Literal["auto", "json", "text"] = "auto"
+    """auto = text on a terminal, JSON lines otherwise."""
+    log_content: bool = False
+    """Let logs carry what people wrote (questions, answers); off by default."""
 
     google_api_key: SecretStr | None = Field(
         default=None, validation_alias=AliasChoices("GOOGLE_API_KEY", "GRACE_GOOGLE_API_KEY")
@@ -102,11 +118,21 @@ class Settings(BaseSettings):
     llm: LLMSettings = Field(default_factory=LLMSettings)
     knowledge: KnowledgeSettings = Field(default_factory=KnowledgeSettings)
     slack: SlackSettings = Field(default_factory=SlackSettings)
+    feedback: FeedbackSettings = Field(default_factory=FeedbackSettings)
     confidence: ConfidenceConfig = Field(default_factory=ConfidenceConfig)
     intervention: InterventionConfig = Field(default_factory=InterventionConfig)
     replan: ReplanConfig = Field(default_factory=ReplanConfig)
     cost: CostConfig = Field(default_factory=CostConfig)
     execution: ExecutionConfig = Field(default_factory=ExecutionConfig)
+
+    @field_validator("log_level")
+    @classmethod
+    def _known_level(cls, value: str) -> str:
+        if value.lower() == "auto":
+            return "auto"
+        if value.upper() not in ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"):
+            raise ValueError("must be auto, DEBUG, INFO, WARNING, ERROR or CRITICAL")
+        return value.upper()
 
     @field_validator("approvers", mode="before")
     @classmethod

@@ -6,16 +6,19 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from sqlalchemy.engine import make_url
+from sqlalchemy.exc import DBAPIError
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from agent.config import Thresholds
+from agent.errors import GraceError, InvalidInputError
 from agent.knowledge.lexical import HashingEmbedder
 from agent.knowledge.qdrant_kb import QdrantKnowledgeBase, open_knowledge_base
 from agent.llm.offline import OfflineModel
 from agent.orchestrator import Orchestrator
 from agent.ports import Embedder, LanguageModel, RunObserver
 from bot.settings import Settings
-from storage.db import make_engine, migrate
+from storage.db import is_sqlite, make_engine, migrate
 from storage.inbox import SqlInbox
 from storage.ledger import SqlUsageLedger
 from storage.outbox import SqlDeliveries
@@ -47,8 +50,6 @@ def build_models(settings: Settings) -> tuple[LanguageModel, Embedder, Embedder 
     from agent.llm.gemini import GeminiEmbedder, GeminiModel, make_gemini_client
 
     if settings.google_api_key is None:
-        from agent.errors import InvalidInputError
-
         raise InvalidInputError(
             "GRACE_LLM__PROVIDER=gemini needs GOOGLE_API_KEY; unset it to use the offline model."
         )
@@ -67,13 +68,35 @@ def build_models(settings: Settings) -> tuple[LanguageModel, Embedder, Embedder 
     return GeminiModel(client=client, model=settings.llm.model), embedder, embedder
 
 
+_DAMAGED = ("file is not a database", "malformed", "not a database", "file is encrypted")
+
+
+def database_error(url: str, exc: DBAPIError) -> GraceError:
+    """One line naming the database instead of a driver traceback; a damaged SQLite
+    file is the user's to fix (exit code 2)."""
+    parsed = make_url(url)
+    where = parsed.database if is_sqlite(parsed) else parsed.render_as_string(hide_password=True)
+    reason = str(exc.orig).splitlines()[0] if exc.orig is not None else type(exc).__name__
+    if is_sqlite(parsed) and any(marker in reason.lower() for marker in _DAMAGED):
+        return InvalidInputError(
+            f"The database {where} is damaged or not a GRACE database ({reason}); "
+            "restore it from a backup or move it away to start afresh."
+        )
+    return GraceError(f"Could not open the database {where} ({reason}).")
+
+
 async def build_services(
     settings: Settings,
     *,
     observers: Sequence[RunObserver] = (),
     llm: LanguageModel | None = None,
 ) -> Services:
-    settings.data_dir.mkdir(parents=True, exist_ok=True)
+    try:
+        settings.data_dir.mkdir(parents=True, mode=0o700)
+    except FileExistsError:
+        pass
+    else:
+        settings.data_dir.chmod(0o700)  # whatever the umask
     default_llm, embedder, dense = build_models(settings)
     model = llm or default_llm
     knowledge_base = open_knowledge_base(
@@ -86,15 +109,21 @@ async def build_services(
         default_collection=settings.knowledge.collection,
     )
     url = settings.resolved_database_url
+    engine: AsyncEngine | None = None
     try:
         await migrate(url)
         engine = make_engine(url)
-    except Exception:
+        store = SqlRunStore(engine)
+        stored = await store.load_thresholds()
+    except BaseException as exc:
         await knowledge_base.close()
+        if engine is not None:
+            await engine.dispose()
+        if isinstance(exc, DBAPIError):
+            raise database_error(url, exc) from None
         raise
-    store = SqlRunStore(engine)
     ledger = SqlUsageLedger(engine)
-    thresholds: Thresholds = await store.load_thresholds() or settings.confidence.thresholds
+    thresholds: Thresholds = stored or settings.confidence.thresholds
     orchestrator = Orchestrator(
         llm=model,
         knowledge_base=knowledge_base,

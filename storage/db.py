@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import logging
+import os
 import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -69,6 +70,9 @@ def make_engine(url: str, **kwargs: Any) -> AsyncEngine:
     path = _sqlite_file(parsed)
     if path is not None:
         path.parent.mkdir(parents=True, exist_ok=True)
+        # Created here, owner-only; SQLite gives its -wal and -shm files the same mode.
+        if not path.exists():
+            os.close(os.open(path, os.O_CREAT | os.O_WRONLY, 0o600))
     connect_args = {"timeout": SQLITE_BUSY_TIMEOUT_S, **kwargs.pop("connect_args", {})}
     engine = create_async_engine(parsed, connect_args=connect_args, **kwargs)
     _configure_sqlite(engine)

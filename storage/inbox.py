@@ -69,7 +69,7 @@ class SqlInbox:
                         event_id=item.event_id,
                         message_key=item.message_key,
                         kind=item.kind,
-                        payload_json=json.dumps(item.payload, ensure_ascii=False),
+                        payload_json=json.dumps(item.payload),  # ASCII: a lone surrogate survives
                         status=PENDING,
                         attempts=0,
                         created_at=now,

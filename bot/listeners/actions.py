@@ -94,19 +94,21 @@ async def handle_click(deps: BotDeps, client: AsyncWebClient, click: Click) -> N
         await tell(f"I don't know run {value.run_id} any more; nothing was changed.")
         return
     if click.action_id in _FEEDBACK:
-        message = await record_feedback(
+        up = _FEEDBACK[click.action_id]
+        reply = await record_feedback(
             store=deps.store,
             orchestrator=deps.orchestrator,
             config=deps.settings.intervention,
             state=state,
             user=click.user,
-            up=_FEEDBACK[click.action_id],
+            up=up,
+            counted_voters=deps.settings.feedback.counted_voters,
         )
         await deps.publisher.ephemeral(
             click.channel,
             click.user,
-            message,
-            blocks=feedback_ack(click.user, _FEEDBACK[click.action_id]),
+            reply.text,
+            blocks=feedback_ack(click.user, up, counted=reply.counted, thresholds=reply.thresholds),
             thread_ts=click.thread_ts,
         )
         return
@@ -127,6 +129,9 @@ async def handle_click(deps: BotDeps, client: AsyncWebClient, click: Click) -> N
             await client.views_open(trigger_id=click.trigger_id, view=view)
         except SlackApiError as exc:
             await tell(f"I couldn't open the edit form ({exc.response.get('error')}).")
+        return
+    if option is not None and not 0 <= option < len(request.options):
+        await tell("That choice is not one of this question's options; nothing was changed.")
         return
     if option is not None:
         answer = InterventionAnswer(action=InterventionAction.INPUT, option=option, user=click.user)

@@ -36,6 +36,11 @@ def _may_control(deps: BotDeps, state: RunState, user: str) -> bool:
     return user == state.asker or user in deps.settings.approvers
 
 
+def _may_see(deps: BotDeps, state: RunState, user: str, channel: str) -> bool:
+    """A run's question and plan are for its asker, approvers and its channel's members."""
+    return _may_control(deps, state, user) or channel == state.thread.channel_id
+
+
 async def _cancel(deps: BotDeps, run_id: str, user: str, channel: str) -> None:
     state = await deps.orchestrator.cancel(run_id, user=user, reason=f"cancelled by <@{user}>")
     status = state.status.value if state else "unknown"
@@ -70,7 +75,8 @@ async def handle_grace(deps: BotDeps, ack: AsyncAck, command: dict[str, Any]) ->
         return
     if sub in ("status", "cancel", "retry"):
         state = await deps.store.load(arg) if arg else None
-        if state is None:
+        if state is None or not _may_see(deps, state, user, channel):
+            # The same words either way: a run you may not see does not exist for you.
             message = f"No run {arg!r}. `/grace status` lists this channel's runs."
             await _ack_blocks(ack, message, error_blocks(message))
             return

@@ -8,7 +8,7 @@ from slack_bolt.async_app import AsyncAck, AsyncApp
 
 from agent.schemas import InterventionAction, InterventionAnswer
 from blocks import ids
-from bot.conversation import REFUSAL, already_handled
+from bot.conversation import REFUSAL, UNREADABLE, already_handled, readable
 from bot.deps import BotDeps
 
 
@@ -51,11 +51,9 @@ def register(app: AsyncApp, deps: BotDeps) -> None:
     @app.view(ids.MODIFY_MODAL_CALLBACK)
     async def handle_modify(ack: AsyncAck, body: dict[str, Any], view: dict[str, Any]) -> None:
         text = typed_text(view)
-        if not text:
-            await ack(
-                response_action="errors",
-                errors={ids.MODIFY_INPUT_BLOCK: "Tell GRACE how the plan should change."},
-            )
+        if not text or not readable(text):
+            problem = "Tell GRACE how the plan should change." if not text else UNREADABLE
+            await ack(response_action="errors", errors={ids.MODIFY_INPUT_BLOCK: problem})
             return
         try:
             metadata = ids.ModalMetadata.decode(str(view.get("private_metadata") or ""))

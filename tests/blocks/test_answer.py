@@ -75,7 +75,7 @@ def test_very_long_answer_spans_several_messages() -> None:
 
 def test_answer_escapes_and_converts_markdown() -> None:
     assert to_mrkdwn("## Title\n**bold** <!here> [link](https://x.test/a?b=1&c=2)") == (
-        "*Title*\n*bold* &lt;!here&gt; <https://x.test/a?b=1&amp;c=2|link>"
+        "*Title*\n*bold* &lt;!here&gt; link (<https://x.test/a?b=1&amp;c=2>)"
     )
 
 

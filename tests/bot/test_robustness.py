@@ -236,7 +236,7 @@ async def test_socket_mode_exposes_no_unverifiable_http_endpoint(
     finally:
         await runner.cleanup()
         await bot.close()
-    assert not fake.calls
+    assert [c.method for c in fake.calls] == ["auth.test"], "only who-am-I, at start-up"
 
 
 async def test_the_bot_token_in_the_environment_raises_no_false_alarm(

@@ -61,7 +61,7 @@ def test_an_answer_claimed_by_a_process_that_died_is_acted_on_by_grace_recover(
     asyncio.run(_claim_and_die(url, run_id))
 
     stuck = run_grace(env, "resume", run_id, "--action", "input", "--text", "Other")
-    assert stuck.returncode == 1
+    assert stuck.returncode == 2  # not waiting: bad input, as for an answered run
     assert "already answered by U_ALICE" in stuck.stderr
     recovered = run_grace(env, "recover")
 

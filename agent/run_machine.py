@@ -1,0 +1,426 @@
+"""The drive loop of a run: plan, run the steps wave by wave, score them, pause, replan
+and finish. Every transition is saved to the run store *before* observers hear of it,
+so a run that pauses can be resumed by any process that loads it, and nothing an
+observer shows is lost if the process dies right after."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from collections.abc import Awaitable, Sequence
+
+from agent.confidence import (
+    ConfidenceCalculator,
+    SourceAgreementCalculator,
+)
+from agent.config import AgentConfig, Thresholds
+from agent.cost import check_query_budget, price
+from agent.errors import CostLimitError, GraceError
+from agent.executor import DONE, StepExecutor, ancestors, ready_steps, skip_blocked, step_context
+from agent.finishing import cited, final_result, no_answer_reason, overall_confidence
+from agent.intervention import (
+    ask_user_request,
+    confirm_request,
+    did_you_mean,
+    escalate_request,
+    plan_approval_request,
+)
+from agent.leases import CancelledElsewhere, LeaseKeeper, TakenOver
+from agent.planner import Planner
+from agent.ports import (
+    Embedder,
+    KnowledgeBase,
+    LanguageModel,
+    PlanRequest,
+    RunConflictError,
+    RunEvent,
+    RunEventType,
+    RunObserver,
+    RunStore,
+    UsageLedger,
+    WebSearchProvider,
+)
+from agent.replan import ReplanDecision, ReplanManager
+from agent.schemas import (
+    ActionType,
+    InterventionLevel,
+    InterventionRequest,
+    ReplanStrategy,
+    ReplanTrigger,
+    RunState,
+    RunStatus,
+    StepResult,
+    StepStatus,
+    TokenUsage,
+)
+from agent.tools import Toolbox
+from agent.workers import new_worker_id
+
+log = logging.getLogger(__name__)
+
+MAX_WAVES = 50  # a hard stop far above any real plan, in case a bug would loop
+_CANCEL_ATTEMPTS = 20  # a worker commits a few times per step; a cancel gets in quickly
+
+
+class RunMachine:
+    """The state machine's moves; `RunAnswers` adds what answers do, `Orchestrator`
+    the entry points."""
+
+    def __init__(
+        self,
+        *,
+        llm: LanguageModel,
+        knowledge_base: KnowledgeBase,
+        store: RunStore,
+        embedder: Embedder,
+        config: AgentConfig | None = None,
+        web_search: WebSearchProvider | None = None,
+        ledger: UsageLedger | None = None,
+        observers: Sequence[RunObserver] = (),
+        approvers: Sequence[str] = (),
+        thresholds: Thresholds | None = None,
+        worker_id: str | None = None,
+    ) -> None:
+        self.config = config or AgentConfig()
+        self.worker_id = worker_id or new_worker_id()
+        self.leases = LeaseKeeper(
+            store=store,
+            worker_id=self.worker_id,
+            lease_seconds=self.config.execution.lease_seconds,
+        )
+        self.llm = llm
+        self.knowledge_base = knowledge_base
+        self.store = store
+        self.ledger = ledger
+        self.observers = list(observers)
+        self.approvers = list(approvers)
+        self.thresholds = thresholds or self.config.confidence.thresholds
+        self.calculator = ConfidenceCalculator(self.config.confidence)
+        self.planner = Planner(llm, self.config.execution)
+        self.replanner = ReplanManager(self.planner, self.config.replan)
+        self.executor = StepExecutor(
+            toolbox=Toolbox(
+                llm=llm,
+                knowledge_base=knowledge_base,
+                web_search=web_search,
+                top_k=self.config.execution.top_k,
+            ),
+            calculator=self.calculator,
+            agreement=SourceAgreementCalculator(embedder),
+        )
+
+    # ------------------------------------------------------------------ the machine
+
+    async def _timed(self, state: RunState, work: Awaitable[None]) -> None:
+        """Run a piece of the machine, keep its time and its lease, and stop quietly if
+        the run was cancelled or taken over meanwhile."""
+        started = time.perf_counter()
+        heartbeat = asyncio.create_task(self.leases.keep(state))
+        try:
+            await work
+        except CancelledElsewhere:
+            log.info("run cancelled elsewhere; stopping", extra={"run_id": state.run_id})
+        except TakenOver:
+            log.warning(
+                "run taken over by another worker; stopping", extra={"run_id": state.run_id}
+            )
+        finally:
+            heartbeat.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await heartbeat
+            state.execution_time_ms += (time.perf_counter() - started) * 1000
+
+    async def _plan_and_run(self, state: RunState, feedback: str | None = None) -> None:
+        state.status = RunStatus.PLANNING
+        try:
+            outcome = await self.planner.create_plan(
+                PlanRequest(
+                    query=state.query,
+                    context=state.context,
+                    collections=await self._collections(),
+                    default_collection=state.collection,
+                    feedback=feedback,
+                )
+            )
+        except GraceError as exc:
+            if exc.usage is not None:
+                await self._account(state, exc.usage, self.llm.name)
+            await self._fail(state, f"Planning failed: {exc.message}")
+            return
+        await self._account(state, outcome.reply.usage, outcome.reply.model)
+        state.plan = outcome.plan
+        state.step_results = {}
+        message = f"plan with {len(outcome.plan.steps)} steps"
+        if outcome.repairs:
+            message += f" (repaired: {'; '.join(outcome.repairs)})"
+        await self._commit(state, RunEventType.PLAN_CREATED, message)
+        if outcome.plan.requires_confirmation:
+            await self._pause(
+                state,
+                plan_approval_request(state, self.config.intervention, self._responders(state)),
+            )
+            return
+        await self._drive(state)
+
+    async def _drive(self, state: RunState) -> None:
+        state.status = RunStatus.RUNNING
+        for _ in range(MAX_WAVES):
+            assert state.plan is not None
+            for skipped in skip_blocked(state):
+                await self._commit(
+                    state, RunEventType.STEP_FINISHED, skipped.error or "", step_id=skipped.step_id
+                )
+            ready = ready_steps(state)
+            if not ready:
+                await self._finish(state)
+                return
+            ask = next((s for s in ready if s.action is ActionType.ASK_USER), None)
+            if ask is not None:
+                await self._pause(
+                    state,
+                    ask_user_request(
+                        state,
+                        ask.step_id,
+                        question=ask.query or ask.description,
+                        reason=ask.expected_output or "the question is ambiguous",
+                        options=ask.options or await self._did_you_mean(state),
+                        config=self.config.intervention,
+                        responders=self._responders(state),
+                    ),
+                )
+                return
+            try:
+                check_query_budget(state.token_usage.cost_usd, self.config.cost)
+            except CostLimitError as exc:
+                await self._fail(state, exc.message)
+                return
+            for step in ready:
+                state.step_results[step.step_id] = StepResult(
+                    step_id=step.step_id, action=step.action, status=StepStatus.RUNNING
+                )
+            await self._commit(
+                state,
+                RunEventType.STEP_STARTED,
+                ", ".join(f"step {s.step_id}" for s in ready),
+                data={"step_ids": [s.step_id for s in ready]},
+            )
+            results = await asyncio.gather(
+                *(
+                    self.executor.execute(
+                        step,
+                        step_context(state, step),
+                        self.thresholds,
+                        self._inherited_quality(state, step.step_id),
+                    )
+                    for step in ready
+                )
+            )
+            for result in results:
+                state.step_results[result.step_id] = result
+                await self._account(state, result.token_usage, self.llm.name)
+                if result.status is StepStatus.FAILED:
+                    state.failure_count += 1
+                    state.consecutive_failures += 1
+                else:
+                    state.consecutive_failures = 0
+            for result in results:
+                await self._commit(
+                    state,
+                    RunEventType.STEP_FINISHED,
+                    f"step {result.step_id} {result.status.value} "
+                    f"(confidence {result.confidence:.2f})",
+                    step_id=result.step_id,
+                )
+            if not await self._after_wave(state, results):
+                return
+        await self._fail(state, f"the run did not finish within {MAX_WAVES} waves")
+
+    async def _after_wave(self, state: RunState, results: Sequence[StepResult]) -> bool:
+        """Replan or pause as the wave's results demand. False when the drive must stop."""
+        assert state.plan is not None
+        final_id = state.plan.steps[-1].step_id
+        low = max(self.config.replan.low_confidence, self.thresholds.confirm)
+        for result in sorted(results, key=lambda r: r.step_id):
+            trigger = self.replanner.trigger_for(result)
+            if trigger is None and result.confidence < low and result.status in DONE:
+                trigger = ReplanTrigger.LOW_CONFIDENCE
+            if trigger is ReplanTrigger.LOW_CONFIDENCE and state.low_confidence_accepted:
+                continue
+            if trigger is None:
+                continue
+            reason = (
+                f"step {result.step_id} failed: {result.error}"
+                if result.status is StepStatus.FAILED
+                else f"step {result.step_id} confidence {result.confidence:.2f} < {low:.2f}"
+            )
+            decision = self.replanner.decide(state, trigger, result.step_id, reason)
+            if decision.strategy is ReplanStrategy.ABORT:
+                if trigger is ReplanTrigger.LOW_CONFIDENCE:
+                    await self._pause(
+                        state,
+                        escalate_request(
+                            state,
+                            result.step_id,
+                            result.confidence_detail,
+                            decision.reason,
+                            self.config.intervention,
+                            self._responders(state),
+                        ),
+                    )
+                else:
+                    await self._fail(state, f"Gave up: {decision.reason}.")
+                return False
+            return await self._replan(state, decision)
+        if self.config.intervention.pause_on_confirm and not state.low_confidence_accepted:
+            for result in sorted(results, key=lambda r: r.step_id):
+                if result.level is InterventionLevel.CONFIRM and result.step_id != final_id:
+                    assert result.confidence_detail is not None
+                    await self._pause(
+                        state,
+                        confirm_request(
+                            state,
+                            result.step_id,
+                            result.confidence_detail,
+                            self.config.intervention,
+                            self._responders(state),
+                        ),
+                    )
+                    return False
+        return True
+
+    async def _replan(
+        self, state: RunState, decision: ReplanDecision, feedback: str | None = None
+    ) -> bool:
+        assert state.plan is not None
+        old = state.plan
+        try:
+            new_plan, kept, usage = await self.replanner.build(state, decision, feedback)
+        except GraceError as exc:
+            if exc.usage is not None:
+                await self._account(state, exc.usage, self.llm.name)
+            await self._fail(state, f"Replanning failed: {exc.message}")
+            return False
+        await self._account(state, usage, self.llm.name)
+        state.replan_history.append(self.replanner.record(decision, old, new_plan))
+        state.plan = new_plan
+        state.step_results = kept
+        state.consecutive_failures = 0
+        await self._commit(
+            state,
+            RunEventType.REPLANNED,
+            f"{decision.trigger.value} → {decision.strategy.value}: {decision.reason}",
+            data={"trigger": decision.trigger.value, "strategy": decision.strategy.value},
+        )
+        return True
+
+    async def _finish(self, state: RunState) -> None:
+        final = final_result(state)
+        if final is None:
+            await self._fail(state, no_answer_reason(state))
+            return
+        state.overall_detail = overall_confidence(state, final, self.config.confidence)
+        state.overall_confidence = round(state.overall_detail.score, 4)
+        state.level = self.calculator.decide_action(state.overall_detail, self.thresholds).level
+        state.final_answer = final.output
+        state.sources = cited(final.output, final.sources)
+        state.status = RunStatus.ANSWERED
+        await self._commit(
+            state,
+            RunEventType.ANSWER_READY,
+            f"answered with confidence {state.overall_confidence:.2f} ({state.level.value})",
+        )
+
+    # ------------------------------------------------------------------ helpers
+
+    def _responders(self, state: RunState) -> list[str]:
+        return list(dict.fromkeys([state.asker, *self.approvers]))
+
+    def _inherited_quality(self, state: RunState, step_id: int) -> float | None:
+        assert state.plan is not None
+        values = []
+        for dep in ancestors(state.plan, step_id):
+            result = state.step_results.get(dep)
+            if result and result.confidence_detail and result.status in DONE:
+                quality = result.confidence_detail.breakdown.get("search_quality")
+                if quality is not None and result.confidence_detail.is_search_step:
+                    values.append(quality)
+        return max(values) if values else None
+
+    async def _collections(self) -> list[str]:
+        try:
+            return await self.knowledge_base.collections()
+        except GraceError:
+            return [self.knowledge_base.default_collection]
+
+    async def _did_you_mean(self, state: RunState) -> list[str]:
+        """Choices for an ambiguous question the plan gave none for: the knowledge
+        base's closest entries, so the person can click instead of typing."""
+        try:
+            sources = await self.knowledge_base.search(
+                state.query, collection=state.collection, limit=self.config.execution.top_k
+            )
+        except GraceError:
+            return []  # a plain question still works: the reply is the answer
+        return did_you_mean(sources)
+
+    async def _account(self, state: RunState, usage: TokenUsage, model: str) -> None:
+        if usage.calls == 0 and usage.total_tokens == 0:
+            return
+        priced = price(usage, self.config.cost, model)
+        state.token_usage = state.token_usage + priced
+        if self.ledger is not None:
+            await self.ledger.record(state.run_id, priced, model)
+
+    async def _pause(self, state: RunState, request: InterventionRequest) -> None:
+        state.pending = request
+        state.interventions.append(request)
+        state.status = RunStatus.PAUSED
+        await self._commit(
+            state,
+            RunEventType.INTERVENTION_REQUESTED,
+            f"{request.kind.value}: {request.question}",
+            step_id=request.step_id,
+            data={"intervention_id": request.intervention_id, "kind": request.kind.value},
+        )
+
+    async def _cancel(self, state: RunState, reason: str) -> None:
+        state.status = RunStatus.CANCELLED
+        state.error = reason
+        await self._commit(state, RunEventType.RUN_CANCELLED, reason)
+
+    async def _fail(self, state: RunState, message: str) -> None:
+        state.status = RunStatus.FAILED
+        state.error = message
+        await self._commit(state, RunEventType.RUN_FAILED, message)
+
+    async def _commit(
+        self,
+        state: RunState,
+        event_type: RunEventType,
+        message: str,
+        *,
+        step_id: int | None = None,
+        data: dict[str, object] | None = None,
+    ) -> None:
+        self.leases.stamp(state)
+        event = RunEvent(
+            type=event_type,
+            run_id=state.run_id,
+            step_id=step_id,
+            message=message,
+            data=data or {},
+        )
+        try:
+            # Written only if nobody else wrote the run since we read it (a cancel, a
+            # worker that took it over); the store then bumps `version` and `updated_at`.
+            await self.store.save(state, event)
+        except RunConflictError as conflict:
+            raise await self.leases.adopt_stored(state) from conflict
+        log.info(message, extra={"run_id": state.run_id, "event": event_type.value})
+        for observer in self.observers:
+            try:
+                await observer.on_event(event, state)
+            except Exception:  # an observer must never break a run
+                log.exception("observer failed", extra={"run_id": state.run_id})

@@ -1,0 +1,78 @@
+"""Hostile input: how fast a real `grace serve` refuses each kind of malicious request.
+
+    python bench/hostile_input.py [--rounds 50]
+
+Starts `grace serve` (HTTP mode, offline model, empty data dir) against the fake Slack
+Web API, then sends every body of `tests/faults/hostile.py` (invalid UTF-8, 100k-deep
+JSON, a 600 KB nested form, 2 MiB, bad timestamps and signatures; unsigned and signed)
+`--rounds` times, one at a time, and prints the status and the p50 / p99 time until the
+response. The target: unsigned hostile bodies answered in under 10 ms. It is a
+benchmark: the exit code is 0 whatever the numbers.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import signal
+import statistics
+import sys
+import tempfile
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+if str(REPO) not in sys.path:
+    sys.path.insert(0, str(REPO))
+
+import aiohttp  # noqa: E402
+
+from tests.fakes.fake_slack import FakeSlack  # noqa: E402
+from tests.faults.hostile import SECRET, catalogue, free_port, send, start_serve  # noqa: E402
+
+
+async def bench(rounds: int) -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        async with FakeSlack() as fake:
+            env = {k: v for k, v in os.environ.items() if not k.startswith("GRACE_")}
+            env.update(
+                GRACE_DATA_DIR=str(Path(tmp) / "data"),
+                GRACE_LOG_LEVEL="WARNING",
+                GRACE_LLM__PROVIDER="offline",
+                SLACK_BOT_TOKEN="xoxb-bench",
+                SLACK_SIGNING_SECRET=SECRET,
+                SLACK_API_URL=fake.base_url,
+                PYTHONPATH=str(REPO),
+            )
+            port = free_port()
+            process = await start_serve(env, port, Path(tmp) / "serve.log")
+            url = f"http://127.0.0.1:{port}/slack/events"
+            timings: dict[str, list[float]] = {}
+            statuses: dict[str, set[int]] = {}
+            try:
+                async with aiohttp.ClientSession() as http:
+                    for _ in range(rounds):
+                        for case in catalogue():
+                            status, seconds, _ = await send(http, url, case)
+                            timings.setdefault(case.name, []).append(seconds)
+                            statuses.setdefault(case.name, set()).add(status)
+            finally:
+                os.kill(process.pid, signal.SIGTERM)
+                await process.wait()
+    print(f"{'request':32} {'status':>6} {'p50 ms':>8} {'p99 ms':>8}")
+    for name, seconds in timings.items():
+        ordered = sorted(seconds)
+        p99 = ordered[min(len(ordered) - 1, int(len(ordered) * 0.99))]
+        codes = ",".join(str(s) for s in sorted(statuses[name]))
+        print(f"{name:32} {codes:>6} {statistics.median(ordered) * 1000:8.2f} {p99 * 1000:8.2f}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--rounds", type=int, default=50)
+    args = parser.parse_args()
+    asyncio.run(bench(args.rounds))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,143 @@
+"""A 👍/👎 vote and the threshold change it causes, in one transaction.
+
+Votes are serialised where they touch the thresholds — SQLite's `BEGIN IMMEDIATE`
+(storage/db.py), a transaction-scoped advisory lock on PostgreSQL — so each vote reads
+the thresholds the previous one stored and what a voter is told is what was stored:
+no lost updates under a burst of clicks, in one process or several.
+
+Who counts is decided when the window is read: only votes by the run's asker or by an
+approver (unless everyone counts). Other votes are kept, never counted.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, cast
+
+from sqlalchemy import ColumnElement, CursorResult, or_, select, text, true, update
+from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
+
+from agent.config import Thresholds
+from agent.schemas import utcnow
+from storage.run_store import DEFAULT_THRESHOLDS_NAME, dialect_insert
+from storage.tables import FeedbackRow, RunRow, ThresholdsRow
+
+Adjust = Callable[[Thresholds, list[tuple[float, bool]]], tuple[Thresholds, str] | None]
+"""(current thresholds, counted window oldest first) → (new thresholds, why) or None."""
+
+_PG_FEEDBACK_LOCK_KEY = 0x6772616366  # serialises votes across PostgreSQL replicas
+
+
+@dataclass(frozen=True)
+class Voters:
+    """Whose votes move the thresholds: the run's asker and `approvers`, or everyone."""
+
+    approvers: tuple[str, ...] = ()
+    everyone: bool = False
+
+    def counts(self, user_id: str, asker: str | None) -> bool:
+        return self.everyone or user_id == asker or user_id in self.approvers
+
+    def clause(self) -> ColumnElement[bool]:
+        if self.everyone:
+            return true()
+        return or_(FeedbackRow.user_id == RunRow.asker, FeedbackRow.user_id.in_(self.approvers))
+
+
+@dataclass(frozen=True)
+class VoteOutcome:
+    first: bool
+    """The user's first vote on this run (False: it replaced their earlier one)."""
+    counted: bool
+    thresholds: Thresholds
+    """As stored once this vote committed."""
+    change: str | None
+    """Why the thresholds moved, when this vote moved them."""
+
+
+class SqlFeedback:
+    def __init__(self, engine: AsyncEngine) -> None:
+        self._engine = engine
+        self._sessions = async_sessionmaker(engine, expire_on_commit=False)
+
+    async def vote(
+        self,
+        *,
+        run_id: str,
+        user_id: str,
+        confidence: float,
+        was_correct: bool,
+        voters: Voters,
+        window: int,
+        default: Thresholds,
+        adjust: Adjust,
+    ) -> VoteOutcome:
+        """Store the vote (one per person per run: a new vote replaces the old one) and,
+        when it counts, let `adjust` move the thresholds from the counted window."""
+        async with self._sessions.begin() as session:
+            if self._engine.dialect.name == "postgresql":
+                await session.execute(
+                    text("SELECT pg_advisory_xact_lock(:key)"), {"key": _PG_FEEDBACK_LOCK_KEY}
+                )
+            first = await self._upsert(session, run_id, user_id, confidence, was_correct)
+            stored = await session.get(ThresholdsRow, DEFAULT_THRESHOLDS_NAME)
+            current = (
+                Thresholds(silent=stored.silent, notify=stored.notify, confirm=stored.confirm)
+                if stored is not None
+                else default
+            )
+            asker = await session.scalar(select(RunRow.asker).where(RunRow.run_id == run_id))
+            if not voters.counts(user_id, asker):
+                return VoteOutcome(first=first, counted=False, thresholds=current, change=None)
+            rows = await session.execute(
+                select(FeedbackRow.confidence, FeedbackRow.was_correct)
+                .join(RunRow, RunRow.run_id == FeedbackRow.run_id)
+                .where(voters.clause())
+                .order_by(FeedbackRow.created_at.desc(), FeedbackRow.id.desc())
+                .limit(window)
+            )
+            history = [(float(c), bool(ok)) for c, ok in rows][::-1]
+            moved = adjust(current, history)
+            if moved is None or moved[0] == current:
+                return VoteOutcome(first=first, counted=True, thresholds=current, change=None)
+            new, why = moved
+            values = {
+                "silent": new.silent,
+                "notify": new.notify,
+                "confirm": new.confirm,
+                "updated_at": utcnow(),
+            }
+            upsert = dialect_insert(self._engine, ThresholdsRow).values(
+                name=DEFAULT_THRESHOLDS_NAME, **values
+            )
+            await session.execute(
+                upsert.on_conflict_do_update(index_elements=[ThresholdsRow.name], set_=values)
+            )
+            return VoteOutcome(first=first, counted=True, thresholds=new, change=why)
+
+    @staticmethod
+    async def _upsert(
+        session: AsyncSession, run_id: str, user_id: str, confidence: float, was_correct: bool
+    ) -> bool:
+        now = utcnow()
+        changed = await session.execute(
+            update(FeedbackRow)
+            .where(FeedbackRow.run_id == run_id, FeedbackRow.user_id == user_id)
+            .values(confidence=confidence, was_correct=was_correct, updated_at=now)
+            .execution_options(synchronize_session=False)
+        )
+        if cast(CursorResult[Any], changed).rowcount == 1:
+            return False
+        session.add(
+            FeedbackRow(
+                run_id=run_id,
+                user_id=user_id,
+                confidence=confidence,
+                was_correct=was_correct,
+                created_at=now,
+                updated_at=now,
+            )
+        )
+        await session.flush()
+        return True

@@ -1,0 +1,100 @@
+"""Issue 9 point 7, the Slack half: who may see a run, option indexes from Slack,
+unreadable text, and the dedupe table's retention."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+from sqlalchemy import insert, select
+
+from agent.schemas import InterventionKind, InterventionStatus, RunStatus, utcnow
+from blocks import ids
+from bot.conversation import UNREADABLE
+from bot.sweeper import prune_once
+from storage.tables import ProcessedEventRow
+
+from .conftest import (
+    APPROVER,
+    ASKER,
+    CHANNEL,
+    LATEST_Q,
+    OTHER,
+    VACATION_Q,
+    BotHarness,
+    HarnessFactory,
+    button_values,
+)
+
+TS = "1700090000.000100"
+ELSEWHERE = "C0ELSEWHERE9"
+
+
+async def test_status_of_a_run_is_for_its_asker_approvers_and_channel(
+    make_harness: HarnessFactory,
+) -> None:
+    harness = await make_harness(approvers=[APPROVER])
+    await harness.mention(VACATION_Q, ts=TS)
+    state = await harness.run_in(TS)
+
+    async def sees(user: str, channel: str) -> bool:
+        reply = await harness.command(f"status {state.run_id}", user=user, channel=channel)
+        assert reply.status == 200
+        text = reply.json()["text"]
+        assert (text == f"Run {state.run_id}") != ("No run" in text), text
+        return text == f"Run {state.run_id}"
+
+    assert await sees(ASKER, ELSEWHERE), "the asker, from anywhere"
+    assert await sees(APPROVER, ELSEWHERE), "an approver, from anywhere"
+    assert await sees(OTHER, CHANNEL), "someone in the run's channel"
+    assert not await sees(OTHER, ELSEWHERE), "anyone else, from another channel"
+    for sub in ("cancel", "retry"):
+        reply = await harness.command(f"{sub} {state.run_id}", user=OTHER, channel=ELSEWHERE)
+        assert "No run" in reply.json()["text"]
+        assert VACATION_Q not in reply.text
+
+
+async def test_an_option_index_out_of_range_changes_nothing(harness: BotHarness) -> None:
+    await harness.mention(LATEST_Q, ts=TS)
+    paused = await harness.run_in(TS)
+    assert paused.pending is not None and paused.pending.kind is InterventionKind.ASK_USER
+    question = await harness.intervention_message(paused, paused.pending.intervention_id)
+    value = button_values(question)[ids.option_action_id(0)]
+
+    reply = await harness.click(ids.option_action_id(999), value, message=question)
+
+    assert reply.status == 200
+    after = await harness.run_in(TS)
+    assert (after.status, after.version) == (RunStatus.PAUSED, paused.version)
+    stored = await harness.store.get_intervention(paused.pending.intervention_id)
+    assert stored is not None and stored.status is InterventionStatus.PENDING
+    assert any("not one of this question's options" in t for t in harness.ephemerals(ASKER))
+
+
+async def test_a_question_with_a_lone_surrogate_gets_a_could_not_read_reply(
+    harness: BotHarness,
+) -> None:
+    reply = await harness.mention("How many vacation days \ud800 do I get?", ts=TS)
+
+    assert reply.status == 200
+    assert await harness.runs_in(TS) == []
+    assert [m.text for m in harness.thread(TS)][-1] == UNREADABLE
+
+
+async def test_old_slack_event_ids_are_pruned_by_the_sweeper(harness: BotHarness) -> None:
+    services = harness.bot.services
+    days = services.settings.slack.event_retention_days
+    old, recent = utcnow() - timedelta(days=days + 1), utcnow() - timedelta(days=days - 1)
+    async with services.engine.begin() as connection:
+        await connection.execute(
+            insert(ProcessedEventRow),
+            [
+                {"event_id": "Ev_old", "kind": "event", "created_at": old},
+                {"event_id": "Ev_new", "kind": "event", "created_at": recent},
+            ],
+        )
+
+    assert await prune_once(services) == 1
+
+    async with services.engine.connect() as connection:
+        kept = set(await connection.scalars(select(ProcessedEventRow.event_id)))
+    assert kept == {"Ev_new"}

@@ -1,0 +1,130 @@
+"""`--json` is always exactly one JSON object on stdout — errors included — and every
+outcome has its documented exit code: 0 done, 1 failed, 2 bad input, 3 not allowed."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from qdrant_client import QdrantClient
+
+GRACE = [sys.executable, "-m", "bot.cli"]
+AMBIGUOUS_Q = "What is the latest version?"
+
+
+def grace_env(data_dir: Path) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("GRACE_", "GOOGLE_"))}
+    env.update(GRACE_DATA_DIR=str(data_dir), GRACE_LOG_LEVEL="WARNING")
+    return env
+
+
+def grace_json(env: dict[str, str], *args: str) -> tuple[int, dict[str, Any]]:
+    """Run `grace ARGS`; its exit code and the one JSON object on stdout."""
+    result = subprocess.run(
+        [*GRACE, *args], env=env, stdin=subprocess.DEVNULL, capture_output=True, text=True,
+        timeout=120, check=False,
+    )  # fmt: skip
+    assert result.stdout.count("\n") == 1, (result.stdout, result.stderr)
+    value = json.loads(result.stdout)
+    assert isinstance(value, dict), value
+    assert "Traceback" not in result.stderr
+    return result.returncode, value
+
+
+def check_error(value: dict[str, Any], code: str, words: str) -> None:
+    assert set(value) == {"status", "error"}
+    assert value["status"] == "error"
+    assert set(value["error"]) == {"code", "message"}
+    assert value["error"]["code"] == code
+    assert words in value["error"]["message"]
+
+
+@pytest.fixture(scope="module")
+def template(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    data_dir = tmp_path_factory.mktemp("template")
+    result = subprocess.run(
+        [*GRACE, "ingest", "--sample"], env=grace_env(data_dir), capture_output=True,
+        text=True, timeout=120, check=False,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    return data_dir
+
+
+@pytest.fixture
+def data_dir(template: Path, tmp_path: Path) -> Path:
+    copy = tmp_path / "data"
+    shutil.copytree(template, copy)
+    return copy
+
+
+@pytest.mark.parametrize(
+    ("args", "code", "words"),
+    [
+        (["ask", "", "--json"], "invalid_input", "The question is empty"),
+        (["ask", "hi", "--collection", "nosuch", "--json"], "invalid_input", "'nosuch'"),
+        (["ask", "--json"], "bad_arguments", "required: question"),
+        (["show", "nope", "--json"], "not_found", "No run 'nope'"),
+        (["resume", "nope", "--action", "proceed", "--json"], "not_found", "No run 'nope'"),
+        (["resume", "x", "--action", "maybe", "--json"], "bad_arguments", "invalid choice"),
+    ],
+)
+def test_bad_input_is_one_json_error_and_exit_2(
+    data_dir: Path, args: list[str], code: str, words: str
+) -> None:
+    status, value = grace_json(grace_env(data_dir), *args)
+    assert status == 2
+    check_error(value, code, words)
+
+
+def test_resume_as_someone_else_is_not_allowed_and_an_answered_run_is_not_waiting(
+    data_dir: Path,
+) -> None:
+    env = grace_env(data_dir)
+    status, paused = grace_json(env, "ask", AMBIGUOUS_Q, "--no-input", "--as", "U0ALICE", "--json")
+    assert status == 0 and paused["status"] == "paused"
+    run_id = paused["run_id"]
+
+    proceed = ["resume", run_id, "--action", "proceed", "--json"]
+    status, value = grace_json(env, *proceed, "--as", "U0BOB")
+    assert status == 3
+    check_error(value, "not_allowed", "U0BOB may not answer")
+    plain = subprocess.run(
+        [*GRACE, "resume", run_id, "--action", "proceed", "--as", "U0BOB"],
+        env=env, capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+    assert plain.returncode == 3 and plain.stdout == ""
+    assert plain.stderr.strip().splitlines() == [f"error: {value['error']['message']}"]
+
+    status, answered = grace_json(
+        env, "resume", run_id, "--action", "input", "--option", "0", "--as", "U0ALICE", "--json"
+    )
+    assert status == 0 and answered["status"] == "answered"
+
+    status, value = grace_json(env, *proceed, "--as", "U0ALICE")
+    assert status == 2
+    check_error(value, "not_waiting", "is answered, not waiting for an answer")
+
+
+def test_a_data_directory_in_use_is_one_clear_line_and_exit_1(data_dir: Path) -> None:
+    env = grace_env(data_dir)
+    holder = QdrantClient(path=str(data_dir / "qdrant"))  # another process's lock
+    try:
+        status, value = grace_json(env, "runs", "--status", "paused", "--json")
+        plain = subprocess.run(
+            [*GRACE, "thresholds"], env=env, capture_output=True, text=True, timeout=120,
+            check=False,
+        )  # fmt: skip
+    finally:
+        holder.close()
+    assert status == 1
+    check_error(value, "data_dir_in_use", "already in use by another grace process")
+    assert "GRACE_DATA_DIR" in value["error"]["message"]
+    assert plain.returncode == 1
+    lines = plain.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: the data directory")

@@ -1,0 +1,99 @@
+"""The README keeps up with the code: every `grace` subcommand is in it, every setting has
+a row in its configuration table, and it starts with the two set-up commands."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+from pydantic import AliasChoices, BaseModel
+
+from bot.settings import Settings
+
+README = Path(__file__).resolve().parents[1] / "README.md"
+
+
+def subcommands() -> list[str]:
+    """The subcommands `grace --help` lists (its `{ingest,ask,…}` line)."""
+    result = subprocess.run(
+        [sys.executable, "-m", "bot.cli", "--help"],
+        capture_output=True, text=True, timeout=60, check=True,
+    )  # fmt: skip
+    match = re.search(r"\{([a-z,_-]+)\}", result.stdout)
+    assert match, result.stdout
+    return match.group(1).split(",")
+
+
+def variables(model: type[BaseModel], prefix: str = "GRACE_") -> Iterator[str]:
+    """Every setting's environment variable: `GRACE_SECTION__FIELD` for nested sections,
+    the field's own name where it has one (`GOOGLE_API_KEY`)."""
+    for name, field in model.model_fields.items():
+        kind = field.annotation
+        if isinstance(kind, type) and issubclass(kind, BaseModel):
+            yield from variables(kind, f"{prefix}{name.upper()}__")
+        elif isinstance(field.validation_alias, AliasChoices):
+            yield str(field.validation_alias.choices[0])
+        else:
+            yield f"{prefix}{name.upper()}"
+
+
+def configuration_rows(text: str) -> dict[str, str]:
+    """{variable: its row} from the table under `## Configuration`."""
+    section = text.split("\n## Configuration\n", 1)[1].split("\n## ", 1)[0]
+    rows: dict[str, str] = {}
+    for line in section.splitlines():
+        if not line.startswith("| `"):
+            continue
+        first_cell = line.split("|")[1]
+        for name in re.findall(r"`([A-Z][A-Z0-9_]+)`", first_cell):
+            rows[name] = line
+    return rows
+
+
+def test_every_subcommand_is_in_the_readme() -> None:
+    text = README.read_text(encoding="utf-8")
+    commands = subcommands()
+    assert {"ask", "ingest", "thresholds", "dev", "serve"} <= set(commands)
+    missing = [c for c in commands if not re.search(rf"`?grace {c}\b", text)]
+    assert not missing, f"README does not mention: {missing}"
+
+
+def test_every_setting_has_a_row_in_the_configuration_table() -> None:
+    rows = configuration_rows(README.read_text(encoding="utf-8"))
+    names = list(variables(Settings))
+    assert {"GRACE_LOG_LEVEL", "GRACE_CONFIDENCE__THRESHOLDS__SILENT", "GOOGLE_API_KEY"} <= set(
+        names
+    )
+    missing = [name for name in names if name not in rows]
+    assert not missing, f"no row in README's configuration table for: {missing}"
+    for name, row in rows.items():
+        default = row.split("|")[2].strip()
+        assert default, f"{name}: the row gives no default"
+
+
+def test_log_defaults_are_the_real_ones() -> None:
+    rows = configuration_rows(README.read_text(encoding="utf-8"))
+    for name, field in (("GRACE_LOG_FORMAT", "log_format"), ("GRACE_LOG_LEVEL", "log_level")):
+        default = Settings.model_fields[field].default
+        assert rows[name].split("|")[2].strip() == f"`{default}`"
+
+
+def test_it_starts_with_the_two_commands_and_says_what_they_need() -> None:
+    text = README.read_text(encoding="utf-8")
+    first_block = re.search(r"```bash\n(.*?)```", text, re.S)
+    assert first_block
+    assert first_block.group(1).splitlines() == [
+        "pip install -e . && grace dev",
+        "bash scripts/test.sh",
+    ]
+    quick_start = text.split("## What you get", 1)[0]
+    assert "Python ≥ 3.11" in quick_start
+    assert "python3 -m venv .venv && . .venv/bin/activate" in quick_start
+    assert "5 minutes" in quick_start
+    assert "already in use" in quick_start and "GRACE_DATA_DIR" in quick_start
+    troubleshooting = text.split("## Troubleshooting", 1)[1].split("\n## ", 1)[0]
+    for problem in ("Port 3000 is in use", "already in use", "Chromium not found"):
+        assert problem in troubleshooting
