@@ -73,18 +73,30 @@ def run_summary_line(state: RunState) -> str:
     return line
 
 
-def runs_list_blocks(runs: list[RunState]) -> list[Block]:
-    """A compact list of runs, newest first as given, capped at `MAX_RUNS_LISTED`."""
+def runs_list_blocks(runs: list[RunState], undelivered: list[str] | None = None) -> list[Block]:
+    """A compact list of runs, newest first as given, capped at `MAX_RUNS_LISTED`; then
+    `undelivered`: one line per run whose Slack messages have not gone out yet."""
     blocks: list[Block] = [header("GRACE — runs")]
     if not runs:
         blocks.append(section("_No active or paused runs here. Mention me to ask something._"))
-        return blocks
+        return _cap(blocks + undelivered_blocks(undelivered or []))
     lines = [run_summary_line(r) for r in runs[:MAX_RUNS_LISTED]]
     if len(runs) > MAX_RUNS_LISTED:
         lines.append(f"_…and {len(runs) - MAX_RUNS_LISTED} older runs_")
     blocks.extend(sections(lines))
     blocks.append(context("`/grace status <run>` for details"))
-    return _cap(blocks)
+    return _cap(blocks + undelivered_blocks(undelivered or []))
+
+
+def undelivered_blocks(lines: list[str]) -> list[Block]:
+    """Runs whose Slack messages have not gone out yet (Slack refused them so far)."""
+    if not lines:
+        return []
+    shown = [f"• {line}" for line in lines[:MAX_RUNS_LISTED]]
+    return [
+        section(f"*⚠️ Messages not delivered yet ({len(lines)} runs)*"),
+        *sections(shown),
+    ]
 
 
 def run_detail_blocks(state: RunState) -> list[Block]:

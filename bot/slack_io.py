@@ -115,6 +115,10 @@ class DeliveryQueue(Protocol):
 
     async def due(self, *, now: datetime | None = None, limit: int = 200) -> list[Delivery]: ...
 
+    async def undelivered(
+        self, *, channel_id: str | None = None, limit: int = 20
+    ) -> list[Delivery]: ...
+
 
 def payload(blocks: Sequence[Block]) -> list[dict[str, Any]]:
     return [b.to_dict() for b in blocks]
@@ -241,6 +245,10 @@ class SlackPublisher:
             self._schedule(delivery.run_id, 0.0, dead_owner=holder if dead else None)
             taken += 1
         return taken
+
+    async def undelivered(self, channel_id: str) -> list[Delivery]:
+        """Runs of a channel whose messages Slack has refused so far (`/grace status`)."""
+        return await self._deliveries.undelivered(channel_id=channel_id)
 
     async def drain(self) -> None:
         """Wait until nothing is scheduled (coalesced edits and retries) — tests, shutdown."""

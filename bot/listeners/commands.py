@@ -14,6 +14,7 @@ from slack_sdk.models.blocks import Block
 
 from agent.errors import GraceError
 from agent.schemas import RunState, RunStatus, utcnow
+from blocks.common import slack_date
 from blocks.limits import to_payload, truncate
 from blocks.status import (
     error_blocks,
@@ -58,6 +59,18 @@ async def _retry(deps: BotDeps, run_id: str, user: str, channel: str) -> None:
     )
 
 
+async def _undelivered(deps: BotDeps, channel: str) -> list[str]:
+    """One plain line per run of this channel whose messages Slack has not taken yet."""
+    lines = []
+    for delivery in await deps.publisher.undelivered(channel_id=channel):
+        since = slack_date(delivery.first_failed_at) if delivery.first_failed_at else "a while"
+        if delivery.gave_up:
+            lines.append(f"run `{delivery.run_id}`: Slack kept refusing since {since}; gave up")
+        else:
+            lines.append(f"run `{delivery.run_id}`: Slack refused since {since}; still retrying")
+    return lines
+
+
 async def handle_grace(deps: BotDeps, ack: AsyncAck, command: dict[str, Any]) -> None:
     words = str(command.get("text", "")).split()
     sub = words[0].lower() if words else "help"
@@ -71,7 +84,12 @@ async def handle_grace(deps: BotDeps, ack: AsyncAck, command: dict[str, Any]) ->
             for status in ACTIVE
             for r in await deps.store.list_runs(status=status, channel_id=channel, limit=20)
         ]
-        await _ack_blocks(ack, f"{len(runs)} active runs in this channel", runs_list_blocks(runs))
+        late = await _undelivered(deps, channel)
+        blocks = runs_list_blocks(runs, late)
+        text = f"{len(runs)} active runs in this channel"
+        if late:
+            text += f"; messages of {len(late)} runs not delivered yet"
+        await _ack_blocks(ack, text, blocks)
         return
     if sub in ("status", "cancel", "retry"):
         state = await deps.store.load(arg) if arg else None

@@ -199,6 +199,12 @@ class FakeSlack:
             )
         )
 
+    def clear_faults(self) -> None:
+        """End every outage, queued failure and late answer now."""
+        self._outages.clear()
+        self._failures.clear()
+        self._slow_answers.clear()
+
     def answer_late(self, method: str, seconds: float, *, times: int = 1) -> None:
         """Do the next `times` calls to `method`, but answer each only after `seconds`:
         the client times out although Slack took the call (an ambiguous failure)."""
