@@ -16,8 +16,9 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Coroutine
 from datetime import timedelta
+from typing import Any
 
 from agent.schemas import utcnow
 from bot.tasks import TaskRunner
@@ -30,7 +31,9 @@ MAX_ATTEMPTS = 5
 STALE_AFTER_S = 30.0
 """A pending row older than this, not being processed here, is picked up by the sweep."""
 
-Processor = Callable[[InboxEntry], Awaitable[None]]
+Processor = Callable[[InboxEntry], Awaitable[Coroutine[Any, Any, None] | None]]
+"""Processes an entry; may hand back a follow-up (e.g. answering a paused run, which drives
+it on) to run in the agent lane — the entry is done only once that has finished."""
 
 
 class NotStored(Exception):
@@ -150,14 +153,32 @@ class Intake:
 
     async def _process(self, entry: InboxEntry) -> None:
         processor, _ = self.processors[entry.kind]
+        handed_on = False
         try:
-            await processor(entry)
+            follow_up = await processor(entry)
+            if follow_up is not None:
+                handed_on = True  # `_finish` marks it done once the follow-up ran
+                self._tasks.spawn(
+                    self._finish(entry, follow_up), name=f"inbox {entry.kind} {entry.id} (cont.)"
+                )
+                return
+            await self._inbox.done(entry.id)
         except Exception:
             log.exception("processing a Slack request failed; it stays in the inbox")
             await self._inbox.attempt(entry.id)
             if entry.attempts + 1 >= MAX_ATTEMPTS:
                 log.error("gave up on a Slack request after %d attempts", MAX_ATTEMPTS)
                 await self._inbox.done(entry.id, status="failed")
+        finally:
+            if not handed_on:
+                self._working.discard(entry.id)
+
+    async def _finish(self, entry: InboxEntry, follow_up: Coroutine[Any, Any, None]) -> None:
+        try:
+            await follow_up
+        except Exception:
+            log.exception("processing a Slack request failed; it stays in the inbox")
+            await self._inbox.attempt(entry.id)
         else:
             await self._inbox.done(entry.id)
         finally:

@@ -7,6 +7,7 @@ at once and do their work in a tracked task.
 from __future__ import annotations
 
 from datetime import datetime, time
+from functools import partial
 from typing import Any
 
 from slack_bolt.async_app import AsyncAck, AsyncApp
@@ -25,6 +26,9 @@ from blocks.status import (
     thresholds_blocks,
 )
 from bot.deps import BotDeps
+from storage.inbox import InboxEntry, InboxItem
+
+COMMAND = "command"
 
 ACTIVE = (RunStatus.PAUSED, RunStatus.RUNNING, RunStatus.PLANNING)
 
@@ -49,6 +53,11 @@ async def _cancel(deps: BotDeps, run_id: str, user: str, channel: str) -> None:
 
 
 async def _retry(deps: BotDeps, run_id: str, user: str, channel: str) -> None:
+    old = await deps.store.load(run_id)
+    if old is not None:
+        latest = await deps.store.latest_run_in_thread(old.thread)
+        if latest is not None and latest.run_id != run_id and old.thread.thread_ts:
+            return  # already retried (this command, replayed after a crash)
     try:
         state = await deps.orchestrator.retry(run_id, user=user)
     except GraceError as exc:
@@ -69,6 +78,30 @@ async def _undelivered(deps: BotDeps, channel: str) -> list[str]:
         else:
             lines.append(f"run `{delivery.run_id}`: Slack refused since {since}; still retrying")
     return lines
+
+
+async def _take(deps: BotDeps, command: dict[str, Any], sub: str, run_id: str) -> None:
+    """Store a command that changes something in the inbox before it is acknowledged;
+    it is carried out after the ack (and by the next process if this one dies)."""
+    trigger = str(command.get("trigger_id") or f"{run_id}:{command.get('user_id', '')}")
+    payload = {
+        "sub": sub,
+        "run_id": run_id,
+        "user": str(command.get("user_id", "")),
+        "channel": str(command.get("channel_id", "")),
+    }
+    await deps.intake.accept(
+        InboxItem(event_id=f"command:{trigger}", kind=COMMAND, payload=payload)
+    )
+
+
+async def process_command(deps: BotDeps, entry: InboxEntry) -> None:
+    data = entry.payload
+    run_id, user, channel = str(data["run_id"]), str(data["user"]), str(data["channel"])
+    if data["sub"] == "cancel":
+        await _cancel(deps, run_id, user, channel)
+    else:
+        await _retry(deps, run_id, user, channel)
 
 
 async def handle_grace(deps: BotDeps, ack: AsyncAck, command: dict[str, Any]) -> None:
@@ -110,8 +143,8 @@ async def handle_grace(deps: BotDeps, ack: AsyncAck, command: dict[str, Any]) ->
                 message = f"Run {state.run_id} already ended ({state.status.value})."
                 await _ack_blocks(ack, message, error_blocks(message))
                 return
+            await _take(deps, command, "cancel", state.run_id)
             await ack(text=f"Cancelling run {state.run_id}…", response_type="ephemeral")
-            deps.tasks.spawn(_cancel(deps, state.run_id, user, channel), name="cancel")
             return
         if not state.status.is_final:
             # A second run in the thread would take over the replies meant for this one.
@@ -121,8 +154,8 @@ async def handle_grace(deps: BotDeps, ack: AsyncAck, command: dict[str, Any]) ->
             )
             await _ack_blocks(ack, message, error_blocks(message))
             return
+        await _take(deps, command, "retry", state.run_id)
         await ack(text=f"Retrying run {state.run_id}…", response_type="ephemeral")
-        deps.tasks.spawn(_retry(deps, state.run_id, user, channel), name="retry")
         return
     if sub == "stats":
         since = datetime.combine(utcnow().date(), time.min, tzinfo=utcnow().tzinfo)
@@ -139,6 +172,8 @@ async def handle_grace(deps: BotDeps, ack: AsyncAck, command: dict[str, Any]) ->
 
 
 def register(app: AsyncApp, deps: BotDeps) -> None:
+    deps.intake.processors[COMMAND] = (partial(process_command, deps), False)
+
     @app.command("/grace")
     async def grace_command(ack: AsyncAck, command: dict[str, Any]) -> None:
         await handle_grace(deps, ack, command)
