@@ -9,6 +9,7 @@ in-flight runs.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import signal
 from dataclasses import dataclass
@@ -73,8 +74,9 @@ class Bot:
         released = await self.services.orchestrator.release_leases()
         if released:
             log.warning("handed %d unfinished runs to the next process", len(released))
-        if grace is None:
-            await self.deps.publisher.drain()
+        if grace is None:  # deliver what is scheduled, but never wait out a long outage
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self.deps.publisher.drain(), timeout=60)
         await self.deps.publisher.close()  # what is left stays in the outbox
         await self.deps.intake.close()
         await self.services.close()

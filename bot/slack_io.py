@@ -66,27 +66,11 @@ OUTCOME = "outcome"
 METADATA_EVENT = "grace_message"
 """Slack message metadata `event_type` of every run message GRACE posts."""
 
-_PERMANENT_ERRORS = frozenset(
-    {
-        "channel_not_found",
-        "not_in_channel",
-        "is_archived",
-        "invalid_blocks",
-        "invalid_blocks_format",
-        "msg_too_long",
-        "no_text",
-        "message_not_found",
-        "thread_not_found",
-        "cant_update_message",
-        "edit_window_closed",
-        "restricted_action",
-        "invalid_auth",
-        "account_inactive",
-        "token_revoked",
-        "missing_scope",
-    }
+_RETRYABLE_ERRORS = frozenset(
+    {"ratelimited", "internal_error", "fatal_error", "service_unavailable", "request_timeout"}
 )
-"""Slack answers that another try would not change: logged, and that message skipped."""
+"""Slack's `ok: false` answers that another try may fix; any other one is final (e.g.
+`channel_not_found`, `invalid_blocks`): logged, and that message skipped."""
 _MAX_BACKOFF_S = 30.0
 
 
@@ -157,7 +141,7 @@ def _classify(exc: BaseException, what: str) -> RetryLater | None:
             except ValueError:
                 after = 1.0
             return RetryLater(f"{what}: rate limited", after=max(after, 1.0))
-        if status == 200 and error in _PERMANENT_ERRORS:
+        if status == 200 and error and error not in _RETRYABLE_ERRORS:
             return None
     return RetryLater(f"{what}: {slack_error(exc)}")
 
