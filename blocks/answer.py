@@ -5,24 +5,32 @@ from __future__ import annotations
 import re
 
 from slack_sdk.models.blocks import (
-    ActionsBlock,
     Block,
     ButtonElement,
+    ContextActionsBlock,
     DividerBlock,
+    FeedbackButtonObject,
+    FeedbackButtonsElement,
     PlainTextObject,
 )
 
-from agent.schemas import RunState, Source
+from agent.schemas import InterventionLevel, RunState, Source
 from blocks import ids
 from blocks.common import (
-    badge,
     context,
-    factor_text,
+    level_for,
     mention,
     one_line,
     pack_lines,
     safe,
     section,
+    short_id,
+)
+from blocks.explain import (
+    ANSWER_CONFIDENCE,
+    disagreeing_documents,
+    disagreement_alert,
+    why_unsure,
 )
 from blocks.limits import (
     MAX_BLOCKS_PER_MESSAGE,
@@ -73,13 +81,11 @@ def unique_sources(sources: list[Source]) -> list[Source]:
 
 
 def source_lines(sources: list[Source]) -> list[str]:
-    """`• *handbook.md* (0.82) — “snippet…”`, capped, the rest summarised."""
+    """`• *handbook.md* — “snippet…”`, capped, the rest summarised (scores: Details)."""
     unique = unique_sources(sources)
     lines = []
     for src in unique[:MAX_SOURCES_SHOWN]:
         line = f"• *{safe(one_line(src.source) or 'unnamed', 200)}*"
-        if src.similarity > 0:
-            line += f" ({src.similarity:.2f})"
         snippet = one_line(src.text)
         if snippet:
             line += f" — “{safe(snippet, SOURCE_SNIPPET_LIMIT)}”"
@@ -94,6 +100,36 @@ def _model_name(state: RunState) -> str:
     return name if name.lower().endswith("model") else f"{name} model"
 
 
+def feedback_block(run_id: str) -> ContextActionsBlock:
+    """👍 / 👎 as Slack's `feedback_buttons`; the value says which one and for which run."""
+    return ContextActionsBlock(
+        block_id=ids.FEEDBACK_ACTIONS_BLOCK,
+        elements=[
+            FeedbackButtonsElement(
+                action_id=ids.FEEDBACK,
+                positive_button=FeedbackButtonObject(
+                    text="👍 Helpful",
+                    accessibility_label="Mark this answer as helpful",
+                    value=ids.ButtonValue(run_id=run_id, helpful=True).encode(),
+                ),
+                negative_button=FeedbackButtonObject(
+                    text="👎 Not helpful",
+                    accessibility_label="Mark this answer as not helpful",
+                    value=ids.ButtonValue(run_id=run_id, helpful=False).encode(),
+                ),
+            )
+        ],
+    )
+
+
+def confidence_words(state: RunState) -> str:
+    """How sure GRACE is, as what the reader should do about it."""
+    if state.overall_confidence is None:
+        return "I could not judge how reliable this answer is."
+    level = state.level or level_for(state.overall_confidence)
+    return ANSWER_CONFIDENCE[level]
+
+
 def _tail(state: RunState) -> list[Block]:
     blocks: list[Block] = [DividerBlock()]
     lines = source_lines(state.sources)
@@ -102,45 +138,30 @@ def _tail(state: RunState) -> list[Block]:
     else:
         blocks.append(context("No sources: this answer is not backed by the knowledge base."))
 
-    detail = state.overall_detail
-    blocks.append(section(f"*Confidence:* {badge(state.overall_confidence, state.level)}"))
-    facts = []
-    if detail is not None and detail.breakdown:
-        facts.append(factor_text(sorted(detail.breakdown.items())))
-    if detail is not None and detail.penalties:
-        facts.append("Penalties: " + "; ".join(safe(one_line(p), 200) for p in detail.penalties))
-    if facts:
-        blocks.append(context(*facts))
+    how_sure = section(f"*How sure I am:* {confidence_words(state)}")
+    how_sure.accessory = ButtonElement(
+        text=PlainTextObject(text="Details", emoji=True),
+        action_id=ids.DETAILS,
+        value=ids.ButtonValue(run_id=state.run_id).encode(),
+    )
+    blocks.append(how_sure)
+    level = state.level or (
+        level_for(state.overall_confidence) if state.overall_confidence is not None else None
+    )
+    if level not in (None, InterventionLevel.SILENT, InterventionLevel.NOTIFY):
+        blocks.append(context(why_unsure(state.overall_detail, state.sources)))
+    pair = disagreeing_documents(state.overall_detail, state.sources)
+    if pair:
+        blocks.append(disagreement_alert(pair))
 
-    about = [f"answered by {safe(_model_name(state), 200)}"]
+    about = [f"answered by the {safe(_model_name(state), 200)}"]
     if state.plan is not None:
         about.append(f"{len(state.plan.steps)} steps")
-    if state.replan_count:
-        about.append(f"{state.replan_count} replan{'s' if state.replan_count > 1 else ''}")
     if state.execution_time_ms:
         about.append(f"{state.execution_time_ms / 1000:.1f} s")
-    if state.token_usage.cost_usd:
-        about.append(f"${state.token_usage.cost_usd:.4f}")
+    about.append(f"run `{short_id(state.run_id)}`")
     blocks.append(context(" · ".join(about)))
-
-    value = ids.ButtonValue(run_id=state.run_id).encode()
-    blocks.append(
-        ActionsBlock(
-            block_id=ids.FEEDBACK_ACTIONS_BLOCK,
-            elements=[
-                ButtonElement(
-                    text=PlainTextObject(text="👍 Helpful", emoji=True),
-                    action_id=ids.FEEDBACK_UP,
-                    value=value,
-                ),
-                ButtonElement(
-                    text=PlainTextObject(text="👎 Not helpful", emoji=True),
-                    action_id=ids.FEEDBACK_DOWN,
-                    value=value,
-                ),
-            ],
-        )
-    )
+    blocks.append(feedback_block(state.run_id))
     return blocks
 
 
@@ -184,7 +205,7 @@ def answer_fallback_text(state: RunState, part: int = 1) -> str:
         return f"GRACE answer (continued, part {part})"
     answer = one_line(state.final_answer) or "No answer was produced."
     return truncate(
-        f"GRACE {badge(state.overall_confidence, state.level)}: {escape_mrkdwn(answer)}",
+        f"GRACE: {escape_mrkdwn(answer)}",
         min(MAX_MESSAGE_TEXT, 3000),
     )
 

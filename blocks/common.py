@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from datetime import datetime
 
@@ -105,6 +106,30 @@ def slack_date(when: datetime) -> str:
     epoch = int(when.timestamp())
     fallback = when.strftime("%Y-%m-%d %H:%M UTC")
     return f"<!date^{epoch}^{{date_short_pretty}} {{time}}|{fallback}>"
+
+
+SHORT_ID_LENGTH = 6
+
+
+def short_id(run_id: str) -> str:
+    """The first characters of a run id: enough to name it in `/grace status|retry|cancel`."""
+    return run_id[:SHORT_ID_LENGTH]
+
+
+_USER_ID = re.compile(r"<@([UW][A-Z0-9]+)(?:\|[^>]*)?>|\b([UW](?=[A-Z0-9]*\d)[A-Z0-9]{5,})\b")
+
+
+def with_mentions(text: str, limit: int) -> str:
+    """Text (escaped, cut to `limit`) whose Slack user ids (`U0CAROL`, `<@U0CAROL>`) read
+    as mentions, so a person sees a name rather than an id."""
+    pieces: list[str] = []
+    last = 0
+    for match in _USER_ID.finditer(text):
+        pieces.append(escape_mrkdwn(text[last : match.start()]))
+        pieces.append(mention(match.group(1) or match.group(2)))
+        last = match.end()
+    pieces.append(escape_mrkdwn(text[last:]))
+    return truncate("".join(pieces), limit)
 
 
 def mention(user_id: str) -> str:

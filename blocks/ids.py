@@ -32,8 +32,14 @@ ESCALATE_OPTION_PATTERN = re.compile(r"^grace_escalate_option:(\d+)$")
 ESCALATE_PROCEED = "grace_escalate_proceed"
 ESCALATE_CANCEL = "grace_escalate_cancel"
 
+FEEDBACK = "grace_feedback"
+"""The `feedback_buttons` element: its value says which of 👍 / 👎 was clicked."""
 FEEDBACK_UP = "grace_feedback_up"
 FEEDBACK_DOWN = "grace_feedback_down"
+"""Older messages' separate 👍 / 👎 buttons: still handled, no longer sent."""
+
+DETAILS = "grace_details"
+""""Details" beside a card's plain-words summary: opens the factors and numbers."""
 
 MODIFY_MODAL_CALLBACK = "grace_modify_modal"
 MODIFY_INPUT_BLOCK = "grace_modify_input_block"
@@ -57,8 +63,10 @@ ALL_BUTTON_ACTIONS: frozenset[str] = frozenset(
         CONFIRM_CANCEL,
         ESCALATE_PROCEED,
         ESCALATE_CANCEL,
+        FEEDBACK,
         FEEDBACK_UP,
         FEEDBACK_DOWN,
+        DETAILS,
     }
 )
 """Every fixed button action id (option buttons match `ESCALATE_OPTION_PATTERN`)."""
@@ -106,6 +114,8 @@ class ButtonValue(BaseModel):
     run_id: str = Field(alias="r", min_length=1, max_length=_ID_MAX)
     intervention_id: str | None = Field(default=None, alias="i", min_length=1, max_length=_ID_MAX)
     option: int | None = Field(default=None, alias="o", ge=0, le=10_000, strict=True)
+    helpful: bool | None = Field(default=None, alias="h", strict=True)
+    """On a feedback button: True for 👍, False for 👎."""
 
     def encode(self) -> str:
         """Compact JSON with one-letter keys, e.g. `{"r":"ab12","i":"cd34","o":2}`."""

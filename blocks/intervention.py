@@ -10,28 +10,32 @@ from slack_sdk.models.blocks import (
     InputBlock,
     PlainTextInputElement,
     PlainTextObject,
+    SectionBlock,
 )
 from slack_sdk.models.views import View
 
 from agent.schemas import (
     InterventionAction,
     InterventionKind,
-    InterventionLevel,
     InterventionRequest,
     RunState,
+    Source,
 )
 from blocks import ids
 from blocks.common import (
-    LEVEL_EMOJI,
     context,
-    factor_text,
     mention,
     one_line,
     pack_lines,
     safe,
     section,
     slack_date,
-    weakest_factors,
+)
+from blocks.explain import (
+    disagreeing_documents,
+    disagreement_alert,
+    found_sentence,
+    why_unsure,
 )
 from blocks.limits import MAX_ACTIONS_ELEMENTS, MAX_BUTTON_TEXT, truncate
 
@@ -104,44 +108,68 @@ def _who_and_when(request: InterventionRequest) -> list[str]:
 
 
 def _step_label(state: RunState, request: InterventionRequest) -> str:
+    """`step 2 of 3 (Search the knowledge base for: …)`, no action names or numbers."""
     if request.step_id is None:
         return ""
     label = f"step {request.step_id}"
     if state.plan is not None:
+        label += f" of {len(state.plan.steps)}"
         try:
             step = state.plan.step(request.step_id)
         except KeyError:
             return label
-        label += f" (`{step.action.value}` — {safe(one_line(step.description), 300)})"
+        what = one_line(step.description) or one_line(step.query)
+        if what:
+            label += f" ({safe(what, 300)})"
     return label
 
 
-def _confidence_lines(request: InterventionRequest) -> list[str]:
-    detail = request.confidence
-    if detail is None:
-        return []
-    lines: list[str] = []
-    weakest = weakest_factors(detail, 3)
-    if weakest:
-        lines.append(f"*Weakest factors:* {factor_text(weakest)}")
-    if detail.penalties:
-        penalties = "; ".join(safe(one_line(p), 200) for p in detail.penalties[:10])
-        lines.append(f"*Penalties:* {penalties}")
-    return lines
+def _step_sources(state: RunState, request: InterventionRequest) -> list[Source]:
+    """What the paused step found (or, with no step, what the run has found so far)."""
+    if request.step_id is not None:
+        result = state.step_results.get(request.step_id)
+        if result is not None:
+            return result.sources
+    return state.sources
+
+
+def details_button(request: InterventionRequest) -> ButtonElement:
+    """ "Details": opens the factor names, numbers and penalties behind a card."""
+    return _button("Details", ids.DETAILS, _value(request))
+
+
+def _why_section(text: str, request: InterventionRequest) -> SectionBlock:
+    """The "why" sentence with the Details button beside it (Slack's accessory slot)."""
+    block = section(text)
+    block.accessory = details_button(request)
+    return block
+
+
+CONFIRM_CHOICES = (
+    "*Proceed* goes on with what I found and writes the answer · "
+    "*Modify…* tells me how to change the plan · *Cancel* stops here without an answer."
+)
+ESCALATE_CHOICES = (
+    "*Reply in this thread* with a detail or a document to look at and I will search again · "
+    "*Proceed anyway* answers with what I have · *Cancel* stops here without an answer."
+)
+ASK_CHOICES = "Pick an option below or reply in this thread; I will search with your answer."
+ASK_REPLY = "Reply in this thread; I will search with your answer."
 
 
 def confirm_message(state: RunState, request: InterventionRequest) -> list[Block]:
-    """A CONFIRM pause: why GRACE is unsure (score, weakest factors, penalties) + buttons."""
-    level = request.level
-    score = f" — confidence *{request.confidence.score:.2f}*" if request.confidence else ""
+    """A CONFIRM pause in plain words: what was found and where, why GRACE is unsure, and
+    what each button does. The numbers are behind "Details"."""
     where = _step_label(state, request)
-    title = f"{LEVEL_EMOJI[level]} *GRACE is not sure about {where or 'this run'}*{score}"
-    blocks: list[Block] = [section(title)]
-    body = [safe(request.question, QUESTION_LIMIT)] if request.question.strip() else []
-    if request.reason.strip():
-        body.append(f"_{safe(one_line(request.reason), REASON_LIMIT)}_")
-    body.extend(_confidence_lines(request))
-    blocks.extend(section(text) for text in pack_lines(body))
+    title = f"🤔 *Before I go on: please check {where or 'what I found'}*"
+    found = _step_sources(state, request)
+    blocks: list[Block] = [section(title), section(found_sentence(found))]
+    why = why_unsure(request.confidence, found)
+    blocks.append(_why_section(f"*Why I am unsure:* {why}", request))
+    pair = disagreeing_documents(request.confidence, found)
+    if pair:
+        blocks.append(disagreement_alert(pair))
+    blocks.append(context(CONFIRM_CHOICES))
     value = _value(request)
     blocks.append(
         ActionsBlock(
@@ -166,29 +194,46 @@ def confirm_message(state: RunState, request: InterventionRequest) -> list[Block
 
 
 def option_label(index: int, option: str) -> str:
-    """`2. Tokyo office` cut to Slack's 75-character button text."""
+    """`2. Tokyo office` cut to Slack's 75-character button text (options count from 1)."""
     return truncate(f"{index + 1}. {one_line(option) or '(empty)'}", MAX_BUTTON_TEXT)
 
 
+def _escalate_head(state: RunState, request: InterventionRequest) -> list[Block]:
+    where = _step_label(state, request)
+    if request.kind is InterventionKind.ASK_USER:
+        question = safe(request.question or "Could you tell me more?", QUESTION_LIMIT)
+        return [section(f"❓ *A quick question before I go on*\n{question}")]
+    if request.kind is InterventionKind.ESCALATE:
+        found = _step_sources(state, request)
+        title = "🙋 *I need your help to answer this*" + (f" — {where}" if where else "")
+        why = why_unsure(request.confidence, found)
+        blocks: list[Block] = [
+            section(title),
+            section(found_sentence(found)),
+            _why_section(f"*Why I am unsure:* {why}", request),
+        ]
+        pair = disagreeing_documents(request.confidence, found)
+        if pair:
+            blocks.append(disagreement_alert(pair))
+        return blocks
+    title = _KIND_TITLE.get(request.kind, "GRACE needs your help")
+    return [section(f"🙋 *{title}*\n{safe(request.question or '…', QUESTION_LIMIT)}")]
+
+
 def escalate_message(state: RunState, request: InterventionRequest) -> list[Block]:
-    """An ESCALATE or ask_user pause: the question, its reason, one button per option.
+    """An ESCALATE or ask_user pause: what GRACE needs, why, and one button per option.
 
     ESCALATE also gets Proceed anyway / Cancel; both kinds can be answered by replying in
     the thread. Options past the 20th get no button (they are listed; reply to pick one).
+    A clarifying question is a question, not an alarm: no red, no internal field notes.
     """
-    emoji = LEVEL_EMOJI.get(request.level, LEVEL_EMOJI[InterventionLevel.ESCALATE])
-    title = _KIND_TITLE.get(request.kind, "GRACE needs your help")
-    where = _step_label(state, request)
-    blocks: list[Block] = [section(f"{emoji} *{title}*" + (f" — {where}" if where else ""))]
-    body = [safe(request.question or "(no question)", QUESTION_LIMIT)]
-    if request.reason.strip():
-        body.append(f"_{safe(one_line(request.reason), REASON_LIMIT)}_")
-    if request.confidence is not None:
-        body.append(f"Confidence *{request.confidence.score:.2f}*")
-    body.extend(_confidence_lines(request))
-    blocks.extend(section(text) for text in pack_lines(body))
-
+    blocks = _escalate_head(state, request)
     options = request.options
+    if request.kind is InterventionKind.ESCALATE:
+        blocks.append(context(ESCALATE_CHOICES))
+    else:
+        blocks.append(context(ASK_CHOICES if options else ASK_REPLY))
+
     labels = [option_label(i, o) for i, o in enumerate(options[:MAX_OPTION_BUTTONS])]
     cut = any(label.endswith("…") for label in labels) or len(options) > MAX_OPTION_BUTTONS
     if options and cut:
@@ -232,6 +277,18 @@ def escalate_message(state: RunState, request: InterventionRequest) -> list[Bloc
     return blocks
 
 
+def plain_question(request: InterventionRequest) -> str:
+    """What a pause asked, in words (a CONFIRM's own question carries a score)."""
+    step = f"step {request.step_id}" if request.step_id is not None else "what I found"
+    if request.kind is InterventionKind.CONFIRM:
+        return f"Should I go on with {step}?"
+    if request.kind is InterventionKind.ESCALATE:
+        return "I could not find enough to answer this and asked for help."
+    if request.kind is InterventionKind.PLAN_APPROVAL:
+        return "Should I run this plan?"
+    return safe(request.question or "…", 1500)
+
+
 def decision_text(action: InterventionAction | str, user_id: str, detail: str | None = None) -> str:
     """`✅ Approved by <@U123>` / `✏️ Modified by <@U123>: use 2024 data`."""
     if isinstance(action, InterventionAction):
@@ -268,7 +325,7 @@ def decided_message(
     """
     title = _KIND_TITLE.get(request.kind, "GRACE")
     where = f" — step {request.step_id}" if request.step_id is not None else ""
-    blocks: list[Block] = [section(f"*{title}*{where}\n{safe(request.question or '…', 1500)}")]
+    blocks: list[Block] = [section(f"*{title}*{where}\n{plain_question(request)}")]
     shown = detail if detail is not None else _answer_detail(request)
     blocks.append(context(decision_text(action_label, user_id, shown)))
     return blocks
@@ -285,7 +342,7 @@ def expired_message(request: InterventionRequest, outcome: InterventionAction) -
     else:
         what = f"GRACE chose to {outcome.value}."
     return [
-        section(f"*{title}*\n{safe(request.question or '…', 1500)}"),
+        section(f"*{title}*\n{plain_question(request)}"),
         context(f"⌛ No answer{when} — {what}"),
     ]
 

@@ -11,12 +11,14 @@ from slack_sdk.models.blocks import (
 )
 
 from agent.schemas import (
+    ActionType,
     InterventionAction,
     InterventionKind,
     InterventionRequest,
     InterventionStatus,
     PlanStep,
     RunState,
+    RunStatus,
     StepResult,
     StepStatus,
 )
@@ -33,21 +35,51 @@ from blocks.common import (
     pack_lines,
     safe,
     section,
+    short_id,
+    with_mentions,
 )
+from blocks.explain import needs_a_look, step_outcome
 from blocks.limits import MAX_BLOCKS_PER_MESSAGE, MAX_MESSAGE_TEXT, truncate
 
+PLAN_APPROVAL_TEXT = (
+    "🙋 *Run this plan?* The question looks involved, so I check the plan with you first. "
+    "*Run plan* starts it · *Edit…* tells me what to change · *Cancel* stops here."
+)
 STEP_DESCRIPTION_LIMIT = 600
 STEP_ERROR_LIMIT = 300
 QUESTION_LIMIT = 1500
 NOTIFICATION_QUESTION_LIMIT = 200
 
 
-def step_line(step: PlanStep, result: StepResult | None) -> str:
-    """`✅ *1.* `rag_search` — Find the policy · *0.82* 🟡 notify` (+ error / fallback)."""
+def step_icon(result: StepResult | None) -> str:
+    """The step's emoji: a search that found nothing is not a ✅."""
+    if result is None:
+        return STEP_EMOJI[StepStatus.PENDING]
+    if result.status is StepStatus.SUCCESS and needs_a_look(result):
+        return STEP_EMOJI[StepStatus.PARTIAL]
+    return STEP_EMOJI[result.status]
+
+
+def step_line(
+    step: PlanStep, result: StepResult | None, *, detailed: bool = False, clarified: str = ""
+) -> str:
+    """`✅ *1.* Find the policy — found 2 passages in *a.md*` (plain words, the default),
+    or with `detailed` the action, score and level (for `/grace status RUN`).
+
+    `clarified` is what the person answered to an earlier question: the step searches with
+    it, so the line says so instead of showing only the original question.
+    """
     status = result.status if result else StepStatus.PENDING
     what = one_line(step.description) or one_line(step.query) or "(no description)"
+    if clarified:
+        what = f"{what} (with your answer “{one_line(clarified)}”)"
+    if not detailed:
+        line = f"{step_icon(result)} *{step.step_id}.* {safe(what, STEP_DESCRIPTION_LIMIT)}"
+        if result is not None and status not in (StepStatus.PENDING, StepStatus.RUNNING):
+            line += f" — {step_outcome(result)}"
+        return line
     line = (
-        f"{STEP_EMOJI[status]} *{step.step_id}.* `{step.action.value}` — "
+        f"{step_icon(result)} *{step.step_id}.* `{step.action.value}` — "
         f"{safe(what, STEP_DESCRIPTION_LIMIT)}"
     )
     if result is not None and status not in (StepStatus.PENDING, StepStatus.RUNNING):
@@ -61,11 +93,33 @@ def step_line(step: PlanStep, result: StepResult | None) -> str:
     return line
 
 
-def step_lines(state: RunState) -> list[str]:
-    """One line per plan step, in plan order, with its current status and confidence."""
+def clarification_for(state: RunState, step: PlanStep) -> str:
+    """The person's answers a search step uses, when it comes after an answered question."""
+    if step.action not in (ActionType.RAG_SEARCH, ActionType.WEB_SEARCH) or not state.user_inputs:
+        return ""
+    asked = [
+        r.step_id
+        for r in state.step_results.values()
+        if r.action is ActionType.ASK_USER and r.output.strip()
+    ]
+    if not asked or step.step_id < min(asked):
+        return ""
+    return " ".join(text.strip() for text in state.user_inputs if text.strip())
+
+
+def step_lines(state: RunState, *, detailed: bool = False) -> list[str]:
+    """One line per plan step, in plan order, with its current status."""
     if state.plan is None:
         return []
-    return [step_line(step, state.step_results.get(step.step_id)) for step in state.plan.steps]
+    return [
+        step_line(
+            step,
+            state.step_results.get(step.step_id),
+            detailed=detailed,
+            clarified=clarification_for(state, step),
+        )
+        for step in state.plan.steps
+    ]
 
 
 def step_sections(lines: list[str], max_blocks: int) -> list[Block]:
@@ -125,13 +179,24 @@ def _plan_buttons(request: InterventionRequest) -> ActionsBlock:
     )
 
 
+def waiting_text(pending: InterventionRequest) -> str:
+    """What the plan message says while a pause below it waits for a person."""
+    step = f" step {pending.step_id}" if pending.step_id is not None else " what I found"
+    if pending.kind is InterventionKind.CONFIRM:
+        return f"⏸️ Waiting for you to check{step} (below)"
+    if pending.kind is InterventionKind.ASK_USER:
+        return f"⏸️ Waiting for your answer below: {safe(one_line(pending.question), 300)}"
+    return "⏸️ Waiting for your help (below)"
+
+
 def _replan_line(state: RunState) -> str | None:
     if not state.replan_history:
         return None
-    latest = state.replan_history[-1]
+    count = len(state.replan_history)
+    times = "once" if count == 1 else f"{count} times"
     return (
-        f"🔁 Replanned {state.replan_count}× — latest ({latest.trigger.value}, "
-        f"{latest.strategy.value}): {safe(one_line(latest.reason), 1500)}"
+        f"🔁 I changed the plan {times} along the way "
+        f"(why: `/grace status {short_id(state.run_id)}`)"
     )
 
 
@@ -149,8 +214,8 @@ def plan_message(state: RunState) -> list[Block]:
 
     facts = [f"*Status:* {RUN_STATUS_LABEL[state.status]}"]
     if state.plan is not None:
-        facts.append(f"{len(state.plan.steps)} steps · {_done_count(state)} done")
-        facts.append(f"complexity {state.plan.complexity:.2f}")
+        facts.append(f"{_done_count(state)} of {len(state.plan.steps)} steps done")
+    facts.append(f"run `{short_id(state.run_id)}`")
     head.append(context(*facts))
 
     tail: list[Block] = []
@@ -166,18 +231,16 @@ def plan_message(state: RunState) -> list[Block]:
         }.get(decision.answer.action, "answered")
         tail.append(context(f"Plan {verb} by {mention(decision.answered_by or '')}"))
     if state.status.is_final and state.error:
-        tail.append(section(f"❌ {safe(one_line(state.error), 1500)}"))
+        emoji = "🛑" if state.status is RunStatus.CANCELLED else "❌"
+        tail.append(section(f"{emoji} {with_mentions(one_line(state.error), 1500)}"))
 
     pending = state.pending
     if pending is not None and pending.status is InterventionStatus.PENDING:
         if pending.kind is InterventionKind.PLAN_APPROVAL:
-            why = pending.reason or pending.question or "This plan needs your approval."
-            tail.append(section(f"🙋 *Approve this plan?* {safe(one_line(why), 1500)}"))
+            tail.append(section(PLAN_APPROVAL_TEXT))
             tail.append(_plan_buttons(pending))
         else:
-            tail.append(
-                context(f"⏸️ Waiting for an answer below: {safe(one_line(pending.question), 300)}")
-            )
+            tail.append(context(waiting_text(pending)))
 
     if state.plan is None:
         body: list[Block] = [section("_Planning…_" if not state.status.is_final else "_No plan._")]
@@ -197,3 +260,15 @@ def fallback_text(state: RunState) -> str:
     if pending is not None and pending.kind is InterventionKind.PLAN_APPROVAL:
         text += " — needs approval"
     return truncate(text, MAX_MESSAGE_TEXT)
+
+
+def outcome_text(state: RunState) -> str:
+    """The thread's note when a run stops without an answer, with its short id for
+    `/grace status|retry` (people are mentioned, not shown as raw ids)."""
+    reason = with_mentions(one_line(state.error or ""), 2000)
+    short = short_id(state.run_id)
+    if state.status is RunStatus.CANCELLED:
+        text = f"🛑 Stopped: {reason or 'cancelled'}"
+    else:
+        text = f"❌ I could not answer this: {reason or 'the run failed'}"
+    return f"{text}\nrun `{short}` · `/grace retry {short}` asks again"

@@ -6,7 +6,7 @@ from collections.abc import Mapping
 
 from slack_sdk.models.blocks import Block, DividerBlock
 
-from agent.schemas import InterventionLevel, InterventionStatus, RunState
+from agent.schemas import ConfidenceScore, InterventionLevel, InterventionStatus, RunState
 from blocks.common import (
     LEVEL_EMOJI,
     RUN_STATUS_LABEL,
@@ -19,7 +19,9 @@ from blocks.common import (
     safe,
     section,
     sections,
+    short_id,
     slack_date,
+    with_mentions,
 )
 from blocks.limits import MAX_BLOCKS_PER_MESSAGE
 from blocks.plan import step_lines, step_sections
@@ -28,13 +30,22 @@ MAX_RUNS_LISTED = 40
 RUN_QUESTION_LIMIT = 90
 
 HELP_COMMANDS: tuple[tuple[str, str], ...] = (
-    ("/grace status", "your recent runs and their state"),
-    ("/grace status <run>", "one run in detail: plan, steps, confidence, replans, cost"),
-    ("/grace cancel <run>", "stop a running or paused run"),
-    ("/grace retry <run>", "run a failed or cancelled question again"),
-    ("/grace stats", "answers, confidence, feedback and cost figures"),
-    ("/grace thresholds", "the confidence thresholds GRACE currently uses"),
+    ("/grace status", "your recent questions and where they stand"),
+    ("/grace status all", "everyone's recent questions in this channel"),
+    ("/grace status <run>", "one run in detail: plan, steps, confidence scores, replans, cost"),
+    ("/grace cancel <run>", "stop a running or paused run (yours, or as an approver)"),
+    ("/grace retry <run>", "ask a finished question again (one that failed, was cancelled…)"),
+    (
+        "/grace stats",
+        "today's questions answered, how often I asked a person, cost (USD), "
+        "and recent 👍 / 👎 feedback",
+    ),
+    ("/grace thresholds", "the confidence levels at which I answer, check or ask"),
     ("/grace help", "this help"),
+)
+RUN_ID_HINT = (
+    "`<run>` is the run id shown at the bottom of each answer and plan "
+    "(the first 6 characters are enough)."
 )
 
 
@@ -46,41 +57,67 @@ def _cap(blocks: list[Block]) -> list[Block]:
     return [*kept, context(f"_…{len(blocks) - len(kept)} more blocks left out_")]
 
 
-def help_blocks() -> list[Block]:
-    """What GRACE does and every `/grace` subcommand."""
+def help_blocks(unknown: str | None = None) -> list[Block]:
+    """What GRACE does and every `/grace` subcommand (after "unknown" when one was)."""
     commands = "\n".join(f"• `{cmd}` — {what}" for cmd, what in HELP_COMMANDS)
+    lead: list[Block] = []
+    if unknown is not None:
+        lead.append(section(f"⚠️ `/grace {safe(one_line(unknown), 100)}` is not a command I know."))
     return [
         header("GRACE — help"),
+        *lead,
         section(
             "Mention me with a question (`@grace how do I…?`) or send me a DM. I make a plan, "
             "search the knowledge base step by step, score my confidence at every step and "
             "ask you in the thread when I am unsure."
         ),
         section(commands),
+        context(RUN_ID_HINT),
         context(
             "Reply in a thread to answer my questions · 👍 / 👎 on an answer teaches me when to ask"
         ),
     ]
 
 
-def run_summary_line(state: RunState) -> str:
-    """`• `ab12cd34ef56` ✅ answered · 🟡 notify 0.82 · “question” · <date>`."""
-    line = f"• `{state.run_id}` {RUN_STATUS_LABEL[state.status]}"
-    if state.overall_confidence is not None:
-        line += f" · {badge(state.overall_confidence, state.level)}"
+def score_lines(detail: ConfidenceScore) -> list[str]:
+    """`Score 0.55` · each factor once (no `base`) · before penalties · penalties."""
+    lines = [f"*Score:* {detail.score:.2f}"]
+    factors = sorted((k, v) for k, v in detail.breakdown.items() if k != "base")
+    if factors:
+        lines.append(f"*Factors:* {factor_text(factors)}")
+    if "base" in detail.breakdown:
+        lines.append(f"*Before penalties:* {detail.breakdown['base']:.2f}")
+    if detail.penalties:
+        lines.append("*Penalties:* " + "; ".join(safe(one_line(p), 200) for p in detail.penalties))
+    return lines
+
+
+def run_summary_line(state: RunState, *, with_asker: bool = False) -> str:
+    """`• `ab12cd` ✅ answered · “question” · <date>` (+ who asked, in a channel list)."""
+    line = f"• `{short_id(state.run_id)}` {RUN_STATUS_LABEL[state.status]}"
     question = safe(one_line(state.query), RUN_QUESTION_LIMIT)
-    line += f" · “{question}” · {slack_date(state.created_at)}"
+    line += f" · “{question}”"
+    if with_asker:
+        line += f" · {mention(state.asker)}"
+    line += f" · {slack_date(state.created_at)}"
     return line
 
 
-def runs_list_blocks(runs: list[RunState], undelivered: list[str] | None = None) -> list[Block]:
+def runs_list_blocks(
+    runs: list[RunState],
+    *,
+    title: str = "GRACE — your recent questions",
+    empty: str = "You have no questions with me yet. Mention me to ask something.",
+    with_asker: bool = False,
+    undelivered: list[str] | None = None,
+) -> list[Block]:
     """A compact list of runs, newest first as given, capped at `MAX_RUNS_LISTED`; then
     `undelivered`: one line per run whose Slack messages have not gone out yet."""
-    blocks: list[Block] = [header("GRACE — runs")]
+    blocks: list[Block] = [header(title)]
     if not runs:
-        blocks.append(section("_No active or paused runs here. Mention me to ask something._"))
+        blocks.append(section(f"_{safe(empty, 500)}_"))
         return _cap(blocks + undelivered_blocks(undelivered or []))
-    lines = [run_summary_line(r) for r in runs[:MAX_RUNS_LISTED]]
+    lines = [run_summary_line(r, with_asker=with_asker) for r in runs[:MAX_RUNS_LISTED]]
     if len(runs) > MAX_RUNS_LISTED:
         lines.append(f"_…and {len(runs) - MAX_RUNS_LISTED} older runs_")
     blocks.extend(sections(lines))
@@ -104,35 +141,32 @@ def run_detail_blocks(state: RunState) -> list[Block]:
     facts = [
         f"*Status:* {RUN_STATUS_LABEL[state.status]}",
         f"asked by {mention(state.asker)} {slack_date(state.created_at)}",
+        f"run id `{state.run_id}`",
     ]
     if state.llm_model:
         facts.append(f"model {safe(one_line(state.llm_model), 100)}")
     blocks: list[Block] = [
-        header(f"GRACE run {state.run_id}"),
+        header(f"GRACE run {short_id(state.run_id)}"),
         section(f">{safe(one_line(state.query), 1500)}"),
         context(*facts),
     ]
 
     if state.overall_confidence is not None:
         line = f"*Confidence:* {badge(state.overall_confidence, state.level)}"
-        detail = state.overall_detail
-        if detail is not None and detail.breakdown:
-            line += f"\n{factor_text(sorted(detail.breakdown.items()))}"
-        if detail is not None and detail.penalties:
-            line += "\nPenalties: " + "; ".join(safe(one_line(p), 200) for p in detail.penalties)
+        if state.overall_detail is not None:
+            line += "\n" + "\n".join(score_lines(state.overall_detail)[1:])
         blocks.append(section(line))
 
     pending = state.pending
     if pending is not None and pending.status is InterventionStatus.PENDING:
-        emoji = LEVEL_EMOJI.get(pending.level, LEVEL_EMOJI[InterventionLevel.ESCALATE])
-        text = f"{emoji} *Waiting for an answer* ({pending.kind.value}): "
+        text = f"⏸️ *Waiting for an answer* ({pending.kind.value}): "
         text += safe(one_line(pending.question), 1000)
         if pending.expires_at is not None:
             text += f"\nExpires {slack_date(pending.expires_at)}"
         blocks.append(section(text))
 
     if state.error:
-        blocks.append(section(f"❌ {safe(one_line(state.error), 1500)}"))
+        blocks.append(section(f"❌ {with_mentions(one_line(state.error), 1500)}"))
 
     replans = [
         f"{i}. {r.trigger.value} → {r.strategy.value}: {safe(one_line(r.reason), 400)}"
@@ -151,31 +185,69 @@ def run_detail_blocks(state: RunState) -> list[Block]:
     if state.plan is not None:
         budget = MAX_BLOCKS_PER_MESSAGE - len(blocks) - len(tail) - 1
         blocks.append(DividerBlock())
-        blocks.extend(step_sections(step_lines(state), budget))
+        blocks.extend(step_sections(step_lines(state, detailed=True), budget))
     return _cap(blocks + tail)
 
 
-def _format_number(value: float | int) -> str:
-    if isinstance(value, bool):
-        return str(value)
-    if isinstance(value, int):
+STAT_LABELS: dict[str, str] = {
+    "runs": "questions asked",
+    "answered": "questions answered",
+    "cancelled": "cancelled",
+    "failed": "failed",
+    "paused": "waiting for a person",
+    "running": "in progress",
+    "completion_rate": "answered",
+    "hitl_rate": "asked a person",
+    "replan_rate": "changed the plan",
+    "replan_success_rate": "answered after changing the plan",
+    "avg_confidence": "average confidence of answers",
+    "cost_usd": "cost (USD)",
+}
+"""The store's figure names → words people read; rates (`*_rate`) are shown as %."""
+
+
+def _format_stat(name: str, value: float | int) -> str:
+    if name.endswith("_rate"):
+        return f"{float(value) * 100:.0f}%"
+    if name == "cost_usd":
+        return f"${float(value):,.4f}"
+    if isinstance(value, int) and not isinstance(value, bool):
         return f"{value:,}"
     if abs(value) < 1:
-        return f"{value:.3f}"
+        return f"{value:.2f}"
     return f"{value:,.2f}"
 
 
-def stats_blocks(stats: Mapping[str, float | int]) -> list[Block]:
-    """Named figures (`runs_total`, `mean_confidence`, `cost_usd_today`…) as a list."""
-    blocks: list[Block] = [header("GRACE — stats")]
-    if not stats:
-        blocks.append(section("_No figures yet._"))
-        return blocks
+def feedback_line(up: int, down: int, window: int) -> str:
+    """`👍 5 · 👎 1 · 83% helpful (last 6 votes)` or "no votes yet"."""
+    total = up + down
+    if total == 0:
+        return "*Feedback:* no 👍 / 👎 votes yet"
+    rate = up / total * 100
+    return (
+        f"*Feedback:* 👍 {up:,} · 👎 {down:,} · {rate:.0f}% helpful "
+        f"(the last {total:,} vote{'s' if total != 1 else ''}, at most {window:,})"
+    )
+
+
+def stats_blocks(
+    stats: Mapping[str, float | int], *, feedback: tuple[int, int, int] | None = None
+) -> list[Block]:
+    """Today's figures in words (`questions answered`, `asked a person`, `cost (USD)`), and
+    the 👍 / 👎 feedback as (up, down, window) when given."""
+    blocks: list[Block] = [header("GRACE — today")]
     lines = [
-        f"• *{safe(name.replace('_', ' '), 200)}*: {_format_number(value)}"
+        f"• *{safe(STAT_LABELS.get(name, name.replace('_', ' ')), 200)}*: "
+        f"{_format_stat(name, value)}"
         for name, value in stats.items()
     ]
-    blocks.extend(sections(lines))
+    if lines:
+        blocks.extend(sections(lines))
+    else:
+        blocks.append(section("_No questions yet today._"))
+    if feedback is not None:
+        blocks.append(section(feedback_line(*feedback)))
+    blocks.append(context("Rates are shares of today's questions."))
     return _cap(blocks)
 
 

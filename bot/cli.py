@@ -28,9 +28,12 @@ from agent.schemas import (
     InterventionAction,
     InterventionAnswer,
     InterventionKind,
+    InterventionRequest,
     RunState,
     RunStatus,
 )
+from blocks.explain import found_sentence, why_unsure
+from blocks.intervention import plain_question
 from bot.cli_errors import CommandError, ExitCode, Parser, report_error
 from bot.logs import configure_logging
 from bot.report import STEP_ICON, run_json, run_text
@@ -79,8 +82,25 @@ class TerminalObserver:
                 )
         elif event.type is RunEventType.REPLANNED:
             print(f"  ↻ replanned: {event.message}", file=out)
+            if state.plan is not None and self.shown_plan is not None:
+                lines = _plan_lines(state.plan)
+                for step_id, action, description in lines:
+                    if (step_id, action, description) not in self.shown_plan:
+                        print(f"    {step_id}. {action}: {description}", file=out)
+                self.shown_plan = lines
         elif event.type in (RunEventType.RUN_FAILED, RunEventType.RUN_CANCELLED):
             print(f"  {event.message}", file=out)
+
+
+def _pace(text: str) -> float:
+    """`--pace SECONDS`: a number from 0 to 60."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
+    if not 0 <= value <= 60:
+        raise argparse.ArgumentTypeError("--pace must be between 0 and 60 seconds")
+    return value
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -111,7 +131,9 @@ def _parser() -> argparse.ArgumentParser:
     resume.add_argument("run_id")
     resume.add_argument("--action", required=True, choices=["proceed", "cancel", "modify", "input"])
     resume.add_argument("--text")
-    resume.add_argument("--option", type=int)
+    resume.add_argument(
+        "--option", type=int, help="pick option N, numbered from 1 as `grace show` lists them"
+    )
     resume.add_argument("--as", dest="user", default="local-user")
     resume.add_argument("--json", action="store_true")
 
@@ -135,6 +157,13 @@ def _parser() -> argparse.ArgumentParser:
     )
     dev.add_argument("--port", type=int, default=3000, help="the simulator's port (3000)")
     dev.add_argument("--host", default="127.0.0.1")
+    dev.add_argument(
+        "--pace",
+        type=_pace,
+        default=0.0,
+        metavar="SECONDS",
+        help="wait this long before each model call, to watch a plan progress (e.g. 0.8)",
+    )
 
     from bot.eval_cli import add_eval_parser
 
@@ -239,7 +268,7 @@ async def _dispatch(args: argparse.Namespace, settings: Settings) -> int:
     if args.command == "dev":
         from bot.dev import run_dev
 
-        return await run_dev(settings, port=args.port, host=args.host)
+        return await run_dev(settings, port=args.port, host=args.host, pace=args.pace)
     if args.command == "eval":
         from bot.eval_cli import run_eval_command
 
@@ -287,12 +316,31 @@ async def _ask(args: argparse.Namespace, services: Services) -> int:
     return _print(state, args.json, progress=args.progress)
 
 
+def _terminal(mrkdwn: str) -> str:
+    """Slack mrkdwn from the card builders as terminal text."""
+    text = mrkdwn.replace("*", "").replace("&lt;", "<").replace("&gt;", ">")
+    return text.replace("&amp;", "&")
+
+
+def prompt_lines(state: RunState, request: InterventionRequest) -> list[str]:
+    """What the terminal says at a pause: the same plain words as the Slack cards (the
+    scores are in `grace show RUN`)."""
+    lines = [f"\n⏸  {_terminal(plain_question(request))}"]
+    if request.kind in (InterventionKind.CONFIRM, InterventionKind.ESCALATE):
+        result = state.step_results.get(request.step_id) if request.step_id else None
+        found = result.sources if result is not None else state.sources
+        lines.append(f"   {_terminal(found_sentence(found))}")
+        lines.append(f"   why I am unsure: {_terminal(why_unsure(request.confidence, found))}")
+    else:  # a plan approval or a clarifying question: its own words (no internal notes)
+        lines[0] = f"\n⏸  {request.question}"
+    return lines
+
+
 def _prompt(state: RunState, user: str) -> InterventionAnswer | None:
     request = state.pending
     assert request is not None
-    print(f"\n⏸  {request.question}", file=sys.stderr)
-    if request.reason:
-        print(f"   why: {request.reason}", file=sys.stderr)
+    for line in prompt_lines(state, request):
+        print(line, file=sys.stderr)
     try:
         if request.kind in (InterventionKind.PLAN_APPROVAL, InterventionKind.CONFIRM):
             first = "[r]un" if request.kind is InterventionKind.PLAN_APPROVAL else "[p]roceed"
@@ -303,18 +351,35 @@ def _prompt(state: RunState, user: str) -> InterventionAnswer | None:
                 text = input("   how should the plan change? > ")
                 return InterventionAnswer(action=InterventionAction.MODIFY, text=text, user=user)
             return InterventionAnswer(action=InterventionAction.PROCEED, user=user)
-        for i, option in enumerate(request.options):
-            print(f"   [{i}] {option}", file=sys.stderr)
-        text = input("   your answer (empty = proceed, 'cancel' = stop) > ").strip()
+        for number, option in enumerate(request.options, start=1):
+            print(f"   [{number}] {option}", file=sys.stderr)
+        hint = f"1–{len(request.options)} picks an option, " if request.options else ""
+        text = input(f"   your answer ({hint}empty = proceed, 'cancel' = stop) > ").strip()
     except EOFError:
         return None
     if text.lower() == "cancel":
         return InterventionAnswer(action=InterventionAction.CANCEL, user=user)
-    if text.isdigit() and int(text) < len(request.options):
-        return InterventionAnswer(action=InterventionAction.INPUT, option=int(text), user=user)
+    if text.isdigit() and 1 <= int(text) <= len(request.options):
+        # Options are numbered from 1 everywhere (Slack, this prompt, --option).
+        return InterventionAnswer(action=InterventionAction.INPUT, option=int(text) - 1, user=user)
     if not text:
         return InterventionAnswer(action=InterventionAction.PROCEED, user=user)
     return InterventionAnswer(action=InterventionAction.INPUT, text=text, user=user)
+
+
+def option_index(number: int | None, options: list[str]) -> int | None:
+    """`--option N` (numbered from 1, as Slack shows options) → the option's index."""
+    if number is None:
+        return None
+    if not options:
+        raise InvalidInputError("This question has no options; answer with --text.")
+    if number == 0:
+        raise InvalidInputError(
+            f"Options are numbered from 1: use --option 1 for the first (1–{len(options)})."
+        )
+    if not 1 <= number <= len(options):
+        raise InvalidInputError(f"--option must be between 1 and {len(options)}.")
+    return number - 1
 
 
 def _print(state: RunState, as_json: bool, progress: TerminalObserver | None = None) -> int:
@@ -388,13 +453,8 @@ async def _resume(args: argparse.Namespace, services: Services) -> int:
         args.text or args.option is not None
     ):
         raise InvalidInputError(f"--action {action.value} needs --text (or --option N).")
-    if args.option is not None and not 0 <= args.option < len(state.pending.options):
-        raise InvalidInputError(
-            f"--option must be between 0 and {len(state.pending.options) - 1}."
-            if state.pending.options
-            else "This question has no options; answer with --text."
-        )
-    answer = InterventionAnswer(action=action, text=args.text, option=args.option, user=args.user)
+    option = option_index(args.option, state.pending.options)
+    answer = InterventionAnswer(action=action, text=args.text, option=option, user=args.user)
     outcome = await services.orchestrator.answer(
         state.run_id, state.pending.intervention_id, answer
     )

@@ -22,17 +22,55 @@ from pydantic import SecretStr
 
 from agent.errors import InvalidInputError
 from agent.knowledge.ingest import SAMPLE_KB_DIR, ingest_paths
+from agent.ports import (
+    Evaluation,
+    EvaluationRequest,
+    LanguageModel,
+    LLMReply,
+    PlanDraft,
+    PlanRequest,
+    ReasoningRequest,
+)
 from bot.runners import Bot, BotRuntime, create_bot, start_bot, stop_on_signals
 from bot.settings import Settings
 from bot.simulator.server import PEOPLE, SlackSimulator
 from bot.simulator.socket_mode import SLACK_RETRY_DELAYS
-from bot.wiring import Services, build_services
+from bot.wiring import Services, build_models, build_services
 
 log = logging.getLogger(__name__)
 
 DEV_BOT_TOKEN = "xoxb-dev"
 DEV_APP_TOKEN = "xapp-dev"
 STATE_FILE = "simulator.json"
+
+
+class PacedModel:
+    """A language model that waits `pace` seconds before each call, answers unchanged.
+
+    The offline model answers a whole run in a fraction of a second, so in `grace dev`
+    the first thing anyone sees is the final state; `--pace 0.8` lets a person watch the
+    plan message move step by step.
+    """
+
+    def __init__(self, model: LanguageModel, pace: float) -> None:
+        self._model = model
+        self.pace = pace
+
+    @property
+    def name(self) -> str:
+        return self._model.name
+
+    async def plan(self, request: PlanRequest) -> LLMReply[PlanDraft]:
+        await asyncio.sleep(self.pace)
+        return await self._model.plan(request)
+
+    async def reason(self, request: ReasoningRequest) -> LLMReply[str]:
+        await asyncio.sleep(self.pace)
+        return await self._model.reason(request)
+
+    async def evaluate(self, request: EvaluationRequest) -> LLMReply[Evaluation]:
+        await asyncio.sleep(self.pace)
+        return await self._model.evaluate(request)
 
 
 def dev_settings(settings: Settings, api_url: str) -> Settings:
@@ -85,8 +123,12 @@ async def dev_environment(
     ack_timeout: float = 3.0,
     retry_delays: tuple[float, ...] = SLACK_RETRY_DELAYS,
     ping_interval: float = 10.0,
+    pace: float = 0.0,
 ) -> AsyncIterator[DevEnvironment]:
-    """Start the simulator, then the bot over Socket Mode; stop both on exit."""
+    """Start the simulator, then the bot over Socket Mode; stop both on exit.
+
+    `pace` > 0 wraps the model in `PacedModel` (seconds to wait before each call).
+    """
     settings.data_dir.mkdir(parents=True, exist_ok=True)
     simulator = SlackSimulator(
         state_path=settings.data_dir / STATE_FILE,
@@ -99,7 +141,8 @@ async def dev_environment(
     async with contextlib.AsyncExitStack() as stack:
         stack.push_async_callback(simulator.stop)
         bot_settings = dev_settings(settings, simulator.base_url)
-        services = await build_services(bot_settings)
+        paced = PacedModel(build_models(bot_settings)[0], pace) if pace > 0 else None
+        services = await build_services(bot_settings, llm=paced)
         try:
             ingested = await ensure_sample_kb(services)
             bot = await create_bot(bot_settings, services=services)
@@ -118,13 +161,20 @@ async def dev_environment(
         )
 
 
+def pace_note(env: DevEnvironment) -> str:
+    """` (paced: 0.8 s per call)` when the model is slowed down."""
+    llm = env.bot.services.llm
+    return f" (paced: {llm.pace:g} s per call)" if isinstance(llm, PacedModel) else ""
+
+
 def banner(env: DevEnvironment) -> str:
     """What `grace dev` prints once everything is up."""
     people = ", ".join(f"{name} ({uid})" for uid, name in PEOPLE)
     lines = [
         f"GRACE dev: open {env.simulator.url}",
         f"  Slack simulator: Web API {env.simulator.base_url}, Socket Mode connected",
-        f"  model: {env.bot.services.llm.name} · data: {env.settings.data_dir.resolve()}",
+        f"  model: {env.bot.services.llm.name}{pace_note(env)} · "
+        f"data: {env.settings.data_dir.resolve()}",
         f"  people: {people} · try “@grace How many vacation days do new employees get?”",
         "  Ctrl-C to stop; history and paused runs are kept for the next start.",
     ]
@@ -141,11 +191,12 @@ async def run_dev(
     port: int = 3000,
     host: str = "127.0.0.1",
     stop: asyncio.Event | None = None,
+    pace: float = 0.0,
 ) -> int:
     """`grace dev`: run until Ctrl-C (or `stop` is set)."""
     stop = stop or stop_on_signals()
     try:
-        async with dev_environment(settings, port=port, host=host) as env:
+        async with dev_environment(settings, port=port, host=host, pace=pace) as env:
             print(banner(env), flush=True)
             await stop.wait()
             print("GRACE dev: stopping…", flush=True)

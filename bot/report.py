@@ -144,7 +144,8 @@ def run_text(state: RunState, *, with_plan: bool = True) -> str:
         if p.reason:
             lines.append(f"  why: {p.reason}")
         if p.options:
-            lines.append("  options: " + ", ".join(f"[{i}] {o}" for i, o in enumerate(p.options)))
+            numbered = enumerate(p.options, start=1)  # numbered from 1, as in Slack
+            lines.append("  options: " + ", ".join(f"[{n}] {o}" for n, o in numbered))
     if state.error:
         lines.append(f"Note: {state.error}")
     usage = state.token_usage

@@ -24,7 +24,6 @@ import asyncio
 import hashlib
 import json
 import logging
-import re
 from collections.abc import Sequence
 from datetime import datetime, timedelta
 from typing import Any, Protocol
@@ -50,15 +49,13 @@ from blocks.intervention import (
     decided_message,
     escalate_message,
     expired_message,
+    plain_question,
 )
 from blocks.limits import truncate
-from blocks.plan import fallback_text, plan_message
+from blocks.plan import fallback_text, outcome_text, plan_message
 from storage.outbox import GAVE_UP, Delivery
 
 log = logging.getLogger(__name__)
-
-_USER_ID = re.compile(r"(?<![<@])\b([UW][A-Z0-9]{6,})\b")
-"""A bare Slack user id in agent text ("cancelled by U0123ABC"), to render as a mention."""
 
 PLAN = "plan"
 ANSWER = "answer"
@@ -333,12 +330,8 @@ class SlackPublisher:
                 kind = ANSWER if part == 1 else f"{ANSWER}:{part}"
                 await sync.ensure(kind, payload(blocks), answer_fallback_text(state, part))
         elif state.status in (RunStatus.CANCELLED, RunStatus.FAILED):
-            reason = _USER_ID.sub(r"<@\1>", state.error or "")
-            if state.status is RunStatus.CANCELLED:
-                text = f"🛑 Stopped: {reason or 'cancelled'}"
-            else:
-                text = f"❌ I could not answer this: {reason or 'the run failed'}"
-            await sync.ensure(f"{OUTCOME}:{state.status.value}", None, truncate(text, 3000))
+            text = truncate(outcome_text(state), 3000)
+            await sync.ensure(f"{OUTCOME}:{state.status.value}", None, text)
 
     async def _intervention(
         self, sync: _ThreadSync, state: RunState, request: InterventionRequest
@@ -346,7 +339,7 @@ class SlackPublisher:
         if request.kind is InterventionKind.PLAN_APPROVAL:
             return  # its buttons live on the plan message
         kind = f"intervention:{request.intervention_id}"
-        text = truncate(request.question, 300)
+        text = truncate(plain_question(request), 300)
         if request.status is InterventionStatus.PENDING:
             if state.pending is None or state.pending.intervention_id != request.intervention_id:
                 return

@@ -4,35 +4,50 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 # The browser tests (tests/browser) drive Debian's Chromium with Playwright; Playwright's
-# own browser download is never used. Install Chromium once if it is missing. If that is
-# not possible here, go on: those tests then fail with a message saying what is missing.
-install_chromium() {
-    [ -x "${GRACE_CHROMIUM:-/usr/bin/chromium}" ] && return 0
-    local sudo="" log
+# own browser download is never used. Their screenshots need an emoji font and a Japanese
+# (CJK) font, or every emoji and every Japanese character is a box. Install whatever of
+# these is missing with apt, even when Chromium is already there. If that is not possible
+# here, go on: the browser tests then fail with a message saying what is missing.
+missing_browser_packages() {
+    [ -x "${GRACE_CHROMIUM:-/usr/bin/chromium}" ] || echo chromium
+    if command -v fc-list >/dev/null 2>&1; then
+        fc-list : family | grep -qi "Noto Color Emoji" || echo fonts-noto-color-emoji
+        [ -n "$(fc-list ':lang=ja' family)" ] || echo fonts-noto-cjk
+    else
+        dpkg -s fonts-noto-color-emoji >/dev/null 2>&1 || echo fonts-noto-color-emoji
+        dpkg -s fonts-noto-cjk >/dev/null 2>&1 || echo fonts-noto-cjk
+    fi
+}
+
+install_browser_packages() {
+    local packages sudo="" log
+    packages=$(missing_browser_packages | xargs)
+    [ -z "$packages" ] && return 0
     if ! command -v apt-get >/dev/null 2>&1; then
-        echo "warning: /usr/bin/chromium is missing and there is no apt-get to install it;" \
+        echo "warning: missing $packages and there is no apt-get to install them;" \
             "the browser tests will fail (or set GRACE_CHROMIUM to a Chromium binary)." >&2
         return 0
     fi
     if [ "$(id -u)" -ne 0 ]; then
         if ! command -v sudo >/dev/null 2>&1; then
-            echo "warning: /usr/bin/chromium is missing and this user cannot install it" \
+            echo "warning: missing $packages and this user cannot install them" \
                 "(not root, no sudo); the browser tests will fail." >&2
             return 0
         fi
         sudo="sudo -n"
     fi
-    echo "Installing Debian's chromium for the browser tests…" >&2
+    echo "Installing $packages for the browser tests…" >&2
     log=$(mktemp)
+    # shellcheck disable=SC2086 # one word per package
     if ! { $sudo apt-get update -qq &&
-        $sudo env DEBIAN_FRONTEND=noninteractive \
-            apt-get install -y -qq chromium fonts-noto-color-emoji; } >"$log" 2>&1; then
+        $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $packages; } \
+        >"$log" 2>&1; then
         tail -n 20 "$log" >&2
-        echo "warning: could not install chromium; the browser tests will fail." >&2
+        echo "warning: could not install $packages; the browser tests will fail." >&2
     fi
     rm -f "$log"
 }
-install_chromium
+install_browser_packages
 
 python -m pip install --quiet --disable-pip-version-check -e '.[dev]'
 ruff check .

@@ -20,6 +20,7 @@ from agent.schemas import (
 )
 from blocks import ids
 from blocks.answer import feedback_ack
+from blocks.details import details_modal
 from blocks.intervention import modify_modal
 from bot.conversation import REFUSAL, already_handled
 from bot.deps import BotDeps
@@ -39,7 +40,9 @@ _ACTIONS: dict[str, InterventionAction] = {
     ids.ESCALATE_CANCEL: InterventionAction.CANCEL,
 }
 _MODALS = {ids.PLAN_EDIT, ids.CONFIRM_MODIFY}
+_OPENS_A_VIEW = {*_MODALS, ids.DETAILS}
 _FEEDBACK = {ids.FEEDBACK_UP: True, ids.FEEDBACK_DOWN: False}
+"""Older messages' separate buttons; `ids.FEEDBACK` carries the vote in its value."""
 
 
 class Click:
@@ -82,8 +85,9 @@ async def handle_click(deps: BotDeps, client: AsyncWebClient, click: Click) -> N
     option = ids.parse_option_action_id(click.action_id)
     known = (
         click.action_id in _ACTIONS
-        or click.action_id in _MODALS
+        or click.action_id in _OPENS_A_VIEW
         or click.action_id in _FEEDBACK
+        or click.action_id == ids.FEEDBACK
         or option is not None
     )
     if not known:
@@ -96,8 +100,18 @@ async def handle_click(deps: BotDeps, client: AsyncWebClient, click: Click) -> N
     if state is None:
         await tell(f"I don't know run {value.run_id} any more; nothing was changed.")
         return
-    if click.action_id in _FEEDBACK:
-        up = _FEEDBACK[click.action_id]
+    if click.action_id == ids.DETAILS:
+        request = pending_request(state, value.intervention_id)
+        try:
+            await client.views_open(trigger_id=click.trigger_id, view=details_modal(state, request))
+        except SlackApiError as exc:
+            await tell(f"I couldn't open the details ({exc.response.get('error')}).")
+        return
+    up = _FEEDBACK.get(click.action_id, value.helpful)
+    if click.action_id == ids.FEEDBACK and up is None:
+        await tell("This feedback button is damaged; nothing was recorded.")
+        return
+    if up is not None and (click.action_id in _FEEDBACK or click.action_id == ids.FEEDBACK):
         reply = await record_feedback(
             store=deps.store,
             orchestrator=deps.orchestrator,
@@ -166,7 +180,7 @@ def register(app: AsyncApp, deps: BotDeps) -> None:
     async def handle_action(ack: AsyncAck, body: dict[str, Any], client: AsyncWebClient) -> None:
         await ack()
         click = Click(body)
-        if click.action_id in _MODALS:
+        if click.action_id in _OPENS_A_VIEW:
             # trigger_id is valid for 3 s: open the modal now, not behind other work (a
             # form that did not open changes nothing; the button is still there).
             await handle_click(deps, client, click)

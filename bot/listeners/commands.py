@@ -1,7 +1,8 @@
 """`/grace` slash command: ephemeral answers about runs, metrics, cost and thresholds.
 
 Read-only subcommands answer in the ack (a few fast queries); `cancel` and `retry` ack
-at once and do their work in a tracked task.
+at once and do their work in a tracked task. Runs can be named by their short id (the
+first characters, as every answer's footer shows them).
 """
 
 from __future__ import annotations
@@ -14,8 +15,8 @@ from slack_bolt.async_app import AsyncAck, AsyncApp
 from slack_sdk.models.blocks import Block
 
 from agent.errors import GraceError
-from agent.schemas import RunState, RunStatus, utcnow
-from blocks.common import slack_date
+from agent.schemas import RunState, utcnow
+from blocks.common import short_id, slack_date
 from blocks.limits import to_payload, truncate
 from blocks.status import (
     error_blocks,
@@ -30,7 +31,15 @@ from storage.inbox import InboxEntry, InboxItem
 
 COMMAND = "command"
 
-ACTIVE = (RunStatus.PAUSED, RunStatus.RUNNING, RunStatus.PLANNING)
+RUNS_LISTED = 20
+MINE_SEARCH = 200
+"""How many of the newest runs `/grace status` looks through for the asker's own (the
+answer is in the ack, within Slack's 3 s: a bounded scan, not the whole table)."""
+SHORT_ID_SEARCH = 200
+"""How many recent runs (of the channel, then of everyone) a short id is matched against."""
+MIN_SHORT_ID = 4
+FEEDBACK_WINDOW = 100
+"""`/grace stats` counts the last this many 👍 / 👎 votes."""
 
 
 async def _ack_blocks(ack: AsyncAck, text: str, blocks: list[Block]) -> None:
@@ -49,7 +58,7 @@ def _may_see(deps: BotDeps, state: RunState, user: str, channel: str) -> bool:
 async def _cancel(deps: BotDeps, run_id: str, user: str, channel: str) -> None:
     state = await deps.orchestrator.cancel(run_id, user=user, reason=f"cancelled by <@{user}>")
     status = state.status.value if state else "unknown"
-    await deps.publisher.ephemeral(channel, user, f"Run {run_id} is now {status}.")
+    await deps.publisher.ephemeral(channel, user, f"Run `{short_id(run_id)}` is now {status}.")
 
 
 async def _retry(deps: BotDeps, run_id: str, user: str, channel: str) -> None:
@@ -64,7 +73,7 @@ async def _retry(deps: BotDeps, run_id: str, user: str, channel: str) -> None:
         await deps.publisher.ephemeral(channel, user, f"⚠️ {exc.message}")
         return
     await deps.publisher.ephemeral(
-        channel, user, f"Retried as run {state.run_id}: {state.status.value}."
+        channel, user, f"Asked again as run `{short_id(state.run_id)}`: {state.status.value}."
     )
 
 
@@ -74,9 +83,13 @@ async def _undelivered(deps: BotDeps, channel: str) -> list[str]:
     for delivery in await deps.publisher.undelivered(channel_id=channel):
         since = slack_date(delivery.first_failed_at) if delivery.first_failed_at else "a while"
         if delivery.gave_up:
-            lines.append(f"run `{delivery.run_id}`: Slack kept refusing since {since}; gave up")
+            lines.append(
+                f"run `{short_id(delivery.run_id)}`: Slack kept refusing since {since}; gave up"
+            )
         else:
-            lines.append(f"run `{delivery.run_id}`: Slack refused since {since}; still retrying")
+            lines.append(
+                f"run `{short_id(delivery.run_id)}`: Slack refused since {since}; still retrying"
+            )
     return lines
 
 
@@ -104,6 +117,27 @@ async def process_command(deps: BotDeps, entry: InboxEntry) -> None:
         await _retry(deps, run_id, user, channel)
 
 
+async def find_run(deps: BotDeps, ref: str, channel: str) -> RunState | str:
+    """The run a full or short id (its first characters) names, or why there is none.
+
+    A short id is looked up among this channel's recent runs first, then everyone's.
+    """
+    state = await deps.store.load(ref)
+    if state is not None:
+        return state
+    ref = ref.strip("`").lower()
+    if len(ref) < MIN_SHORT_ID or not ref.isalnum():
+        return f"No run {ref!r}. `/grace status` lists your runs."
+    for scope in (channel, None):
+        runs = await deps.store.list_runs(channel_id=scope, limit=SHORT_ID_SEARCH)
+        matches = [r for r in runs if r.run_id.startswith(ref)]
+        if len(matches) == 1:
+            return matches[0]
+        if len(matches) > 1:
+            return f"More than one run starts with {ref!r}: give a few more characters."
+    return f"No recent run {ref!r}. `/grace status` lists your runs; older ones need the full id."
+
+
 async def handle_grace(deps: BotDeps, ack: AsyncAck, command: dict[str, Any]) -> None:
     words = str(command.get("text", "")).split()
     sub = words[0].lower() if words else "help"
@@ -112,23 +146,38 @@ async def handle_grace(deps: BotDeps, ack: AsyncAck, command: dict[str, Any]) ->
     channel = str(command.get("channel_id", ""))
 
     if sub == "status" and arg is None:
-        runs = [
-            r
-            for status in ACTIVE
-            for r in await deps.store.list_runs(status=status, channel_id=channel, limit=20)
-        ]
+        recent = await deps.store.list_runs(limit=MINE_SEARCH)
+        runs = [r for r in recent if r.asker == user][:RUNS_LISTED]
         late = await _undelivered(deps, channel)
-        blocks = runs_list_blocks(runs, late)
-        text = f"{len(runs)} active runs in this channel"
+        text = f"Your {len(runs)} recent runs"
         if late:
-            text += f"; messages of {len(late)} runs not delivered yet"
-        await _ack_blocks(ack, text, blocks)
+            text += f"; messages of {len(late)} runs in this channel not delivered yet"
+        await _ack_blocks(ack, text, runs_list_blocks(runs, undelivered=late))
+        return
+    if sub == "status" and arg is not None and arg.lower() == "all":
+        runs = await deps.store.list_runs(channel_id=channel, limit=RUNS_LISTED)
+        blocks = runs_list_blocks(
+            runs,
+            title="GRACE — recent questions in this channel",
+            empty="Nobody has asked me anything in this channel yet.",
+            with_asker=True,
+            undelivered=await _undelivered(deps, channel),
+        )
+        await _ack_blocks(ack, f"{len(runs)} recent runs in this channel", blocks)
         return
     if sub in ("status", "cancel", "retry"):
-        state = await deps.store.load(arg) if arg else None
-        if state is None or not _may_see(deps, state, user, channel):
-            # The same words either way: a run you may not see does not exist for you.
-            message = f"No run {arg!r}. `/grace status` lists this channel's runs."
+        if not arg:
+            message = f"Which run? `/grace {sub} <run>` — `/grace status` lists your runs."
+            await _ack_blocks(ack, message, error_blocks(message))
+            return
+        found = await find_run(deps, arg, channel)
+        if isinstance(found, str):
+            await _ack_blocks(ack, found, error_blocks(found))
+            return
+        state = found
+        if not _may_see(deps, state, user, channel):
+            # The same words as for an unknown run: a run you may not see does not exist for you.
+            message = f"No run {arg!r}. `/grace status` lists your runs."
             await _ack_blocks(ack, message, error_blocks(message))
             return
         if sub == "status":
@@ -160,15 +209,21 @@ async def handle_grace(deps: BotDeps, ack: AsyncAck, command: dict[str, Any]) ->
     if sub == "stats":
         since = datetime.combine(utcnow().date(), time.min, tzinfo=utcnow().tzinfo)
         stats = await deps.store.stats(since=since)
-        await _ack_blocks(ack, "GRACE stats for today", stats_blocks(stats))
+        votes = await deps.store.recent_feedback(FEEDBACK_WINDOW)
+        up = sum(1 for _, helpful in votes if helpful)
+        feedback = (up, len(votes) - up, FEEDBACK_WINDOW)
+        await _ack_blocks(ack, "GRACE stats for today", stats_blocks(stats, feedback=feedback))
         return
     if sub == "thresholds":
         t = deps.orchestrator.thresholds
         values = {"silent": t.silent, "notify": t.notify, "confirm": t.confirm}
         await _ack_blocks(ack, "Current thresholds", thresholds_blocks(values))
         return
-    text = "GRACE help" if sub == "help" else f"I don't know `/grace {sub}`. Here is what I do:"
-    await _ack_blocks(ack, text, help_blocks())
+    if sub == "help":
+        await _ack_blocks(ack, "GRACE help", help_blocks())
+        return
+    text = f"`/grace {sub}` is not a command I know. Here is what I do:"
+    await _ack_blocks(ack, text, help_blocks(unknown=sub))
 
 
 def register(app: AsyncApp, deps: BotDeps) -> None:

@@ -94,14 +94,41 @@ class InteractionResult:
         return data
 
 
+def _feedback_choices(element: dict[str, Any]) -> list[dict[str, Any]]:
+    """A `feedback_buttons` element as the two clicks it offers (👍 then 👎)."""
+    choices = []
+    for key in ("positive_button", "negative_button"):
+        button = element.get(key)
+        if isinstance(button, dict):
+            choices.append(
+                {
+                    "type": "feedback_buttons",
+                    "action_id": element.get("action_id"),
+                    "value": button.get("value", ""),
+                    "text": button.get("text") or {},
+                }
+            )
+    return choices
+
+
 def find_button(
     blocks: list[dict[str, Any]], action_id: str, value: str | None = None
 ) -> tuple[str, dict[str, Any]] | None:
-    """(block_id, element) of the button `action_id` (and `value`, when given) in blocks."""
+    """(block_id, element) of the button `action_id` (and `value`, when given) in blocks.
+
+    A `feedback_buttons` element (in `context_actions`) counts as two buttons sharing one
+    action id, told apart by their values.
+    """
     for block in blocks:
         candidates: list[Any] = []
         if block.get("type") == "actions":
             candidates = list(block.get("elements", []))
+        elif block.get("type") == "context_actions":
+            for element in block.get("elements", []):
+                if isinstance(element, dict) and element.get("type") == "feedback_buttons":
+                    candidates.extend(_feedback_choices(element))
+                else:
+                    candidates.append(element)
         elif isinstance(block.get("accessory"), dict):
             candidates = [block["accessory"]]
         for element in candidates:
@@ -310,6 +337,7 @@ class Relay:
             ),
             is_ephemeral=ephemeral,
             style=element.get("style"),
+            element_type=str(element.get("type") or "button"),
             user_name=self._user_name(user),
             channel_name=self._channel_name(channel),
         )

@@ -189,10 +189,12 @@ def block_actions_payload(
     response_url: str | None = None,
     is_ephemeral: bool = False,
     style: str | None = None,
+    element_type: str = "button",
     user_name: str | None = None,
     channel_name: str = "general",
 ) -> dict[str, Any]:
-    """A `block_actions` payload for one button click on the message at `message_ts`.
+    """A `block_actions` payload for one button click on the message at `message_ts`
+    (`element_type="feedback_buttons"` for a 👍 / 👎 of a `feedback_buttons` element).
 
     A click on an ephemeral message carries no `message`, as in Slack.
     """
@@ -201,7 +203,7 @@ def block_actions_payload(
     if thread_ts:
         msg.setdefault("thread_ts", thread_ts)
     action: dict[str, Any] = {
-        "type": "button",
+        "type": element_type,
         "action_id": action_id,
         "block_id": block_id,
         "text": {"type": "plain_text", "text": text, "emoji": True},

@@ -4,7 +4,10 @@ Endpoints (all JSON unless noted; `user` is a Slack user id such as `U0ALICE`):
 
 - `GET /` — the page (static HTML/CSS/JS from `bot/static/`, no build step).
 - `GET /sim/state?user=U…` — team, bot, users, channels, every message, the user's
-  ephemeral messages and open modals, the Socket Mode connection count, the event `seq`.
+  ephemeral messages and open modals, the Socket Mode connection count, the event `seq`
+  and `latest_ts` (the page shows only ephemerals and modals newer than its first load,
+  as a Slack client drops them on a reload).
+- `GET /favicon.ico` — the tab icon.
 - `GET /sim/events` — Server-Sent Events: one JSON object per change
   (`{"seq", "kind", ...}`; kinds: `message_posted`, `message_updated`,
   `message_deleted`, `ephemeral_posted`, `ephemeral_updated`, `reaction_added`,
@@ -49,6 +52,7 @@ STATIC_FILES = {
     "simulator.css": "text/css",
     "simulator.js": "application/javascript",
     "simulator.html": "text/html",
+    "favicon.svg": "image/svg+xml",
 }
 KEEPALIVE_SECONDS = 15.0
 STREAM_QUEUE = 2000
@@ -108,6 +112,7 @@ class SimulatorUI:
         """Mount the page, its static files and its API."""
         app.router.add_get("/", self._index)
         app.router.add_get("/static/{name}", self._static_file)
+        app.router.add_get("/favicon.ico", self._favicon)
         app.router.add_get("/sim/state", self._state)
         app.router.add_get("/sim/events", self._events)
         app.router.add_get("/sim/deliveries", self._deliveries)
@@ -201,6 +206,14 @@ class SimulatorUI:
             headers={"Cache-Control": "no-cache"},
         )
 
+    async def _favicon(self, request: web.Request) -> web.Response:
+        """The tab icon (browsers ask for it even when the page names another)."""
+        return web.Response(
+            body=_static("favicon.svg"),
+            content_type="image/svg+xml",
+            headers={"Cache-Control": "max-age=86400"},
+        )
+
     async def _static_file(self, request: web.Request) -> web.Response:
         name = request.match_info["name"]
         if name not in STATIC_FILES:
@@ -245,6 +258,7 @@ class SimulatorUI:
                 "ephemerals": [ephemeral_json(e) for e in ws.ephemerals(user=user)],
                 "views": [view_json(v) for v in views],
                 "connections": len(self.socket.connections),
+                "latest_ts": ws.latest_ts,
             }
         )
 

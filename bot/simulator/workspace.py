@@ -244,6 +244,12 @@ class SlackWorkspace:
         self._last_micros = micros
         return f"{micros // 1_000_000}.{micros % 1_000_000:06d}"
 
+    @property
+    def latest_ts(self) -> str:
+        """The last ts handed out: anything newer was posted after this moment."""
+        micros = self._last_micros
+        return f"{micros // 1_000_000}.{micros % 1_000_000:06d}"
+
     def _seen_ts(self, ts: str) -> None:
         """Keep `next_ts` above a timestamp loaded from disk."""
         try:
@@ -615,8 +621,8 @@ class SlackWorkspace:
     def to_dict(self) -> dict[str, Any]:
         """Everything worth keeping across a restart, as JSON-ready data.
 
-        Open modals and trigger ids are left out: like Slack's, they do not outlive the
-        client session that opened them.
+        Open modals, ephemeral messages and trigger ids are left out: like Slack's, they
+        do not outlive the client session that showed them.
         """
         return {
             "version": FORMAT_VERSION,
@@ -630,7 +636,7 @@ class SlackWorkspace:
             "users": list(self.users.values()),
             "channels": list(self.channels.values()),
             "messages": [asdict(m) for m in self.all_messages()],
-            "ephemerals": [asdict(e) for e in self._ephemeral],
+            "latest_ts": self.latest_ts,
         }
 
     def load_dict(self, data: dict[str, Any]) -> None:
@@ -646,9 +652,10 @@ class SlackWorkspace:
             message = _from_dict(StoredMessage, raw)
             self._messages[message.channel][message.ts] = message
             self._seen_ts(message.ts)
-        self._ephemeral = [_from_dict(EphemeralMessage, raw) for raw in data.get("ephemerals", [])]
-        for message in self._ephemeral:
-            self._seen_ts(message.ts)
+        self._seen_ts(str(data.get("latest_ts", "")))  # no ts is handed out twice
+        self._ephemeral = []  # Slack drops ephemeral messages on a restart or reload
+        for raw in data.get("ephemerals", []):  # written by older versions: only their ts
+            self._seen_ts(str(raw.get("ts", "")))
 
     def save(self, path: Path) -> None:
         """Write the workspace atomically (a crash mid-write leaves the old file intact)."""

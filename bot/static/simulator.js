@@ -23,7 +23,18 @@
     channel: params.get("channel") || localStorage.getItem("grace-sim-channel") || "C0GENERAL1",
     thread: params.get("thread") || null,
     ready: false,
+    // Like a Slack client, a freshly loaded page shows no ephemeral message and no modal
+    // from before it was loaded: only what arrives after `openedAfter` (a message ts).
+    openedAfter: null,
+    staleViews: new Set(),
   };
+
+  // Slack timestamps ("1700000000.000100") compared exactly, without float rounding.
+  const tsMicros = (ts) => {
+    const [sec, frac = ""] = String(ts || "0").split(".");
+    return BigInt(sec || "0") * 1000000n + BigInt((frac + "000000").slice(0, 6) || "0");
+  };
+  const tsAfter = (a, b) => tsMicros(a) > tsMicros(b);
 
   // ------------------------------------------------------------------ text helpers
 
@@ -169,6 +180,17 @@
       if (el.url) attrs.push(`data-url="${escapeHtml(el.url)}"`);
       return `<button ${attrs.join(" ")}${confirm}>${emojify(escapeHtml(el.text ? el.text.text : ""))}</button>`;
     }
+    if (el.type === "feedback_buttons") {
+      // Slack's 👍 / 👎 pair: one action id, the clicked button's value tells them apart.
+      return ["positive_button", "negative_button"].map((key) => {
+        const b = el[key] || {};
+        const label = b.accessibility_label ? ` aria-label="${escapeHtml(b.accessibility_label)}"` : "";
+        return `<button class="btn feedback" type="button" data-testid="button" data-feedback="${key === "positive_button" ? "positive" : "negative"}" data-action-id="${escapeHtml(el.action_id || "")}" data-value="${escapeHtml(b.value ?? "")}" data-message-ts="${escapeHtml(ctx.ts)}" data-channel="${escapeHtml(ctx.channel)}"${label}>${emojify(escapeHtml(b.text ? b.text.text : ""))}</button>`;
+      }).join("");
+    }
+    if (el.type === "icon_button") {
+      return `<button class="btn icon" type="button" data-testid="button" data-action-id="${escapeHtml(el.action_id || "")}" data-value="${escapeHtml(el.value ?? "")}" data-message-ts="${escapeHtml(ctx.ts)}" data-channel="${escapeHtml(ctx.channel)}">${emojify(escapeHtml(el.text ? el.text.text : ""))}</button>`;
+    }
     if (el.type === "image") {
       return `<img src="${escapeHtml(el.image_url || "")}" alt="${escapeHtml(el.alt_text || "")}">`;
     }
@@ -238,6 +260,13 @@
       }
       case "context":
         return `<div class="blk-context" ${attrs}>${(block.elements || []).map((e) => renderElement(e, ctx)).join("")}</div>`;
+      case "context_actions":
+        return `<div class="blk-context-actions" ${attrs}>${(block.elements || []).map((e) => renderElement(e, ctx)).join("")}</div>`;
+      case "alert": {
+        const level = ["info", "warning", "error", "success"].includes(block.level) ? block.level : "default";
+        const icon = { info: "ℹ️", warning: "⚠️", error: "⛔", success: "✅", default: "💬" }[level];
+        return `<div class="blk-alert ${level}" role="alert" data-level="${level}" ${attrs}><span class="alert-icon">${icon}</span>${textObject(block.text)}</div>`;
+      }
       case "divider":
         return `<hr class="blk-divider" ${attrs}>`;
       case "actions":
@@ -365,6 +394,9 @@
     const channel = state.channels[state.channel] || { name: state.channel };
     const title = channel.is_im ? `@${state.bot.name} (DM)` : `#${channel.name}`;
     byTestId("channel-title").textContent = title;
+    byTestId("channel-hint").innerHTML = channel.is_im
+      ? `Just type your question — no @mention needed · <b>/grace help</b> for commands`
+      : `Mention <b>@${escapeHtml(state.bot.name)}</b> to ask · <b>/grace help</b> for commands`;
     byTestId("composer-input").placeholder = channel.is_im
       ? `Message ${state.bot.name} directly — no @mention needed`
       : `Message #${channel.name} — “@${state.bot.name} How many vacation days do new employees get?” or “/grace status”`;
@@ -492,9 +524,16 @@
     state.users = Object.fromEntries(data.users.map((u) => [u.id, u]));
     state.channels = Object.fromEntries(data.channels.map((c) => [c.id, c]));
     state.messages = new Map(data.messages.map((m) => [key(m), m]));
-    state.ephemerals = new Map(data.ephemerals.map((e) => [e.ts, e]));
+    if (state.openedAfter === null) {
+      state.openedAfter = data.latest_ts || "0";
+      state.staleViews = new Set(data.views.map((v) => v.id));
+    }
+    const fresh = data.ephemerals.filter((e) => tsAfter(e.ts, state.openedAfter));
+    state.ephemerals = new Map(fresh.map((e) => [e.ts, e]));
     state.connections = data.connections;
-    const open = data.views.filter((v) => v.user === state.user || v.user === null);
+    const open = data.views.filter(
+      (v) => (v.user === state.user || v.user === null) && !state.staleViews.has(v.id),
+    );
     state.view = open.length ? open[open.length - 1] : null;
     if (!state.users[state.user] || state.users[state.user].is_bot) {
       const first = data.users.find((u) => !u.is_bot);

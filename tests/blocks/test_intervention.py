@@ -5,11 +5,14 @@ from __future__ import annotations
 import pytest
 
 from agent.schemas import (
+    ConfidenceScore,
     InterventionAction,
     InterventionAnswer,
     InterventionKind,
 )
 from blocks import ids
+from blocks.details import details_modal
+from blocks.explain import why_unsure
 from blocks.ids import ButtonValue, ModalMetadata
 from blocks.intervention import (
     confirm_message,
@@ -23,20 +26,30 @@ from tests.blocks import samples
 from tests.blocks.samples import actions_of, all_text, assert_valid, walk
 
 
-def test_confirm_message_explains_why_and_offers_three_buttons() -> None:
+def test_confirm_message_says_what_was_found_why_unsure_and_what_choices_do() -> None:
     state = samples.state()
+    state.step_results[2].sources = samples.sources(4)  # doc-0 and doc-1
     request = samples.confirm_request(state.run_id)
     payload = assert_valid(confirm_message(state, request))
     text = all_text(payload)
-    assert "0.55" in text
-    assert "search_quality 0.31" in text
-    assert "source_agreement 0.45" in text
-    assert "llm_self_eval 0.50" in text
-    assert "tool_success" not in text  # only the three weakest factors
-    assert "single source ×0.9" in text
-    assert "step 2" in text
+    assert "step 2 of 3" in text
+    assert "I found 4 passages in *doc-0.md* and *doc-1.md*." in text
+    assert "*Why I am unsure:* A search did not work" in text
+    assert "*Proceed* goes on with what I found" in text
+    assert "*Cancel* stops here without an answer" in text
+    # No factor names, scores, `base`, or the weakest factors listed (twice) on the card.
+    for technical in ("0.55", "0.31", "search_quality", "Weakest", "base", "×0.9", "🟠"):
+        assert technical not in text, technical
+    # The disagreeing documents are an alert naming both.
+    (alert,) = [b for b in payload if b["type"] == "alert"]
+    assert "*doc-0.md* and *doc-1.md*" in alert["text"]["text"]
     assert "<@U0APPROVER>" in text
-    assert actions_of(payload) == [ids.CONFIRM_PROCEED, ids.CONFIRM_MODIFY, ids.CONFIRM_CANCEL]
+    assert actions_of(payload) == [
+        ids.DETAILS,
+        ids.CONFIRM_PROCEED,
+        ids.CONFIRM_MODIFY,
+        ids.CONFIRM_CANCEL,
+    ]
     for element in walk(payload):
         if element.get("type") == "button":
             value = ButtonValue.decode(element["value"])
@@ -44,6 +57,54 @@ def test_confirm_message_explains_why_and_offers_three_buttons() -> None:
                 state.run_id,
                 request.intervention_id,
             )
+
+
+def test_details_modal_has_the_numbers_once_without_base() -> None:
+    state = samples.state()
+    request = samples.confirm_request(state.run_id)
+    request.confidence.breakdown["base"] = 0.61  # type: ignore[union-attr]
+    view = details_modal(state, request)
+    validate_view(view)
+    data = view.to_dict()
+    assert "submit" not in data
+    text = all_text(data["blocks"])
+    assert "*Score:* 0.55" in text
+    assert text.count("search_quality 0.31") == 1
+    assert "base" not in text and "*Before penalties:* 0.61" in text
+    assert "single source ×0.9" in text
+    assert "threshold" not in text  # a Confirm's reason only repeats its factors
+    escalation = samples.escalate_request(state.run_id).model_copy(
+        update={"reason": "step 1 confidence 0.00 < 0.40; the replan limit (3) is reached"}
+    )
+    shown = all_text(details_modal(state, escalation).to_dict()["blocks"])
+    assert "the replan limit (3) is reached" in shown  # the scorer's own reason
+
+
+@pytest.mark.parametrize(
+    ("penalties", "breakdown", "n_sources", "sentence"),
+    [
+        (["no search results ×0.5"], {"search_quality": 0.0}, 0, "Nothing in the knowledge base"),
+        (["single source ×0.9"], {"search_quality": 0.8}, 1, "Only one document mentions this"),
+        ([], {"source_agreement": 0.2}, 4, "The two documents disagree"),
+        ([], {"query_coverage": 0.3}, 4, "only partly covers your question"),
+        ([], {"search_quality": 0.9}, 4, "thinner than I would like"),
+    ],
+)
+def test_why_unsure_is_one_plain_sentence(
+    penalties: list[str], breakdown: dict[str, float], n_sources: int, sentence: str
+) -> None:
+    detail = ConfidenceScore(
+        score=0.5, breakdown=breakdown, penalties=penalties, is_search_step=True
+    )
+    assert sentence in why_unsure(detail, samples.sources(n_sources))
+
+
+def test_a_single_dated_document_says_its_year() -> None:
+    detail = ConfidenceScore(score=0.6, penalties=["single source ×0.9"], is_search_step=True)
+    source = samples.sources(1)[0].model_copy(update={"source": "employee-handbook-2022.md"})
+    assert why_unsure(detail, [source]) == (
+        "Only one document mentions this (*employee-handbook-2022.md*), and it is from 2022."
+    )
 
 
 def test_confirm_message_with_huge_question() -> None:
@@ -56,10 +117,13 @@ def test_confirm_message_with_huge_question() -> None:
 
 def test_escalate_message_has_one_button_per_option() -> None:
     state = samples.state()
-    request = samples.escalate_request(state.run_id)
+    request = samples.escalate_request(state.run_id).model_copy(
+        update={"reason": "step 1 confidence 0.00 < 0.40; the replan limit (3) is reached"}
+    )
     payload = assert_valid(escalate_message(state, request))
     actions = actions_of(payload)
     assert actions == [
+        ids.DETAILS,
         ids.option_action_id(0),
         ids.option_action_id(1),
         ids.ESCALATE_PROCEED,
@@ -69,8 +133,25 @@ def test_escalate_message_has_one_button_per_option() -> None:
     assert option["text"]["text"] == "2. Osaka office"
     assert ButtonValue.decode(option["value"]).option == 1
     text = all_text(payload)
-    assert "Which office" in text and "ambiguous" in text
+    assert "I need your help to answer this" in text
+    assert "*Proceed anyway* answers with what I have" in text
     assert "Reply in this thread to answer" in text
+    for technical in ("replan limit", "0.40", "0.21", "🔴"):
+        assert technical not in text, technical
+
+
+def test_ask_user_is_a_question_not_an_alarm() -> None:
+    state = samples.state()
+    request = samples.escalate_request(
+        state.run_id,
+        kind=InterventionKind.ASK_USER,
+        question="Which product or component do you mean?",
+    ).model_copy(update={"reason": "the product the user means"})
+    text = all_text(assert_valid(escalate_message(state, request)))
+    assert "❓ *A quick question before I go on*" in text
+    assert "Which product or component do you mean?" in text
+    assert "the product the user means" not in text
+    assert "🔴" not in text
 
 
 def test_ask_user_has_options_but_no_proceed_or_cancel() -> None:
@@ -108,6 +189,7 @@ def test_decided_message_replaces_buttons() -> None:
     payload = assert_valid(decided_message(request, "U123", InterventionAction.PROCEED))
     assert not [b for b in payload if b["type"] == "actions"]
     assert "✅ Approved by <@U123>" in all_text(payload)
+    assert "Should I go on with step 2?" in all_text(payload)
 
 
 def test_decided_message_variants() -> None:

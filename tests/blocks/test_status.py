@@ -17,20 +17,26 @@ from tests.blocks.samples import all_text, assert_valid
 
 def test_help_lists_every_command() -> None:
     text = all_text(assert_valid(help_blocks()))
-    for command in ("status", "cancel", "retry", "stats", "thresholds", "help"):
+    for command in ("status", "status all", "cancel", "retry", "stats", "thresholds", "help"):
         assert f"/grace {command}" in text
+    assert "your recent questions" in text and "first 6 characters" in text
+    unknown = all_text(assert_valid(help_blocks(unknown="frobnicate")))
+    assert "`/grace frobnicate` is not a command I know" in unknown
+    assert "/grace status" in unknown
 
 
 def test_runs_list() -> None:
     runs = [samples.state(answer="a"), samples.state(status=RunStatus.PAUSED)]
     text = all_text(assert_valid(runs_list_blocks(runs)))
-    assert "`run123abc456`" in text and "answered" not in text.split("\n")[0]
-    assert "🟡 notify 0.82" in text
-    assert "waiting for input" in text
+    assert "`run123`" in text and "answered" not in text.split("\n")[0]
+    assert "waiting for input" in text and "0.82" not in text
+    assert "<@U0ASKER001>" not in text
+    channel = all_text(assert_valid(runs_list_blocks(runs, with_asker=True)))
+    assert "<@U0ASKER001>" in channel
 
 
 def test_runs_list_empty_and_huge() -> None:
-    assert "No active or paused runs here" in all_text(assert_valid(runs_list_blocks([])))
+    assert "You have no questions with me yet" in all_text(assert_valid(runs_list_blocks([])))
     many = [samples.state(query="q " * 20_000) for _ in range(200)]
     text = all_text(assert_valid(runs_list_blocks(many)))
     assert "…and 160 older runs" in text
@@ -44,8 +50,9 @@ def test_run_detail() -> None:
     assert "Step 2 found weak evidence" in text
     assert "step_failed → partial: step 3 timed out" in text
     assert "$0.0012" in text and "1,200 in" in text
-    assert "*0.82* 🟡 notify" in text
-    assert "search_quality 0.31" in text
+    assert "*0.82* 🟡 notify" in text  # the Details view keeps the numbers
+    assert text.count("search_quality 0.31") == 1
+    assert "run id `run123abc456`" in text
 
 
 def test_run_detail_of_huge_run() -> None:
@@ -56,10 +63,23 @@ def test_run_detail_of_huge_run() -> None:
 
 
 def test_stats_and_thresholds() -> None:
-    stats = {"runs_total": 1234, "mean_confidence": 0.8123, "cost_usd_today": 12.5}
-    text = all_text(assert_valid(stats_blocks(stats)))
-    assert "runs total*: 1,234" in text and "0.812" in text and "12.50" in text
-    assert "No figures" in all_text(assert_valid(stats_blocks({})))
+    stats = {
+        "runs": 1234,
+        "answered": 1000,
+        "hitl_rate": 0.25,
+        "avg_confidence": 0.8123,
+        "cost_usd": 12.5,
+        "some_new_figure": 3,
+    }
+    text = all_text(assert_valid(stats_blocks(stats, feedback=(9, 3, 100))))
+    assert "*questions asked*: 1,234" in text and "*questions answered*: 1,000" in text
+    assert "*asked a person*: 25%" in text and "*cost (USD)*: $12.5000" in text
+    assert "*average confidence of answers*: 0.81" in text
+    assert "*some new figure*: 3" in text
+    assert "hitl" not in text and "cost usd" not in text
+    assert "👍 9 · 👎 3 · 75% helpful" in text
+    assert "No questions yet today" in all_text(assert_valid(stats_blocks({})))
+    assert "no 👍 / 👎 votes yet" in all_text(assert_valid(stats_blocks({}, feedback=(0, 0, 100))))
     thresholds = {"silent": 0.92, "notify": 0.7, "confirm": 0.45, "learning_rate": 0.05}
     text = all_text(assert_valid(thresholds_blocks(thresholds)))
     assert "🟢 *silent* — score ≥ 0.92" in text

@@ -290,6 +290,7 @@ class BotHarness:
         user: str = ASKER,
         thread_ts: str | None = None,
         settle: bool = True,
+        element_type: str = "button",
     ) -> Reply:
         """Click a button on `message` (as Slack sends it: the message is in the payload)."""
         if message is not None:
@@ -300,6 +301,7 @@ class BotHarness:
                 channel=message.channel,
                 message_ts=message.ts,
                 message=message.to_api(),
+                element_type=element_type,
             )
         else:
             payload = block_actions_payload(
@@ -310,6 +312,13 @@ class BotHarness:
                 thread_ts=thread_ts,
             )
         return await self.interactive(payload, settle=settle)
+
+    async def vote(self, message: StoredMessage, *, up: bool, user: str = ASKER) -> Reply:
+        """Click 👍 or 👎 of the message's `feedback_buttons`, as Slack sends it."""
+        value = feedback_values(message)[up]
+        return await self.click(
+            ids.FEEDBACK, value, message=message, user=user, element_type="feedback_buttons"
+        )
 
     async def submit_modal(
         self, view: dict[str, Any], text: str, *, user: str = ASKER, settle: bool = True
@@ -468,9 +477,23 @@ def is_plan_message(message: StoredMessage) -> bool:
     )
 
 
+def feedback_values(message: StoredMessage) -> dict[bool, str]:
+    """The 👍 (True) / 👎 (False) values of the message's `feedback_buttons`, if any."""
+    found: dict[bool, str] = {}
+    for block in message.blocks:
+        if block.get("type") != "context_actions":
+            continue
+        for element in block.get("elements", []):
+            if element.get("type") == "feedback_buttons" and element.get("action_id") == (
+                ids.FEEDBACK
+            ):
+                found[True] = str(element["positive_button"]["value"])
+                found[False] = str(element["negative_button"]["value"])
+    return found
+
+
 def has_feedback_buttons(message: StoredMessage) -> bool:
-    actions = button_values(message)
-    return ids.FEEDBACK_UP in actions and ids.FEEDBACK_DOWN in actions
+    return set(feedback_values(message)) == {True, False}
 
 
 async def proceed_through_confirms(h: BotHarness, thread_ts: str, *, limit: int = 5) -> RunState:

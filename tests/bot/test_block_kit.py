@@ -60,7 +60,7 @@ async def test_every_kind_of_message_is_valid_block_kit(
     )
     answered = await harness.run_in("1700008000.000001")
     answer = await harness.answer_message(answered)
-    await harness.click(ids.FEEDBACK_DOWN, button_values(answer)[ids.FEEDBACK_DOWN], message=answer)
+    await harness.vote(answer, up=False)
 
     long_run = await harness.run_in("1700008000.000002")
     assert long_run.query == long_question.strip()

@@ -48,23 +48,44 @@ async def test_help(harness: BotHarness) -> None:
             assert f"/grace {sub}" in shown(body)
 
 
-async def test_status_lists_the_active_runs_of_this_channel(harness: BotHarness) -> None:
+async def test_status_lists_my_runs_and_status_all_the_channels(harness: BotHarness) -> None:
     await harness.mention(COMPARE_Q, ts=TS)
-    await harness.mention(VACATION_Q, ts="1700007000.000200")
-    paused = await harness.run_in(TS)
-    answered = await harness.run_in("1700007000.000200")
+    await harness.mention(VACATION_Q, ts="1700007000.000200", user=OTHER)
+    mine = await harness.run_in(TS)
+    theirs = await harness.run_in("1700007000.000200")
     await harness.event(
         app_mention_envelope(text=COMPARE_Q, channel=OTHER_CHANNEL, ts="1700007000.000300")
     )
     elsewhere = await harness.run_in("1700007000.000300", channel=OTHER_CHANNEL)
-    assert elsewhere.status is RunStatus.PAUSED
 
     body = ephemeral_body(await harness.command("status"))
 
-    assert body["text"] == "1 active runs in this channel"
-    assert paused.run_id in shown(body)
-    assert answered.run_id not in shown(body)
-    assert elsewhere.run_id not in shown(body)
+    assert body["text"] == "Your 2 recent runs"
+    assert f"`{mine.run_id[:6]}`" in shown(body)
+    assert f"`{elsewhere.run_id[:6]}`" in shown(body)  # mine, asked in another channel
+    assert theirs.run_id[:6] not in shown(body)
+
+    everyone = ephemeral_body(await harness.command("status all"))
+
+    assert everyone["text"] == "2 recent runs in this channel"
+    assert mine.run_id[:6] in shown(everyone) and theirs.run_id[:6] in shown(everyone)
+    assert elsewhere.run_id[:6] not in shown(everyone)
+    assert f"<@{OTHER}>" in shown(everyone)
+
+
+async def test_commands_accept_the_short_run_id_of_the_footer(harness: BotHarness) -> None:
+    await harness.mention(VACATION_Q, ts=TS)
+    state = await harness.run_in(TS)
+    answer = await harness.answer_message(state)
+    short = state.run_id[:6]
+    assert f"run `{short}`" in message_text(answer)
+
+    body = ephemeral_body(await harness.command(f"status {short}"))
+    assert body["text"] == f"Run {state.run_id}"
+
+    retried = ephemeral_body(await harness.command(f"retry {short}"))
+    assert retried["text"] == f"Retrying run {state.run_id}…"
+    assert "No run 'zz'" in ephemeral_body(await harness.command("status zz"))["text"]
 
 
 async def test_status_of_one_run_shows_its_detail(harness: BotHarness) -> None:
@@ -78,7 +99,7 @@ async def test_status_of_one_run_shows_its_detail(harness: BotHarness) -> None:
     assert "Confidence" in shown(body)
 
     missing = ephemeral_body(await harness.command("status nosuchrun"))
-    assert "No run 'nosuchrun'" in missing["text"]
+    assert "No recent run 'nosuchrun'" in missing["text"]
 
 
 async def test_cancel_is_for_the_asker_or_an_approver(make_harness: HarnessFactory) -> None:
@@ -95,11 +116,14 @@ async def test_cancel_is_for_the_asker_or_an_approver(make_harness: HarnessFacto
     assert accepted["text"] == f"Cancelling run {state.run_id}…"
     cancelled = await harness.run_in(TS)
     assert cancelled.status is RunStatus.CANCELLED
-    assert f"Run {state.run_id} is now cancelled." in harness.ephemerals(APPROVER)
-    assert any("Stopped" in m.text for m in harness.thread(TS))
+    assert f"Run `{state.run_id[:6]}` is now cancelled." in harness.ephemerals(APPROVER)
+    assert any(
+        "Stopped" in m.text and f"/grace retry {state.run_id[:6]}" in m.text
+        for m in harness.thread(TS)
+    )
     final_plan = harness.fake.message(plan.channel, plan.ts)
     assert not {ids.PLAN_RUN, ids.PLAN_EDIT, ids.PLAN_CANCEL} & set(button_values(final_plan))
-    assert "cancelled" in message_text(final_plan)
+    assert f"cancelled by <@{APPROVER}>" in message_text(final_plan)  # a mention, not an id
 
     again = ephemeral_body(await harness.command(f"cancel {state.run_id}", user=ASKER))
     assert "already ended" in again["text"]
@@ -122,7 +146,7 @@ async def test_retry_starts_a_new_run_in_the_same_thread(harness: BotHarness) ->
     retried = await harness.run_in(TS)
     assert retried.run_id != first.run_id
     assert retried.query == first.query
-    assert any(f"Retried as run {retried.run_id}" in t for t in harness.ephemerals(ASKER))
+    assert any(f"Asked again as run `{retried.run_id[:6]}`" in t for t in harness.ephemerals(ASKER))
 
 
 async def test_stats_and_thresholds(harness: BotHarness) -> None:
@@ -130,8 +154,18 @@ async def test_stats_and_thresholds(harness: BotHarness) -> None:
 
     stats = ephemeral_body(await harness.command("stats"))
     assert stats["text"] == "GRACE stats for today"
-    assert "*runs*: 1" in shown(stats)
-    assert "*answered*: 1" in shown(stats)
+    assert "*questions asked*: 1" in shown(stats)
+    assert "*questions answered*: 1" in shown(stats)
+    assert "*asked a person*: 0%" in shown(stats)
+    assert "*cost (USD)*" in shown(stats)
+    assert "hitl" not in shown(stats) and "cost usd" not in shown(stats)
+    assert "no 👍 / 👎 votes yet" in shown(stats)
+
+    answer = await harness.answer_message(await harness.run_in(TS))
+    await harness.vote(answer, up=True)
+    await harness.vote(answer, up=False, user=OTHER)
+    voted = ephemeral_body(await harness.command("stats"))
+    assert "👍 1 · 👎 1 · 50% helpful" in shown(voted)
 
     thresholds = ephemeral_body(await harness.command("thresholds"))
     t = harness.bot.services.orchestrator.thresholds

@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 
 from agent.schemas import RunStatus
+from blocks.common import short_id
 from tests.fakes.fake_slack import FORM_CONTENT_TYPE, FakeSlack, form_body, slash_command_form
 
 from .conftest import CHANNEL, VACATION_Q, BotHarness, has_feedback_buttons
@@ -36,7 +37,7 @@ async def test_an_answer_slack_refuses_is_listed_then_delivered_once(
     assert harness.thread(TS) == [], "Slack took nothing yet"
 
     listed = await _status(harness)
-    assert "not delivered yet" in listed and state.run_id in listed
+    assert "not delivered yet" in listed and short_id(state.run_id) in listed
 
     fake.clear_faults()
     for _ in range(1200):  # the retry timer's backoff (at most 30 s) runs out

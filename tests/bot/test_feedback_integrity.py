@@ -9,10 +9,13 @@ import asyncio
 import re
 from pathlib import Path
 
+import pytest
+from pydantic import ValidationError
+
 from agent.config import InterventionConfig, Thresholds
 from agent.schemas import InterventionLevel, RunState, RunStatus, ThreadKey
 from blocks import ids
-from bot.settings import FeedbackSettings
+from bot.settings import FeedbackSettings, load_settings
 from tests.bot.conftest import ASKER, CHANNEL, OTHER, TEAM, BotHarness, make_settings
 from tests.fakes.fake_slack import FakeSlack
 
@@ -133,3 +136,16 @@ async def test_one_vote_per_person_per_answer_a_changed_vote_replaces_it(
         await harness.close()
     assert kept == [(0.9, False)], "one vote, the latest"
     assert "recorded" in told[0] and "updated" in told[1] and "updated" in told[2]
+
+
+def test_the_new_settings_come_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("GRACE_FEEDBACK__COUNTED_VOTERS", "everyone")
+    monkeypatch.setenv("GRACE_LOG_CONTENT", "true")
+    monkeypatch.setenv("GRACE_SLACK__AUTH_TIMEOUT_SECONDS", "3")
+    monkeypatch.setenv("GRACE_SLACK__EVENT_RETENTION_DAYS", "2")
+    settings = load_settings()
+    assert settings.feedback.counted_voters == "everyone" and settings.log_content
+    assert settings.slack.auth_timeout_seconds == 3 and settings.slack.event_retention_days == 2
+    monkeypatch.setenv("GRACE_FEEDBACK__COUNTED_VOTERS", "anyone")
+    with pytest.raises(ValidationError):
+        load_settings()

@@ -37,7 +37,7 @@ async def ask_complex(harness: BotHarness) -> StoredMessage:
 
 
 def assert_no_stale_buttons(message: StoredMessage) -> None:
-    stale = set(button_values(message)) - {ids.FEEDBACK_UP, ids.FEEDBACK_DOWN}
+    stale = set(button_values(message)) - {ids.DETAILS}
     assert not stale, f"message {message.ts} still offers {stale}"
 
 

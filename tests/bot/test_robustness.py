@@ -180,9 +180,10 @@ async def test_an_unknown_subcommand_gets_the_help(harness: BotHarness) -> None:
     assert reply.status == 200
     body: dict[str, Any] = reply.json()
     assert body["response_type"] == "ephemeral"
-    assert "I don't know `/grace foo`" in body["text"]
+    assert "`/grace foo` is not a command I know" in body["text"]
     check_block_kit(body["blocks"], "help")
     help_text = json.dumps(body["blocks"])
+    assert "is not a command I know" in help_text
     for sub in ("status", "cancel", "retry", "stats", "thresholds"):
         assert sub in help_text
 

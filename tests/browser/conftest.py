@@ -64,7 +64,9 @@ PLAN_RUN = "grace_plan_run"
 PLAN_EDIT = "grace_plan_edit"
 PLAN_CANCEL = "grace_plan_cancel"
 PROCEED = ("grace_confirm_proceed", "grace_escalate_proceed")
-FEEDBACK_UP = "grace_feedback_up"
+FEEDBACK = "grace_feedback"
+DETAILS = "grace_details"
+CONFIRM_PROCEED = "grace_confirm_proceed"
 
 expect.set_options(timeout=TIMEOUT_MS)
 
@@ -189,8 +191,8 @@ def require_chromium() -> Path:
     if not CHROMIUM.is_file():
         pytest.fail(
             f"Chromium not found at {CHROMIUM}: the browser tests need Debian's chromium "
-            "(`apt-get install chromium fonts-noto-color-emoji`, which scripts/test.sh "
-            "does when it can), or GRACE_CHROMIUM pointing at a Chromium binary. "
+            "(`apt-get install chromium fonts-noto-color-emoji fonts-noto-cjk`, which "
+            "scripts/test.sh does when it can), or GRACE_CHROMIUM pointing at a Chromium binary. "
             "Playwright's own browser download is not used.",
             pytrace=False,
         )
@@ -256,6 +258,10 @@ class SimPage:
         """Block Kit buttons with that action id (in the open thread unless `root`)."""
         scope = root if root is not None else self.testid("thread-messages")
         return scope.locator(f'button[data-testid="button"][data-action-id="{action_id}"]')
+
+    def thumbs_up(self, root: Locator | None = None) -> Locator:
+        """The 👍 of an answer's `feedback_buttons`."""
+        return self.button(FEEDBACK, root).and_(self.page.locator('[data-feedback="positive"]'))
 
     def bot_message_with(self, action_id: str) -> Locator:
         """grace's messages in the open thread that carry a button `action_id`."""
@@ -331,7 +337,7 @@ class SimPage:
     async def proceed_until_answered(self, *, limit: float = 90.0) -> Locator:
         """Click Proceed on every confirm/escalation in the open thread until grace answers
         (its answer carries 👍/👎); the answer message."""
-        answer = self.bot_message_with(FEEDBACK_UP)
+        answer = self.bot_message_with(FEEDBACK)
         clicked: set[str] = set()
         deadline = time.monotonic() + limit
         while not await answer.count():

@@ -15,7 +15,9 @@ from .conftest import (
     BOB,
     BOT,
     COMPARE_Q,
-    FEEDBACK_UP,
+    CONFIRM_PROCEED,
+    DETAILS,
+    GENERAL,
     MONGOLIA_Q,
     PLAN_CANCEL,
     PLAN_EDIT,
@@ -37,7 +39,7 @@ async def ask_for_approval(sim: SimPage) -> str:
     await expect(sim.thread).to_have_attribute("data-thread-ts", question_ts)
     plan = sim.bot_message_with(PLAN_RUN)
     await expect(plan).to_have_count(1)
-    await expect(plan).to_contain_text("Approve this plan?")
+    await expect(plan).to_contain_text("Run this plan?")
     for action, label in ((PLAN_RUN, "Run plan"), (PLAN_EDIT, "Edit"), (PLAN_CANCEL, "Cancel")):
         await expect(sim.button(action, plan)).to_contain_text(label)
     return question_ts
@@ -62,7 +64,7 @@ async def test_plan_approval_live_answer_feedback_and_status(
     answer = await sim.proceed_until_answered()
     await expect(answer).to_contain_text("Sources")
     await expect(answer).to_contain_text(".md")
-    await expect(sim.button(FEEDBACK_UP, answer)).to_be_visible()
+    await expect(sim.thumbs_up(answer)).to_be_visible()
     # the plan message was edited in place: approved, no more buttons
     edited = sim.thread_messages.and_(sim.page.locator(f'[data-ts="{plan_ts}"]'))
     await expect(edited).to_contain_text("approved by")
@@ -71,7 +73,7 @@ async def test_plan_approval_live_answer_feedback_and_status(
     assert [status for status, _ in grace_dev.runs(question_ts)] == ["answered"]
     await sim.shot("answer-with-sources")
 
-    await sim.click(sim.button(FEEDBACK_UP, answer))
+    await sim.click(sim.thumbs_up(answer))
     ack = sim.thread_ephemerals.filter(has_text="recorded as")
     await expect(ack).to_be_visible()
     await expect(ack).to_contain_text("👍")
@@ -81,7 +83,7 @@ async def test_plan_approval_live_answer_feedback_and_status(
     await sim.command("/grace status")
     status = sim.testid("ephemeral", sim.testid("message-list"))
     await expect(status).to_have_count(1)
-    await expect(status).to_contain_text("GRACE — runs")
+    await expect(status).to_contain_text("GRACE — your recent questions")
     await expect(sim.testid("ephemeral-note", status)).to_have_text("👁 Only visible to you")
     await sim.shot("grace-status-ephemeral")
     assert await sim.page.evaluate(NO_RELOAD) is True, "the page reloaded"
@@ -94,8 +96,9 @@ async def test_an_escalation_is_answered_by_a_reply_in_the_thread(
     question_ts = await sim.ask(f"@grace {MONGOLIA_Q}")
     escalation = sim.bot_message_with(PROCEED[1])
     await expect(escalation).to_have_count(1)
-    await expect(escalation).to_contain_text("could not find reliable information")
-    await expect(escalation).to_contain_text("Reply in the thread")
+    await expect(escalation).to_contain_text("I need your help to answer this")
+    await expect(escalation).to_contain_text("Reply in this thread")
+    await expect(escalation).not_to_contain_text("replan limit")
     escalation_ts = await escalation.get_attribute("data-ts")
     assert [status for status, _ in grace_dev.runs(question_ts)] == ["paused"]
     await sim.shot("escalated")
@@ -120,7 +123,7 @@ async def test_an_escalation_is_answered_by_a_reply_in_the_thread(
     await sim.shot("resumed-after-thread-reply")
 
     answer = await sim.proceed_until_answered()
-    await expect(sim.button(FEEDBACK_UP, answer)).to_be_visible()
+    await expect(sim.thumbs_up(answer)).to_be_visible()
     assert [status for status, _ in grace_dev.runs(question_ts)] == ["answered"]
     await sim.shot("answered-after-escalation")
 
@@ -181,3 +184,47 @@ async def test_a_restart_keeps_history_and_the_paused_run_answerable(
     await expect(answer).to_contain_text("Sources")
     assert [status for status, _ in grace_dev.runs(question_ts)] == ["answered"]
     await sim.shot("answered-after-restart")
+
+
+async def test_plain_confirm_card_with_details_and_a_fresh_page_like_slack(
+    grace_dev: GraceDev, sim: SimPage
+) -> None:
+    missing: list[str] = []
+    sim.page.on("response", lambda r: missing.append(r.url) if r.status == 404 else None)
+    await sim.open(grace_dev.url)
+    await expect(sim.testid("channel-hint")).to_contain_text("Mention @grace to ask")
+    await sim.testid("dm-list").locator('[data-testid="channel-link"]').click()
+    await expect(sim.testid("channel-hint")).to_contain_text("no @mention needed")
+    await expect(sim.testid("channel-hint")).not_to_contain_text("Mention @grace")
+    await sim.shot("dm-header")
+    await sim.testid("channel-list").locator(f'[data-channel="{GENERAL}"]').click()
+
+    await ask_for_approval(sim)
+    await sim.click(sim.button(PLAN_RUN, sim.bot_message_with(PLAN_RUN)))
+    card = sim.bot_message_with(CONFIRM_PROCEED)
+    await expect(card).to_have_count(1)
+    await expect(card).to_contain_text("Before I go on")
+    await expect(card).to_contain_text("Why I am unsure:")
+    await expect(card).to_contain_text("Proceed goes on with what I found")
+    await expect(card).not_to_contain_text("confidence 0.")
+    await sim.shot("confirm-card-plain-words")
+
+    await sim.click(sim.button(DETAILS, card))
+    modal = sim.testid("modal-overlay")
+    await expect(modal).to_be_visible()
+    await expect(sim.testid("modal-body")).to_contain_text("Factors:")
+    await expect(sim.testid("modal-submit")).to_be_hidden()
+    await sim.shot("confirm-details-modal")
+
+    await sim.page.reload()  # a fresh page: the modal is not opened again
+    await sim.ready()
+    await expect(modal).to_be_hidden()
+    await sim.command("/grace status")
+    told = sim.testid("ephemeral", sim.testid("message-list"))
+    await expect(told).to_have_count(1)
+    await sim.page.reload()  # ... and ephemeral messages are gone, as in Slack
+    await sim.ready()
+    await expect(sim.testid("ephemeral")).to_have_count(0)
+    await sim.shot("fresh-page-without-ephemerals")
+    assert not [url for url in missing if url.endswith("/favicon.ico")], missing
+    assert not sim.errors

@@ -180,3 +180,48 @@ def test_interactive_prompts_on_a_terminal_and_the_single_process_lock(
         child.close()
     assert child.exitstatus == 0
     assert "[Source:" in (child.before or "")
+
+
+LATEST = "What is the latest version?"
+BEACON = "What is the latest version of Beacon Server?"
+
+
+def test_options_are_numbered_from_1_in_resume_and_0_is_refused(env: dict[str, str]) -> None:
+    paused = json.loads(grace(env, "ask", LATEST, "--json").stdout)
+    assert paused["status"] == "paused"
+    options = paused["pending"]["options"]
+    assert BEACON in options
+    run_id = paused["run_id"]
+    shown = grace(env, "show", run_id).stdout
+    assert f"[1] {options[0]}" in shown and "[0]" not in shown
+
+    zero = grace(env, "resume", run_id, "--action", "input", "--option", "0")
+    assert zero.returncode == 2
+    assert "numbered from 1" in zero.stderr
+    too_far = grace(env, "resume", run_id, "--action", "input", "--option", str(len(options) + 1))
+    assert too_far.returncode == 2
+    assert f"between 1 and {len(options)}" in too_far.stderr
+
+    number = options.index(BEACON) + 1
+    done = grace(env, "resume", run_id, "--action", "input", "--option", str(number), "--json")
+    answered = json.loads(done.stdout)
+    assert answered["status"] == "answered", done.stderr
+    assert "4.2" in answered["answer"]  # Beacon Server's version: option N is the Nth shown
+
+
+def test_the_terminal_prompt_numbers_options_from_1(env: dict[str, str]) -> None:
+    child = pexpect.spawn(GRACE[0], [*GRACE[1:], "ask", LATEST], env=env, encoding="utf-8")
+    child.timeout = 60
+    try:
+        child.expect(r"your answer \(1–(\d+) picks an option")
+        listed = child.before or ""
+        assert "[0]" not in listed
+        numbered = [line.strip() for line in listed.splitlines() if line.strip().startswith("[")]
+        number = next(i for i, line in enumerate(numbered, start=1) if BEACON in line)
+        assert numbered[number - 1].startswith(f"[{number}] ")
+        child.sendline(str(number))
+        child.expect(pexpect.EOF)
+    finally:
+        child.close()
+    assert child.exitstatus == 0
+    assert "4.2" in (child.before or "")

@@ -102,7 +102,7 @@ def test_resume_as_someone_else_is_not_allowed_and_an_answered_run_is_not_waitin
     assert plain.stderr.strip().splitlines() == [f"error: {value['error']['message']}"]
 
     status, answered = grace_json(
-        env, "resume", run_id, "--action", "input", "--option", "0", "--as", "U0ALICE", "--json"
+        env, "resume", run_id, "--action", "input", "--option", "1", "--as", "U0ALICE", "--json"
     )
     assert status == 0 and answered["status"] == "answered"
 

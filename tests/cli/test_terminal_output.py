@@ -7,6 +7,7 @@ redirected to a file (JSON lines only, one of them saying how the command ended)
 
 from __future__ import annotations
 
+import asyncio
 import io
 import json
 import logging
@@ -21,6 +22,7 @@ import pexpect
 import pytest
 
 from bot.logs import configure_logging
+from tests.fakes.fake_gemini import FakeGemini
 
 GRACE = [sys.executable, "-m", "bot.cli"]
 ANSWERED_Q = "How many vacation days do new employees get?"
@@ -55,7 +57,7 @@ def walk_readme(run: Callable[[list[str]], str]) -> list[list[str]]:
     step("runs")
     step("runs", "--status", "paused")
     step("show", run_id)
-    step("resume", run_id, "--action", "input", "--option", "0")
+    step("resume", run_id, "--action", "input", "--option", "1")
     step("feedback", run_id, "up")
     step("thresholds")
     step("recover")
@@ -172,3 +174,42 @@ def test_library_chatter_stays_below_the_threshold(
     for line, message in zip(lines, shown, strict=True):
         assert message in line
         assert is_json_log(line) is (not tty)
+
+
+async def test_google_genai_chatter_shows_only_at_debug(tmp_path: Path) -> None:
+    """google-genai logs "AFC is enabled …" at INFO on every call: never at the defaults,
+    on a terminal or in a file; `GRACE_LOG_LEVEL=DEBUG` shows it."""
+    async with FakeGemini() as fake:
+        fake.reply_json("this is not a plan", times=12)
+        env = {
+            **default_env(tmp_path / "data"),
+            "GOOGLE_API_KEY": "test-key",
+            "GRACE_LLM__BASE_URL": fake.base_url,
+            "GRACE_LLM__RETRY_ATTEMPTS": "1",
+        }
+        args = [*GRACE, "ask", "How many vacation days?"]
+
+        def on_terminal() -> str:
+            child = pexpect.spawn(args[0], args[1:], env=env, encoding="utf-8", timeout=120)
+            child.expect(pexpect.EOF)
+            child.close()
+            assert child.exitstatus == 1  # the model's garbage plan fails the run
+            return child.before or ""
+
+        screen = await asyncio.to_thread(on_terminal)
+        outputs: dict[str, str] = {}
+        for level in ("auto", "DEBUG"):
+            process = await asyncio.create_subprocess_exec(
+                *args, env={**env, "GRACE_LOG_LEVEL": level},
+                stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+            )  # fmt: skip
+            _, err = await process.communicate()
+            assert process.returncode == 1
+            outputs[level] = err.decode()
+    assert "Planning failed" in screen
+    assert "AFC" not in screen and not TEXT_LOG.search(screen), screen
+    assert "AFC" not in outputs["auto"]
+    assert all(is_json_log(line) for line in outputs["auto"].splitlines())
+    # automatic function calling is off, so the SDK has nothing to announce even at DEBUG
+    assert "AFC is enabled" not in outputs["DEBUG"]
+    assert any('"level": "debug"' in line for line in outputs["DEBUG"].splitlines())

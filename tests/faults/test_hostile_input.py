@@ -73,9 +73,14 @@ async def test_hostile_bodies_are_refused_before_parsing(tmp_path: Path) -> None
                 )
                 assert status == 200, "Slack counts a 404 as a failed delivery"
                 assert "Server" not in headers
-                async with http.get(f"http://127.0.0.1:{port}/healthz") as response:
-                    assert response.status == 200
-                    assert "Server" not in response.headers
+                for method, path, expected in [
+                    ("GET", "/healthz", 200),
+                    ("GET", "/slack/events", 405),
+                    ("GET", "/no-such-page", 404),
+                ]:
+                    async with http.request(method, f"http://127.0.0.1:{port}{path}") as response:
+                        assert response.status == expected, path
+                        assert "Server" not in response.headers, path
         finally:
             os.kill(process.pid, signal.SIGTERM)
             await asyncio.wait_for(process.wait(), 60)

@@ -30,14 +30,27 @@ from .conftest import (
 
 
 def buttons(message: StoredMessage) -> dict[str, str]:
-    """action_id → value of every button on a message."""
-    return {
-        str(e["action_id"]): str(e.get("value", ""))
-        for block in message.blocks
-        if block.get("type") == "actions"
-        for e in block.get("elements", [])
-        if e.get("type") == "button"
-    }
+    """action_id → value of every button on a message (a `feedback_buttons` pair: its
+    👍 value), including accessories and `context_actions`."""
+    found: dict[str, str] = {}
+    for block in message.blocks:
+        elements = (
+            list(block.get("elements", []))
+            if block.get("type")
+            in (
+                "actions",
+                "context_actions",
+            )
+            else []
+        )
+        if isinstance(block.get("accessory"), dict):
+            elements.append(block["accessory"])
+        for e in elements:
+            if e.get("type") == "button":
+                found[str(e["action_id"])] = str(e.get("value", ""))
+            elif e.get("type") == "feedback_buttons":
+                found[str(e["action_id"])] = str(e["positive_button"]["value"])
+    return found
 
 
 def everything_said(message: StoredMessage) -> str:
@@ -86,7 +99,7 @@ async def test_a_mention_is_answered_in_its_thread(dev: DevEnvironment, page: Pa
     assert "✅ answered" in everything_said(plan)
     said = everything_said(answer)
     assert "15 days" in said and "*Sources*" in said and "vacation-policy.md" in said
-    assert set(buttons(answer)) == {ids.FEEDBACK_UP, ids.FEEDBACK_DOWN}
+    assert set(buttons(answer)) == {ids.DETAILS, ids.FEEDBACK}
     assert await run_in(dev, question_ts) is RunStatus.ANSWERED
     # the page sees the same thread
     state = await page.state(ALICE)
@@ -159,7 +172,7 @@ async def test_the_modify_modal_validates_and_replans(dev: DevEnvironment, page:
     await settle(dev)
     assert (await page.state(ALICE))["views"] == []
     said = everything_said(dev.simulator.workspace.message(CHANNEL, plan.ts))
-    assert "Replanned 1×" in said and f"Plan edited by <@{ALICE}>" in said
+    assert "I changed the plan once" in said and f"Plan edited by <@{ALICE}>" in said
 
 
 async def test_grace_status_comes_back_as_an_ephemeral_message(
@@ -175,7 +188,7 @@ async def test_grace_status_comes_back_as_an_ephemeral_message(
     assert result["ack_payload"]["response_type"] == "ephemeral"
     [shown] = (await page.state(ALICE))["ephemerals"]
     assert result["posted"] == [shown["ts"]]
-    assert shown["text"] == "1 active runs in this channel"
+    assert shown["text"] == "Your 1 recent runs"
     assert any(b["type"] == "header" for b in shown["blocks"])
     assert (await page.state(BOB))["ephemerals"] == []
     assert len(dev.simulator.workspace.all_messages()) == messages_before
