@@ -109,18 +109,31 @@ def runs_list_blocks(
     title: str = "GRACE — your recent questions",
     empty: str = "You have no questions with me yet. Mention me to ask something.",
     with_asker: bool = False,
+    undelivered: list[str] | None = None,
 ) -> list[Block]:
-    """A compact list of runs, newest first as given, capped at `MAX_RUNS_LISTED`."""
+    """A compact list of runs, newest first as given, capped at `MAX_RUNS_LISTED`; then
+    `undelivered`: one line per run whose Slack messages have not gone out yet."""
     blocks: list[Block] = [header(title)]
     if not runs:
         blocks.append(section(f"_{safe(empty, 500)}_"))
-        return blocks
+        return _cap(blocks + undelivered_blocks(undelivered or []))
     lines = [run_summary_line(r, with_asker=with_asker) for r in runs[:MAX_RUNS_LISTED]]
     if len(runs) > MAX_RUNS_LISTED:
         lines.append(f"_…and {len(runs) - MAX_RUNS_LISTED} older runs_")
     blocks.extend(sections(lines))
     blocks.append(context("`/grace status <run>` for details"))
-    return _cap(blocks)
+    return _cap(blocks + undelivered_blocks(undelivered or []))
+
+
+def undelivered_blocks(lines: list[str]) -> list[Block]:
+    """Runs whose Slack messages have not gone out yet (Slack refused them so far)."""
+    if not lines:
+        return []
+    shown = [f"• {line}" for line in lines[:MAX_RUNS_LISTED]]
+    return [
+        section(f"*⚠️ Messages not delivered yet ({len(lines)} runs)*"),
+        *sections(shown),
+    ]
 
 
 def run_detail_blocks(state: RunState) -> list[Block]:

@@ -20,6 +20,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.deps import BotDeps
 from bot.identity import fixed_authorize
+from bot.intake import NotStored
 from bot.listeners import register_listeners
 
 log = logging.getLogger(__name__)
@@ -41,18 +42,26 @@ _BOLT_LOG = logging.getLogger("slack_bolt")
 _BOLT_LOG.addFilter(_ClientTokenNotice())
 
 
-def make_slack_client(token: str, *, base_url: str | None = None) -> AsyncWebClient:
-    """A Web API client that waits out 429s (Retry-After) and retries dropped connections."""
+def make_slack_client(
+    token: str, *, base_url: str | None = None, timeout: float = 30.0, retries: bool = True
+) -> AsyncWebClient:
+    """A Web API client that waits out 429s (Retry-After) and retries dropped connections.
+
+    `retries=False` for the outbox deliverer, which retries whole passes itself (for as
+    long as the delivery deadline, across restarts) and must not post again blindly."""
     url = base_url or AsyncWebClient.BASE_URL
     if not url.endswith("/"):
         url += "/"
-    return AsyncWebClient(
-        token=token,
-        base_url=url,
-        retry_handlers=[
+    handlers = (
+        [
             AsyncRateLimitErrorRetryHandler(max_retry_count=5),
             AsyncConnectionErrorRetryHandler(max_retry_count=2),
-        ],
+        ]
+        if retries
+        else []
+    )
+    return AsyncWebClient(
+        token=token, base_url=url, timeout=max(1, round(timeout)), retry_handlers=handlers
     )
 
 
@@ -82,5 +91,15 @@ def build_app(
         logger=_BOLT_LOG,
     )
     register_listeners(app, deps)
+
+    @app.error
+    async def on_listener_error(error: Exception) -> None:
+        # Not acknowledged (500): Slack delivers it again, and the inbox drops the
+        # retry if the first write landed after all.
+        if isinstance(error, NotStored):
+            log.warning("a Slack request could not be stored in time; not acknowledged")
+            return
+        log.error("a Slack listener failed", exc_info=error)
+
     app.event(re.compile(".*"))(_ignore_event)  # last: only what nothing else matched
     return app

@@ -12,6 +12,9 @@ from __future__ import annotations
 
 import logging
 import re
+from collections.abc import Coroutine
+from functools import partial
+from typing import Any
 
 from agent.errors import GraceError
 from agent.schemas import (
@@ -24,6 +27,8 @@ from agent.schemas import (
 )
 from blocks.limits import truncate
 from bot.deps import BotDeps
+from bot.intake import derived_run_id
+from storage.inbox import InboxEntry
 
 log = logging.getLogger(__name__)
 
@@ -60,39 +65,75 @@ def follow_up_context(previous: RunState) -> str:
     return truncate("\n".join(parts), CONTEXT_CHARS)
 
 
+def entry_key(entry: InboxEntry) -> ThreadKey:
+    data = entry.payload
+    return ThreadKey(
+        team_id=str(data["team"]), channel_id=str(data["channel"]), thread_ts=str(data["thread_ts"])
+    )
+
+
+async def process_question(deps: BotDeps, entry: InboxEntry) -> Coroutine[Any, Any, None] | None:
+    """An inbox question: its run gets an id derived from the entry, so replaying the
+    entry after a crash finds that run instead of starting a second one. A mention that
+    answers the thread's pause hands that answer back, to run in the agent lane."""
+    run_id = derived_run_id(entry)
+    if await deps.store.load(run_id) is not None:
+        log.info("question already taken in", extra={"run_id": run_id})
+        return None
+    data = entry.payload
+    return await on_question(
+        deps, key=entry_key(entry), user=str(data["user"]), text=str(data["text"]), run_id=run_id
+    )
+
+
+async def process_reply(deps: BotDeps, entry: InboxEntry) -> None:
+    """An inbox thread reply (done once its answer is claimed and acted on)."""
+    data = entry.payload
+    await on_reply(deps, key=entry_key(entry), user=str(data["user"]), text=str(data["text"]))
+    return None
+
+
+def register_processors(deps: BotDeps) -> None:
+    """What the intake does with each kind of inbox entry (and in which lane)."""
+    deps.intake.processors["question"] = (partial(process_question, deps), True)
+    deps.intake.processors["reply"] = (partial(process_reply, deps), False)
+
+
 async def on_question(
     deps: BotDeps,
     *,
     key: ThreadKey,
     user: str,
     text: str,
-) -> None:
-    """A mention or a DM: start, continue, or answer, depending on the thread's run."""
+    run_id: str | None = None,
+) -> Coroutine[Any, Any, None] | None:
+    """A mention or a DM: start, continue, or answer, depending on the thread's run.
+    Answering the thread's pause is returned (not run): it drives the run on, which
+    belongs in the agent lane."""
     if not readable(text):
         await deps.publisher.post_text(key.channel_id, key.thread_ts, UNREADABLE)
-        return
+        return None
     question = strip_mentions(text)
     existing = await deps.store.latest_run_in_thread(key)
     if existing is not None and existing.status is RunStatus.PAUSED and existing.pending:
-        deps.tasks.spawn(
-            on_reply(deps, key=key, user=user, text=question, run=existing),
-            name=f"reply {key.thread_ts}",
-        )
-        return
+        return on_reply(deps, key=key, user=user, text=question, run=existing)
     if existing is not None and existing.status in (RunStatus.RUNNING, RunStatus.PLANNING):
         await deps.publisher.post_text(
             key.channel_id,
             key.thread_ts,
             "I'm still working on the question in this thread; I'll answer it first.",
         )
-        return
+        return None
     context = follow_up_context(existing) if existing is not None else ""
     try:
-        state = await deps.orchestrator.register(question, asker=user, thread=key, context=context)
+        state = await deps.orchestrator.register(
+            question, asker=user, thread=key, context=context, run_id=run_id
+        )
     except GraceError as exc:
         await deps.publisher.post_text(key.channel_id, key.thread_ts, f"⚠️ {exc.message}")
-        return
+        return None
     deps.tasks.spawn(deps.orchestrator.drive(state), name=f"run {state.run_id}")
+    return None
 
 
 async def on_reply(

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from agent.orchestrator import Orchestrator
+from bot.intake import Intake
 from bot.settings import Settings
 from bot.slack_io import SlackPublisher
 from bot.tasks import TaskRunner
@@ -19,4 +20,5 @@ class BotDeps:
     store: SqlRunStore
     ledger: SqlUsageLedger
     publisher: SlackPublisher
+    intake: Intake
     tasks: TaskRunner = field(default_factory=TaskRunner)

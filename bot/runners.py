@@ -9,6 +9,7 @@ in-flight runs.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import signal
 from dataclasses import dataclass
@@ -21,8 +22,10 @@ from slack_bolt.async_app import AsyncApp
 from agent.errors import InvalidInputError
 from bot import http_guard, inbound
 from bot.app import build_app, make_slack_client
+from bot.conversation import register_processors
 from bot.deps import BotDeps
 from bot.identity import resolve_identity
+from bot.intake import Intake
 from bot.settings import Settings
 from bot.slack_io import SlackPublisher
 from bot.sweeper import adopt_abandoned, sweep_forever
@@ -40,17 +43,28 @@ class Bot:
 
     async def recover(self) -> int:
         """Take over runs whose worker died (at-least-once for the interrupted step) and
-        drive them on in the background; runs another live replica drives are left alone."""
+        drive them on in the background; runs another live replica drives are left alone.
+        Then process what a dead process left in the inbox, and deliver what it left in
+        the outbox."""
         adopted = await adopt_abandoned(self.services)
         for state in adopted:
             self.deps.tasks.spawn(
                 self.services.orchestrator.run_adopted(state), name=f"recover {state.run_id}"
+            )
+        left = await self.deps.intake.resume(stale_after=None)
+        undelivered = await self.deps.publisher.resume()
+        if left or undelivered:
+            log.warning(
+                "resumed %d Slack requests and %d undelivered runs left by an earlier process",
+                left,
+                undelivered,
             )
         return len(adopted)
 
     async def close(self, grace: float | None = None) -> None:
         """Wait for in-flight work — at most `grace` seconds, then stop it — hand the
         runs this process still holds to the next one, and close."""
+        await self.deps.intake.flush()
         if grace is None:
             await self.deps.tasks.idle()
         else:
@@ -60,7 +74,11 @@ class Bot:
         released = await self.services.orchestrator.release_leases()
         if released:
             log.warning("handed %d unfinished runs to the next process", len(released))
-        await self.deps.publisher.drain()
+        if grace is None:  # deliver what is scheduled, but never wait out a long outage
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self.deps.publisher.drain(), timeout=60)
+        await self.deps.publisher.close()  # what is left stays in the outbox
+        await self.deps.intake.close()
         await self.services.close()
 
 
@@ -82,16 +100,31 @@ async def create_bot(settings: Settings, *, services: Services | None = None) ->
     )
     identity = await resolve_identity(client, wait_seconds=settings.slack.auth_timeout_seconds)
     services = services or await build_services(settings)
-    publisher = SlackPublisher(client=client, refs=services.store)
+    delivery_client = make_slack_client(
+        settings.slack_bot_token.get_secret_value(),
+        base_url=settings.slack_api_url,
+        timeout=settings.slack.request_timeout_seconds,
+        retries=False,
+    )
+    publisher = SlackPublisher(
+        client=delivery_client,
+        store=services.store,
+        deliveries=services.deliveries,
+        delivery_deadline=settings.slack.delivery_deadline_seconds,
+    )
     services.orchestrator.observers.append(publisher)
+    tasks = TaskRunner(settings.slack.max_concurrent_runs)
+    intake = Intake(inbox=services.inbox, tasks=tasks)
     deps = BotDeps(
         settings=settings,
         orchestrator=services.orchestrator,
         store=services.store,
         ledger=services.ledger,
         publisher=publisher,
-        tasks=TaskRunner(settings.slack.max_concurrent_runs),
+        intake=intake,
+        tasks=tasks,
     )
+    register_processors(deps)
     secret = settings.slack_signing_secret
     app = build_app(
         deps,
@@ -126,11 +159,25 @@ def http_app(bot: Bot) -> web.Application:
         return await to_aiohttp_response(bolt_response)
 
     async def healthz(request: web.Request) -> web.Response:
-        try:
-            await bot.services.store.list_runs(limit=1)
-            await bot.services.knowledge_base.collections()
-        except Exception as exc:  # report, don't crash the probe
-            return web.json_response({"ok": False, "error": str(exc)}, status=503)
+        # Degraded while the database does not take writes (they are being retried);
+        # a short reason only, never exception text (it can carry SQL or run ids).
+        reason = bot.services.store.health.problem()
+        if reason is None:
+            try:
+                await bot.services.store.list_runs(limit=1)
+            except Exception:
+                log.exception("health check: reading the database failed")
+                reason = "database unavailable"
+        if reason is None:
+            try:
+                await bot.services.knowledge_base.collections()
+            except Exception:
+                log.exception("health check: the knowledge base failed")
+                reason = "knowledge base unavailable"
+        if reason is not None:
+            return web.json_response(
+                {"ok": False, "status": "degraded", "reason": reason}, status=503
+            )
         return web.json_response({"ok": True, "model": bot.services.llm.name})
 
     web_app = web.Application()
@@ -178,7 +225,7 @@ async def start_bot(
     resume runs a dead process left RUNNING, start the expiry sweeper and, with an
     app-level token, connect over Socket Mode (to `settings.slack_api_url`'s Slack)."""
     recovered = await bot.recover()
-    sweeper = asyncio.create_task(sweep_forever(bot.services, sweep_interval))
+    sweeper = asyncio.create_task(_upkeep(bot, sweep_interval), name="sweeper")
     runtime = BotRuntime(bot=bot, recovered=recovered, sweeper=sweeper)
     if app_token is not None:
         runtime.socket_handler = AsyncSocketModeHandler(
@@ -192,6 +239,22 @@ async def start_bot(
             await runtime.socket_handler.close_async()
             raise
     return runtime
+
+
+async def _upkeep(bot: Bot, sweep_interval: float, inbox_interval: float = 5.0) -> None:
+    """The expiry/recovery sweep, and every few seconds the inbox and outbox: requests
+    and deliveries left behind (a retry timer lost with its process, a failed step)."""
+
+    async def inbox_and_outbox() -> None:
+        while True:
+            await asyncio.sleep(inbox_interval)
+            try:
+                await bot.deps.intake.resume()
+                await bot.deps.publisher.resume()
+            except Exception:  # a database fault: the next pass tries again
+                log.exception("inbox/outbox sweep failed")
+
+    await asyncio.gather(sweep_forever(bot.services, sweep_interval), inbox_and_outbox())
 
 
 def stop_on_signals() -> asyncio.Event:

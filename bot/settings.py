@@ -62,6 +62,10 @@ class SlackSettings(BaseModel):
     shutdown_grace_seconds: float = Field(default=20.0, ge=0)
     """On SIGTERM, how long running agents may finish; then they stop, and their runs
     (and the queued ones) are handed to the next process at once."""
+    delivery_deadline_seconds: float = Field(default=3600.0, gt=0)
+    """How long a message Slack keeps refusing (5xx, 429, timeouts) is retried."""
+    request_timeout_seconds: float = Field(default=30.0, gt=0)
+    """How long one Web API call may take before it counts as failed (and is retried)."""
     auth_timeout_seconds: float = Field(default=10.0, gt=0)
     """At start-up, how long to wait for Slack's `auth.test` (who the bot is)."""
     event_retention_days: float = Field(default=7.0, gt=0)

@@ -1,18 +1,31 @@
-"""Slack output: turns run events into posted and edited Block Kit messages.
+"""Slack output: a run's thread is brought in step with its stored state, exactly once.
 
-- The plan message is posted once and then edited in place; edits are coalesced to at
-  most one per `min_interval` seconds per run, and the latest state always wins.
-- Every posted message's ts is stored, so a process that resumes a run edits the same
-  messages instead of posting new ones, and nothing is posted twice.
-- 429s are retried by slack_sdk's rate-limit handler, which honours Retry-After.
+The run store writes an outbox entry ("run X's messages must show version V") in the
+transaction of every transition. `SlackPublisher` is told of each transition and
+delivers it: it claims the entry (a lease, so one process at a time), renders every
+message the run should have from the *stored* run, and posts what is missing or edits
+what changed. So delivery is a desired-state reconciliation — idempotent, and safe to
+repeat after any failure:
+
+- every posted message's ts is stored (with a digest of what it shows), so nothing is
+  posted twice and unchanged messages are not edited;
+- a message carries Slack `metadata` (run id and message kind): after an ambiguous
+  failure (a timeout, a crash between posting and storing its ts) the thread is searched
+  for it before anything is posted again;
+- a failed pass (429 → its Retry-After; 5xx, timeouts, unreadable bodies → backoff) is
+  retried until `delivery_deadline` after the first failure, by this process or — after
+  a restart — the next one (`resume`, `sweep`);
+- the plan message's step-by-step edits are coalesced to one per `min_interval`.
 """
 
 from __future__ import annotations
 
 import asyncio
+import hashlib
+import json
 import logging
-import time
 from collections.abc import Sequence
+from datetime import datetime, timedelta
 from typing import Any, Protocol
 
 from slack_sdk.errors import SlackApiError
@@ -27,7 +40,9 @@ from agent.schemas import (
     InterventionStatus,
     RunState,
     RunStatus,
+    utcnow,
 )
+from agent.workers import is_dead_here, new_worker_id
 from blocks.answer import answer_fallback_text, answer_messages
 from blocks.intervention import (
     confirm_message,
@@ -38,193 +53,393 @@ from blocks.intervention import (
 )
 from blocks.limits import truncate
 from blocks.plan import fallback_text, outcome_text, plan_message
+from storage.outbox import GAVE_UP, Delivery
 
 log = logging.getLogger(__name__)
-
-"""A bare Slack user id in agent text ("cancelled by U0123ABC"), to render as a mention."""
 
 PLAN = "plan"
 ANSWER = "answer"
 OUTCOME = "outcome"
+METADATA_EVENT = "grace_message"
+"""Slack message metadata `event_type` of every run message GRACE posts."""
+
+_RETRYABLE_ERRORS = frozenset(
+    {"ratelimited", "internal_error", "fatal_error", "service_unavailable", "request_timeout"}
+)
+"""Slack's `ok: false` answers that another try may fix; any other one is final (e.g.
+`channel_not_found`, `invalid_blocks`): logged, and that message skipped."""
+_MAX_BACKOFF_S = 30.0
 
 
-class MessageRefs(Protocol):
+class MessageStore(Protocol):
+    async def load(self, run_id: str) -> RunState | None: ...
+
     async def set_message_ref(
-        self, *, run_id: str, kind: str, channel_id: str, ts: str
+        self, *, run_id: str, kind: str, channel_id: str, ts: str, digest: str | None = None
     ) -> None: ...
 
-    async def get_message_ref(self, *, run_id: str, kind: str) -> tuple[str, str] | None: ...
+    async def message_digests(self, run_id: str) -> dict[str, tuple[str, str, str | None]]: ...
+
+
+class DeliveryQueue(Protocol):
+    async def claim(
+        self, run_id: str, *, owner: str, until: datetime, dead_owner: str | None = None
+    ) -> Delivery | None: ...
+
+    async def release(self, run_id: str, *, owner: str) -> None: ...
+
+    async def delivered(self, run_id: str, *, owner: str, version: int) -> None: ...
+
+    async def failed(
+        self, run_id: str, *, owner: str, error: str, retry_at: datetime, first_failed_at: datetime
+    ) -> None: ...
+
+    async def due(self, *, now: datetime | None = None, limit: int = 200) -> list[Delivery]: ...
+
+    async def undelivered(
+        self, *, channel_id: str | None = None, limit: int = 20
+    ) -> list[Delivery]: ...
 
 
 def payload(blocks: Sequence[Block]) -> list[dict[str, Any]]:
     return [b.to_dict() for b in blocks]
 
 
+def slack_error(exc: BaseException) -> str:
+    """A short, safe description of a failed Web API call (the body may be plain text)."""
+    if isinstance(exc, SlackApiError):
+        data = getattr(exc.response, "data", None)
+        status = getattr(exc.response, "status_code", None)
+        if isinstance(data, dict) and data.get("error"):
+            return f"{data['error']} (HTTP {status})"
+        return f"HTTP {status}"
+    return type(exc).__name__
+
+
+class RetryLater(Exception):
+    """A Web API call failed in a way another try may fix."""
+
+    def __init__(self, reason: str, *, after: float | None = None) -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.after = after
+
+
+def _classify(exc: BaseException, what: str) -> RetryLater | None:
+    """None for a permanent Slack refusal; otherwise how to retry."""
+    if isinstance(exc, SlackApiError):
+        status = getattr(exc.response, "status_code", 0)
+        data = getattr(exc.response, "data", None)
+        error = data.get("error") if isinstance(data, dict) else None
+        if status == 429:
+            headers = getattr(exc.response, "headers", {}) or {}
+            try:
+                after = float(headers.get("Retry-After") or headers.get("retry-after") or 1)
+            except ValueError:
+                after = 1.0
+            return RetryLater(f"{what}: rate limited", after=max(after, 1.0))
+        if status == 200 and error and error not in _RETRYABLE_ERRORS:
+            return None
+    return RetryLater(f"{what}: {slack_error(exc)}")
+
+
+def digest_of(blocks: list[dict[str, Any]], text: str) -> str:
+    data = json.dumps([blocks, text], sort_keys=True, ensure_ascii=False)
+    return hashlib.sha256(data.encode()).hexdigest()[:32]
+
+
 class SlackPublisher:
-    """A `RunObserver` that keeps a run's Slack thread in step with its state."""
+    """A `RunObserver` that keeps a run's Slack thread in step with its stored state."""
 
     def __init__(
-        self, *, client: AsyncWebClient, refs: MessageRefs, min_interval: float = 1.0
+        self,
+        *,
+        client: AsyncWebClient,
+        store: MessageStore,
+        deliveries: DeliveryQueue,
+        min_interval: float = 1.0,
+        delivery_deadline: float = 3600.0,
+        lease: float = 120.0,
+        owner: str | None = None,
     ) -> None:
         self._client = client
-        self._refs = refs
+        self._store = store
+        self._deliveries = deliveries
         self._min_interval = min_interval
-        self._latest: dict[str, RunState] = {}
-        self._last_edit: dict[str, float] = {}
-        self._scheduled: dict[str, asyncio.Task[None]] = {}
+        self._deadline = delivery_deadline
+        self._lease = lease
+        self.owner = owner or new_worker_id()
         self._locks: dict[str, asyncio.Lock] = {}
+        self._scheduled: dict[str, asyncio.Task[None]] = {}
+        self._retries: dict[str, asyncio.Task[None]] = {}
+        self._closed = False
+
+    # ------------------------------------------------------------------ triggers
 
     async def on_event(self, event: RunEvent, state: RunState) -> None:
-        if not state.thread.thread_ts:
-            return  # not a Slack run (CLI)
-        self._latest[state.run_id] = state.model_copy(deep=True)
-        kind = event.type
-        if kind in (RunEventType.RUN_STARTED,):
+        if not state.thread.thread_ts or event.type is RunEventType.RUN_STARTED:
+            return  # not a Slack run (CLI); or nothing to show yet
+        if event.type in (
+            RunEventType.STEP_STARTED,
+            RunEventType.STEP_FINISHED,
+            RunEventType.REPLANNED,
+        ):
+            self._schedule(state.run_id, self._min_interval)
             return
-        if kind is RunEventType.PLAN_CREATED:
-            await self.flush_plan(state.run_id)
-            return
-        if kind in (RunEventType.STEP_STARTED, RunEventType.STEP_FINISHED, RunEventType.REPLANNED):
-            self._schedule_plan(state.run_id)
-            return
-        await self.flush_plan(state.run_id)
-        if kind is RunEventType.INTERVENTION_REQUESTED and state.pending is not None:
-            await self._post_intervention(state, state.pending)
-        elif kind is RunEventType.INTERVENTION_ANSWERED:
-            intervention_id = str(event.data.get("intervention_id", ""))
-            await self._close_intervention(state, intervention_id)
-        elif kind is RunEventType.ANSWER_READY:
-            await self._post_answer(state)
-        elif kind in (RunEventType.RUN_CANCELLED, RunEventType.RUN_FAILED):
-            await self._close_pending(state)
-            await self._post_outcome(state)
+        await self.deliver(state.run_id)
 
-    # ------------------------------------------------------------------ plan message
-
-    def _schedule_plan(self, run_id: str) -> None:
-        if run_id in self._scheduled and not self._scheduled[run_id].done():
+    def _schedule(
+        self, run_id: str, wait: float, *, retry: bool = False, dead_owner: str | None = None
+    ) -> None:
+        if self._closed:
             return
-        wait = self._min_interval - (time.monotonic() - self._last_edit.get(run_id, 0.0))
-        self._scheduled[run_id] = asyncio.create_task(self._delayed_flush(run_id, max(0, wait)))
+        tasks = self._retries if retry else self._scheduled
+        if run_id in tasks and not tasks[run_id].done():
+            return
+        tasks[run_id] = asyncio.create_task(
+            self._later(run_id, wait, dead_owner), name=f"deliver {run_id}"
+        )
 
-    async def _delayed_flush(self, run_id: str, wait: float) -> None:
+    async def _later(self, run_id: str, wait: float, dead_owner: str | None) -> None:
         await asyncio.sleep(wait)
         try:
-            await self.flush_plan(run_id)
-        except Exception:  # a failed cosmetic edit must not kill the loop; next edit retries
-            log.exception("plan message update failed", extra={"run_id": run_id})
+            await self.deliver(run_id, dead_owner=dead_owner)
+        except Exception:  # the outbox keeps it; the sweep tries again
+            log.exception("delivering a run's messages failed", extra={"run_id": run_id})
 
-    async def flush_plan(self, run_id: str) -> None:
-        """Post or edit the plan message with the newest state we have."""
-        lock = self._locks.setdefault(run_id, asyncio.Lock())
-        async with lock:
-            state = self._latest.get(run_id)
-            if state is None or state.plan is None:
-                return
-            blocks = payload(plan_message(state))
-            text = fallback_text(state)
-            ref = await self._refs.get_message_ref(run_id=run_id, kind=PLAN)
-            if ref is None:
-                ts = await self._post(state, blocks, text)
-                if ts:
-                    await self._refs.set_message_ref(
-                        run_id=run_id, kind=PLAN, channel_id=state.thread.channel_id, ts=ts
-                    )
-            else:
-                await self._update(ref, blocks, text)
-            self._last_edit[run_id] = time.monotonic()
+    async def resume(self) -> int:
+        """Deliver everything due (at start-up, and periodically): what a dead process
+        left undelivered, and retries whose timer this process does not hold."""
+        now, taken = utcnow(), 0
+        for delivery in await self._deliveries.due():
+            if delivery.run_id in self._retries and not self._retries[delivery.run_id].done():
+                continue
+            holder = delivery.owner
+            dead = holder is not None and holder != self.owner and is_dead_here(holder)
+            free = holder is None or dead or (delivery.lease_until or now) <= now
+            if not free and holder != self.owner:
+                continue  # another live process is delivering it
+            if dead:
+                log.warning(
+                    "taking over a delivery from a dead process", extra={"run_id": delivery.run_id}
+                )
+            self._schedule(delivery.run_id, 0.0, dead_owner=holder if dead else None)
+            taken += 1
+        return taken
+
+    async def undelivered(self, channel_id: str) -> list[Delivery]:
+        """Runs of a channel whose messages Slack has refused so far (`/grace status`)."""
+        return await self._deliveries.undelivered(channel_id=channel_id)
 
     async def drain(self) -> None:
-        """Wait for scheduled plan edits (tests and shutdown)."""
-        while pending := [t for t in self._scheduled.values() if not t.done()]:
+        """Wait until nothing is scheduled (coalesced edits and retries) — tests, shutdown."""
+        while pending := [
+            t for t in (*self._scheduled.values(), *self._retries.values()) if not t.done()
+        ]:
             await asyncio.gather(*pending, return_exceptions=True)
 
-    # ------------------------------------------------------------------ other messages
+    async def close(self) -> None:
+        """Stop retrying in this process (the outbox keeps what is left for the next)."""
+        self._closed = True
+        tasks = [t for t in (*self._scheduled.values(), *self._retries.values()) if not t.done()]
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
 
-    async def _post_intervention(self, state: RunState, request: InterventionRequest) -> None:
+    # ------------------------------------------------------------------ one pass
+
+    async def deliver(self, run_id: str, *, dead_owner: str | None = None) -> bool:
+        """One delivery pass for a run; True when its messages are now up to date."""
+        lock = self._locks.setdefault(run_id, asyncio.Lock())
+        async with lock:
+            until = utcnow() + timedelta(seconds=self._lease)
+            claim = await self._deliveries.claim(
+                run_id, owner=self.owner, until=until, dead_owner=dead_owner
+            )
+            if claim is None:
+                return False  # nothing due, waiting out a backoff, or another process has it
+            state = await self._store.load(run_id)
+            if state is None:
+                await self._deliveries.delivered(
+                    run_id, owner=self.owner, version=claim.wanted_version
+                )
+                return True
+            try:
+                await self._reconcile(state, suspect=claim.attempts > 1)
+            except asyncio.CancelledError:  # shutting down mid-pass: hand it on
+                await asyncio.shield(self._deliveries.release(run_id, owner=self.owner))
+                raise
+            except RetryLater as retry:
+                await self._failed(claim, retry)
+                return False
+            except Exception as exc:  # an unexpected failure must not lose the messages
+                log.exception("delivery pass failed", extra={"run_id": run_id})
+                await self._failed(claim, RetryLater(f"unexpected {type(exc).__name__}"))
+                return False
+            await self._deliveries.delivered(run_id, owner=self.owner, version=state.version)
+            if claim.attempts > 1:
+                log.warning(
+                    "delivered a run's messages after %d attempts",
+                    claim.attempts,
+                    extra={"run_id": run_id},
+                )
+            return True
+
+    async def _failed(self, claim: Delivery, retry: RetryLater) -> None:
+        now = utcnow()
+        first = claim.first_failed_at or now
+        wait = retry.after or min(_MAX_BACKOFF_S, 2.0 ** max(0, claim.attempts - 1))
+        if (now - first).total_seconds() + wait > self._deadline:
+            log.error(
+                "gave up delivering a run's messages after %.0f s: %s",
+                (now - first).total_seconds(),
+                retry.reason,
+                extra={"run_id": claim.run_id},
+            )
+            retry_at = GAVE_UP
+        else:
+            log.warning(
+                "delivery failed (%s); retrying in %.1f s",
+                retry.reason,
+                wait,
+                extra={"run_id": claim.run_id, "attempt": claim.attempts},
+            )
+            retry_at = now + timedelta(seconds=wait)
+        await self._deliveries.failed(
+            claim.run_id,
+            owner=self.owner,
+            error=retry.reason,
+            retry_at=retry_at,
+            first_failed_at=first,
+        )
+        if retry_at != GAVE_UP:
+            self._schedule(claim.run_id, wait + 0.05, retry=True)
+
+    # ------------------------------------------------------------------ the desired state
+
+    async def _reconcile(self, state: RunState, *, suspect: bool) -> None:
+        """Post or edit every message `state` should have. `suspect`: an earlier pass
+        did not finish, so a message may be in Slack without its ts stored."""
+        sync = _ThreadSync(self, state, await self._store.message_digests(state.run_id), suspect)
+        if state.plan is not None:
+            await sync.ensure(PLAN, payload(plan_message(state)), fallback_text(state), edit=True)
+        for request in _interventions(state):
+            await self._intervention(sync, state, request)
+        if state.status is RunStatus.ANSWERED:
+            for part, blocks in enumerate(answer_messages(state), 1):
+                kind = ANSWER if part == 1 else f"{ANSWER}:{part}"
+                await sync.ensure(kind, payload(blocks), answer_fallback_text(state, part))
+        elif state.status in (RunStatus.CANCELLED, RunStatus.FAILED):
+            text = truncate(outcome_text(state), 3000)
+            await sync.ensure(f"{OUTCOME}:{state.status.value}", None, text)
+
+    async def _intervention(
+        self, sync: _ThreadSync, state: RunState, request: InterventionRequest
+    ) -> None:
         if request.kind is InterventionKind.PLAN_APPROVAL:
             return  # its buttons live on the plan message
         kind = f"intervention:{request.intervention_id}"
-        if await self._refs.get_message_ref(run_id=state.run_id, kind=kind):
+        text = truncate(plain_question(request), 300)
+        if request.status is InterventionStatus.PENDING:
+            if state.pending is None or state.pending.intervention_id != request.intervention_id:
+                return
+            if request.kind is InterventionKind.CONFIRM:
+                blocks = confirm_message(state, request)
+            else:
+                blocks = escalate_message(state, request)
+            await sync.ensure(kind, payload(blocks), text)
             return
-        if request.kind is InterventionKind.CONFIRM:
-            blocks = confirm_message(state, request)
-        else:
-            blocks = escalate_message(state, request)
-        ts = await self._post(state, payload(blocks), truncate(plain_question(request), 300))
-        if ts:
-            await self._refs.set_message_ref(
-                run_id=state.run_id, kind=kind, channel_id=state.thread.channel_id, ts=ts
-            )
-
-    async def _close_intervention(self, state: RunState, intervention_id: str) -> None:
-        request = next(
-            (i for i in state.interventions if i.intervention_id == intervention_id), None
-        )
-        if request is None:
-            return
-        await self._replace_buttons(state, request)
-
-    async def _close_pending(self, state: RunState) -> None:
-        """Answered requests lost their buttons when answered; only the ones the end of
-        the run closed (cancelled, expired) still show them."""
-        closed = (InterventionStatus.CANCELLED, InterventionStatus.EXPIRED)
-        for request in state.interventions:
-            if request.status in closed:
-                await self._replace_buttons(state, request)
-
-    async def _replace_buttons(self, state: RunState, request: InterventionRequest) -> None:
-        if request.kind is InterventionKind.PLAN_APPROVAL:
-            return  # the plan message re-renders without buttons
-        ref = await self._refs.get_message_ref(
-            run_id=state.run_id, kind=f"intervention:{request.intervention_id}"
-        )
-        if ref is None:
-            return
+        if not sync.has(kind):
+            return  # never shown: nothing to close
         if request.status is InterventionStatus.EXPIRED:
             outcome = (
                 InterventionAction.CANCEL
                 if state.status is RunStatus.CANCELLED
                 else InterventionAction.PROCEED
             )
-            blocks = expired_message(request, outcome)
+            closed = expired_message(request, outcome)
         else:
             action = request.answer.action if request.answer else InterventionAction.CANCEL
-            blocks = decided_message(request, request.answered_by or "someone", action)
-        await self._update(ref, payload(blocks), truncate(plain_question(request), 300))
-
-    async def _post_answer(self, state: RunState) -> None:
-        if await self._refs.get_message_ref(run_id=state.run_id, kind=ANSWER):
-            return
-        first_ts = None
-        for part, blocks in enumerate(answer_messages(state), 1):
-            ts = await self._post(state, payload(blocks), answer_fallback_text(state, part))
-            first_ts = first_ts or ts
-        if first_ts:
-            await self._refs.set_message_ref(
-                run_id=state.run_id, kind=ANSWER, channel_id=state.thread.channel_id, ts=first_ts
-            )
-
-    async def _post_outcome(self, state: RunState) -> None:
-        kind = f"{OUTCOME}:{state.status.value}:{state.version}"
-        if await self._refs.get_message_ref(run_id=state.run_id, kind=kind):
-            return
-        text = outcome_text(state)
-        ts = await self.post_text(state.thread.channel_id, state.thread.thread_ts, text)
-        if ts:
-            await self._refs.set_message_ref(
-                run_id=state.run_id, kind=kind, channel_id=state.thread.channel_id, ts=ts
-            )
+            closed = decided_message(request, request.answered_by or "someone", action)
+        await sync.ensure(kind, payload(closed), text, edit=True)
 
     # ------------------------------------------------------------------ Web API calls
 
+    async def post_message(
+        self,
+        state: RunState,
+        kind: str,
+        blocks: list[dict[str, Any]] | None,
+        text: str,
+    ) -> str | None:
+        """Post one run message with its metadata; None when Slack refused it for good."""
+        try:
+            response = await self._client.chat_postMessage(
+                channel=state.thread.channel_id,
+                thread_ts=state.thread.thread_ts,
+                blocks=blocks,
+                text=text,
+                metadata={
+                    "event_type": METADATA_EVENT,
+                    "event_payload": {"run_id": state.run_id, "kind": kind},
+                },
+            )
+        except Exception as exc:
+            return self._refused(exc, "chat.postMessage", state.run_id)
+        return str(response["ts"])
+
+    async def update_message(
+        self, channel: str, ts: str, blocks: list[dict[str, Any]] | None, text: str, run_id: str
+    ) -> bool:
+        try:
+            await self._client.chat_update(channel=channel, ts=ts, blocks=blocks, text=text)
+        except Exception as exc:
+            self._refused(exc, "chat.update", run_id)
+            return False
+        return True
+
+    def _refused(self, exc: Exception, what: str, run_id: str) -> None:
+        retry = _classify(exc, what)
+        if retry is not None:
+            raise retry from exc
+        log.error("%s refused: %s", what, slack_error(exc), extra={"run_id": run_id})
+
+    async def find_posted(self, state: RunState) -> dict[str, str]:
+        """kind → ts of this run's messages already in its thread (by their metadata)."""
+        found: dict[str, str] = {}
+        cursor: str | None = None
+        for _ in range(20):
+            try:
+                response = await self._client.conversations_replies(
+                    channel=state.thread.channel_id,
+                    ts=state.thread.thread_ts,
+                    include_all_metadata=True,
+                    limit=200,
+                    cursor=cursor,
+                )
+            except Exception as exc:
+                retry = _classify(exc, "conversations.replies")
+                if retry is None:
+                    return found  # e.g. thread_not_found: nothing of ours is there
+                raise retry from exc
+            for message in response.get("messages") or []:
+                meta = message.get("metadata") or {}
+                data = meta.get("event_payload") or {}
+                if meta.get("event_type") == METADATA_EVENT and data.get("run_id") == state.run_id:
+                    found.setdefault(str(data.get("kind")), str(message.get("ts")))
+            cursor = (response.get("response_metadata") or {}).get("next_cursor") or None
+            if not cursor:
+                break
+        return found
+
     async def post_text(self, channel: str, thread_ts: str | None, text: str) -> str | None:
+        """A one-off notice (not part of a run's state): best effort."""
         try:
             response = await self._client.chat_postMessage(
                 channel=channel, thread_ts=thread_ts, text=truncate(text, 3000)
             )
-        except SlackApiError as exc:
-            log.error("chat.postMessage failed: %s", exc.response.get("error"))
+        except Exception as exc:
+            log.error("chat.postMessage failed: %s", slack_error(exc))
             return None
         return str(response["ts"])
 
@@ -244,29 +459,70 @@ class SlackPublisher:
                 blocks=payload(blocks) if blocks else None,
                 thread_ts=thread_ts,
             )
-        except SlackApiError as exc:
-            log.error("chat.postEphemeral failed: %s", exc.response.get("error"))
+        except Exception as exc:
+            log.error("chat.postEphemeral failed: %s", slack_error(exc))
 
-    async def _post(self, state: RunState, blocks: list[dict[str, Any]], text: str) -> str | None:
-        try:
-            response = await self._client.chat_postMessage(
-                channel=state.thread.channel_id,
-                thread_ts=state.thread.thread_ts,
-                blocks=blocks,
-                text=text,
-            )
-        except SlackApiError as exc:
-            log.error(
-                "chat.postMessage failed: %s",
-                exc.response.get("error"),
-                extra={"run_id": state.run_id},
-            )
-            return None
-        return str(response["ts"])
 
-    async def _update(self, ref: tuple[str, str], blocks: list[dict[str, Any]], text: str) -> None:
-        channel, ts = ref
-        try:
-            await self._client.chat_update(channel=channel, ts=ts, blocks=blocks, text=text)
-        except SlackApiError as exc:
-            log.error("chat.update failed: %s", exc.response.get("error"))
+class _ThreadSync:
+    """One pass over one run's messages: what is stored, and the search done at most once."""
+
+    def __init__(
+        self,
+        publisher: SlackPublisher,
+        state: RunState,
+        refs: dict[str, tuple[str, str, str | None]],
+        suspect: bool,
+    ) -> None:
+        self._publisher = publisher
+        self._state = state
+        self._refs = refs
+        self._suspect = suspect
+        self._found: dict[str, str] | None = None
+
+    def has(self, kind: str) -> bool:
+        return kind in self._refs
+
+    async def ensure(
+        self, kind: str, blocks: list[dict[str, Any]] | None, text: str, *, edit: bool = False
+    ) -> None:
+        """The `kind` message exists (and, with `edit`, shows these blocks)."""
+        state, publisher = self._state, self._publisher
+        digest = digest_of(blocks or [], text)
+        ref = self._refs.get(kind)
+        if ref is None and self._suspect:
+            if self._found is None:
+                self._found = await publisher.find_posted(state)
+            ts = self._found.get(kind)
+            if ts is not None:
+                log.warning(
+                    "found an earlier post in the thread; not posting it again",
+                    extra={"run_id": state.run_id, "kind": kind},
+                )
+                ref = (state.thread.channel_id, ts, None)
+                await self._remember(kind, ref)
+        if ref is None:
+            ts = await publisher.post_message(state, kind, blocks, text)
+            if ts is not None:
+                await self._remember(kind, (state.thread.channel_id, ts, digest))
+            return
+        channel, ts, shown = ref
+        if edit and shown != digest:
+            if await publisher.update_message(channel, ts, blocks, text, state.run_id):
+                await self._remember(kind, (channel, ts, digest))
+
+    async def _remember(self, kind: str, ref: tuple[str, str, str | None]) -> None:
+        channel, ts, digest = ref
+        await self._publisher._store.set_message_ref(
+            run_id=self._state.run_id, kind=kind, channel_id=channel, ts=ts, digest=digest
+        )
+        self._refs[kind] = ref
+
+
+def _interventions(state: RunState) -> list[InterventionRequest]:
+    """Every intervention once (the pending copy only when no terminal one exists)."""
+    merged: dict[str, InterventionRequest] = {}
+    for request in [*state.interventions, *([state.pending] if state.pending else [])]:
+        known = merged.get(request.intervention_id)
+        if known is None or known.status is InterventionStatus.PENDING:
+            merged[request.intervention_id] = request
+    return list(merged.values())

@@ -1,6 +1,7 @@
 """Background upkeep, every pass: expire interventions nobody answered in time (applying
 `auto_proceed_on_timeout`), take over runs whose worker died mid-run, act on answers
-or expiries a dead process claimed but never applied, and forget old Slack event ids."""
+or expiries a dead process claimed but never applied, and forget old Slack event ids
+(and processed inbox rows)."""
 
 from __future__ import annotations
 
@@ -83,7 +84,9 @@ async def prune_once(services: Services) -> int:
     """Forget Slack event ids older than the retention period (Slack stops retrying after
     minutes; without this `processed_events` grows forever). Returns how many."""
     days = services.settings.slack.event_retention_days
-    return await services.store.prune_processed(before=utcnow() - timedelta(days=days))
+    before = utcnow() - timedelta(days=days)
+    pruned = await services.store.prune_processed(before=before)
+    return pruned + await services.inbox.prune(before=before)
 
 
 async def sweep_forever(services: Services, interval: float = 60.0) -> None:

@@ -19,7 +19,9 @@ from agent.orchestrator import Orchestrator
 from agent.ports import Embedder, LanguageModel, RunObserver
 from bot.settings import Settings
 from storage.db import is_sqlite, make_engine, migrate
+from storage.inbox import SqlInbox
 from storage.ledger import SqlUsageLedger
+from storage.outbox import SqlDeliveries
 from storage.run_store import SqlRunStore
 
 
@@ -33,6 +35,8 @@ class Services:
     store: SqlRunStore
     ledger: SqlUsageLedger
     orchestrator: Orchestrator
+    inbox: SqlInbox
+    deliveries: SqlDeliveries
 
     async def close(self) -> None:
         await self.knowledge_base.close()
@@ -147,4 +151,6 @@ async def build_services(
         store=store,
         ledger=ledger,
         orchestrator=orchestrator,
+        inbox=SqlInbox(engine, health=store.health),
+        deliveries=SqlDeliveries(engine, health=store.health),
     )

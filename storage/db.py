@@ -10,18 +10,24 @@ upgrades to a write fails with "database is locked" under load (STACK_NOTES).
 from __future__ import annotations
 
 import asyncio
+import functools
+import logging
 import os
+import time
+from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, Concatenate, ParamSpec, Protocol, TypeVar
 
 from alembic import command
 from alembic.config import Config
 from sqlalchemy import Connection, event, text
 from sqlalchemy.engine import URL, make_url
+from sqlalchemy.exc import DBAPIError, IntegrityError, InterfaceError, OperationalError
 from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 from sqlalchemy.pool import ConnectionPoolEntry
 from tenacity import retry, retry_if_exception, stop_after_attempt, wait_random_exponential
 
+_log = logging.getLogger(__name__)
 MIGRATIONS_DIR = Path(__file__).resolve().parent / "migrations"
 SQLITE_BUSY_TIMEOUT_S = 30.0
 _PG_MIGRATION_LOCK_KEY = 0x6772616365  # "grace": serialises replicas migrating at once
@@ -164,3 +170,96 @@ async def current_revision(url: str) -> str | None:
 def run_sync_migrate(url: str, *, revision: str = "head") -> None:
     """`migrate` for synchronous callers (a CLI command, a container entrypoint)."""
     asyncio.run(migrate(url, revision=revision))
+
+
+# --------------------------------------------------------------------------- write faults
+
+WRITE_RETRY_DEADLINE_S = 900.0
+"""How long a write keeps retrying a database that is locked or unreachable."""
+WRITE_STALL_S = 8.0
+"""A write waiting this long means the database is not taking writes: /healthz degrades."""
+
+_TRANSIENT_WORDS = ("locked", "busy", "unable to open", "disk i/o", "connection", "closed")
+
+
+def is_transient(exc: BaseException) -> bool:
+    """A database fault worth waiting out (locked, busy, connection lost), not a bug or a
+    constraint violation."""
+    if isinstance(exc, IntegrityError):
+        return False
+    if isinstance(exc, DBAPIError) and exc.connection_invalidated:
+        return True
+    if isinstance(exc, OperationalError | InterfaceError | OSError):
+        return any(word in str(exc).lower() for word in _TRANSIENT_WORDS) or isinstance(
+            exc, OSError
+        )
+    return False
+
+
+class WriteHealth:
+    """Whether the database is taking writes, as seen by the writes themselves: degraded
+    while a write has failed since the last success, or one has waited `stall` seconds."""
+
+    def __init__(self, stall: float = WRITE_STALL_S) -> None:
+        self.stall = stall
+        self._started: dict[int, float] = {}
+        self._next = 0
+        self._failing = False
+
+    def begin(self) -> int:
+        self._next += 1
+        self._started[self._next] = time.monotonic()
+        return self._next
+
+    def end(self, token: int, *, ok: bool) -> None:
+        self._started.pop(token, None)
+        self._failing = not ok
+
+    def problem(self) -> str | None:
+        """A short reason for /healthz, or None when writes go through."""
+        now = time.monotonic()
+        if self._failing or any(now - t >= self.stall for t in self._started.values()):
+            return "database unavailable"
+        return None
+
+
+P = ParamSpec("P")
+R = TypeVar("R")
+
+
+class HasHealth(Protocol):
+    health: WriteHealth
+
+
+def retried_write(
+    method: Callable[Concatenate[Any, P], Awaitable[R]],
+) -> Callable[Concatenate[Any, P], Awaitable[R]]:
+    """Retry a store method whose transaction failed on a transient fault, with backoff,
+    for up to `WRITE_RETRY_DEADLINE_S`, instead of dropping the work. Each attempt is a
+    whole new transaction; the owner's `health` reports the fault meanwhile."""
+
+    @functools.wraps(method)
+    async def wrapper(self: HasHealth, *args: P.args, **kwargs: P.kwargs) -> R:
+        deadline = time.monotonic() + WRITE_RETRY_DEADLINE_S
+        delay = 0.05
+        while True:
+            token = self.health.begin()
+            try:
+                result = await method(self, *args, **kwargs)
+            except Exception as exc:
+                self.health.end(token, ok=not is_transient(exc))
+                if not is_transient(exc) or time.monotonic() >= deadline:
+                    raise
+                _log.warning(
+                    "database write failed (%s); retrying in %.1f s",
+                    type(exc).__name__,
+                    delay,
+                    extra={"operation": method.__name__},
+                )
+                await asyncio.sleep(delay)
+                delay = min(delay * 2, 2.0)
+                continue
+            self.health.end(token, ok=True)
+            return result
+
+    return wrapper

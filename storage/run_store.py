@@ -34,9 +34,10 @@ from agent.schemas import (
     ThreadKey,
     utcnow,
 )
-from storage.db import reader
+from storage.db import WriteHealth, reader, retried_write
 from storage.tables import (
     Base,
+    DeliveryRow,
     FeedbackRow,
     InterventionRow,
     MessageRefRow,
@@ -236,8 +237,9 @@ def _ratio(part: int, whole: int) -> float:
 class SqlRunStore:
     """`agent.ports.RunStore` on SQLAlchemy, plus what the Slack layer and the CLI query."""
 
-    def __init__(self, engine: AsyncEngine) -> None:
+    def __init__(self, engine: AsyncEngine, *, health: WriteHealth | None = None) -> None:
         self._engine = engine
+        self.health = health or WriteHealth()
         self._sessions = async_sessionmaker(engine, expire_on_commit=False)
         self._reads = async_sessionmaker(reader(engine), expire_on_commit=False)
 
@@ -250,6 +252,7 @@ class SqlRunStore:
 
     # ------------------------------------------------------------------ runs
 
+    @retried_write
     async def save(self, state: RunState, event: RunEvent | None = None) -> None:
         """Write the run and its interventions if nobody else wrote the run since
         `state.version` (0: a new run), else raise `RunConflictError`; committed before
@@ -267,12 +270,34 @@ class SqlRunStore:
                     await session.execute(
                         insert(RunEventRow).values(**_event_values(event, stored))
                     )
+                await self._want_delivery(session, stored)
         except IntegrityError as exc:  # a new run whose id is taken
             raise RunConflictError(
                 state.run_id, expected=state.version, stored=await self._version(state.run_id)
             ) from exc
         state.version = stored.version
         state.updated_at = stored.updated_at
+
+    async def _want_delivery(self, session: AsyncSession, state: RunState) -> None:
+        """The outbox entry: a Slack run's messages must show this version (same
+        transaction as the run's write, so no transition's messages can be forgotten)."""
+        if not state.thread.thread_ts:
+            return  # not a Slack run (CLI)
+        now = utcnow()
+        stmt = self._insert(DeliveryRow).values(
+            run_id=state.run_id,
+            channel_id=state.thread.channel_id,
+            wanted_version=state.version,
+            delivered_version=0,
+            attempts=0,
+            updated_at=now,
+        )
+        await session.execute(
+            stmt.on_conflict_do_update(
+                index_elements=[DeliveryRow.run_id],
+                set_={"wanted_version": state.version, "updated_at": now},
+            )
+        )
 
     async def _version(self, run_id: str) -> int | None:
         async with self._reads.begin() as session:
@@ -354,6 +379,7 @@ class SqlRunStore:
             blobs = list(await session.scalars(query))
             return await self._states(session, blobs)
 
+    @retried_write
     async def mutate(self, run_id: str, change: Callable[[RunState], object]) -> RunState | None:
         """Read, change and write a run in one transaction: concurrent callers never lose
         each other's changes (e.g. a slash-command cancel racing a worker's update).
@@ -370,6 +396,7 @@ class SqlRunStore:
             state.version = expected + 1
             state.updated_at = utcnow()
             await self._write(session, state, expected=expected)
+            await self._want_delivery(session, state)
             return state
 
     async def renew_lease(self, run_id: str, worker: str, until: datetime) -> bool:
@@ -427,6 +454,7 @@ class SqlRunStore:
 
     # ------------------------------------------------------------------ interventions
 
+    @retried_write
     async def claim_intervention(
         self, run_id: str, intervention_id: str, answer: InterventionAnswer
     ) -> ClaimResult:
@@ -454,6 +482,7 @@ class SqlRunStore:
             row = await session.get(InterventionRow, intervention_id)
             return _claim_refusal(row, run_id)
 
+    @retried_write
     async def claim_expiry(self, *, intervention_id: str, now: datetime) -> bool:
         """Expire a still-pending intervention whose time is up; True for the one winner.
 
@@ -551,16 +580,25 @@ class SqlRunStore:
 
     # ------------------------------------------------------------------ Slack messages
 
-    async def set_message_ref(self, *, run_id: str, kind: str, channel_id: str, ts: str) -> None:
+    @retried_write
+    async def set_message_ref(
+        self, *, run_id: str, kind: str, channel_id: str, ts: str, digest: str | None = None
+    ) -> None:
         """Remember where the run's `kind` message ("plan", "answer", "intervention:<id>")
-        is, replacing an earlier one."""
+        is, and a digest of what it shows, replacing an earlier one."""
         now = utcnow()
         stmt = self._insert(MessageRefRow).values(
-            run_id=run_id, kind=kind, channel_id=channel_id, ts=ts, created_at=now, updated_at=now
+            run_id=run_id,
+            kind=kind,
+            channel_id=channel_id,
+            ts=ts,
+            digest=digest,
+            created_at=now,
+            updated_at=now,
         )
         stmt = stmt.on_conflict_do_update(
             index_elements=[MessageRefRow.run_id, MessageRefRow.kind],
-            set_={"channel_id": channel_id, "ts": ts, "updated_at": now},
+            set_={"channel_id": channel_id, "ts": ts, "digest": digest, "updated_at": now},
         )
         async with self._sessions.begin() as session:
             await session.execute(stmt)
@@ -577,6 +615,19 @@ class SqlRunStore:
             ).first()
             return (row[0], row[1]) if row else None
 
+    async def message_digests(self, run_id: str) -> dict[str, tuple[str, str, str | None]]:
+        """kind → (channel_id, ts, digest) of every message the run has posted."""
+        async with self._reads.begin() as session:
+            rows = await session.execute(
+                select(
+                    MessageRefRow.kind,
+                    MessageRefRow.channel_id,
+                    MessageRefRow.ts,
+                    MessageRefRow.digest,
+                ).where(MessageRefRow.run_id == run_id)
+            )
+            return {kind: (channel, ts, digest) for kind, channel, ts, digest in rows}
+
     async def message_refs(self, run_id: str) -> dict[str, tuple[str, str]]:
         async with self._reads.begin() as session:
             rows = await session.execute(
@@ -588,6 +639,7 @@ class SqlRunStore:
 
     # ------------------------------------------------------------------ dedupe
 
+    @retried_write
     async def mark_processed(self, event_id: str, kind: str = "event") -> bool:
         """True the first time `event_id` is seen, False ever after — across processes."""
         stmt = (
@@ -598,6 +650,7 @@ class SqlRunStore:
         async with self._sessions.begin() as session:
             return _rowcount(await session.execute(stmt)) == 1
 
+    @retried_write
     async def prune_processed(self, *, before: datetime) -> int:
         """Forget event ids older than `before` (Slack stops retrying after minutes)."""
         async with self._sessions.begin() as session:
@@ -610,6 +663,7 @@ class SqlRunStore:
 
     # ------------------------------------------------------------------ feedback
 
+    @retried_write
     async def record_feedback(
         self, *, run_id: str, user_id: str, confidence: float, was_correct: bool
     ) -> bool:
@@ -658,6 +712,7 @@ class SqlRunStore:
                 return None
             return Thresholds(silent=row.silent, notify=row.notify, confirm=row.confirm)
 
+    @retried_write
     async def save_thresholds(self, thresholds: Thresholds) -> None:
         values = {
             "silent": thresholds.silent,

@@ -136,6 +136,7 @@ class MessageRefRow(Base):
     kind: Mapped[str] = mapped_column(String(128))
     channel_id: Mapped[str] = mapped_column(SLACK_ID)
     ts: Mapped[str] = mapped_column(SHORT)
+    digest: Mapped[str | None] = mapped_column(SHORT)  # 0004: what it shows, to skip no-op edits
     created_at: Mapped[datetime] = mapped_column(UTCDateTime())
     updated_at: Mapped[datetime] = mapped_column(UTCDateTime())
 
@@ -207,3 +208,53 @@ class UsageRow(Base):
     calls: Mapped[int] = mapped_column(Integer, default=0)
     cost_usd: Mapped[float] = mapped_column(Float, default=0.0)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime())
+
+
+class InboxRow(Base):
+    """Everything Slack sent that we acknowledged, stored before (or as) we ack it (0004).
+
+    `event_id` is Slack's id (or the interaction's own key); `message_key` is the Slack
+    message itself (team:channel:ts) when there is one, so the same message delivered
+    under two event ids is taken once. Rows stay `pending` until their effect is stored.
+    """
+
+    __tablename__ = "inbox"
+    __table_args__ = (
+        UniqueConstraint("event_id"),
+        UniqueConstraint("message_key"),
+        Index("ix_inbox_status_created_at", "status", "created_at"),
+    )
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    event_id: Mapped[str] = mapped_column(String(255))
+    message_key: Mapped[str | None] = mapped_column(String(255))
+    kind: Mapped[str] = mapped_column(SHORT)
+    payload_json: Mapped[str] = mapped_column(Text)
+    status: Mapped[str] = mapped_column(SHORT)
+    attempts: Mapped[int] = mapped_column(Integer, default=0)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime())
+    done_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
+
+
+class DeliveryRow(Base):
+    """The outbox (0004): run X's Slack messages must be brought to version V.
+
+    Written in the transaction that saves the run, so no transition's messages are
+    forgotten; the deliverer renders them from the stored run and records each posted
+    message's ts in `message_refs`, so nothing is posted twice.
+    """
+
+    __tablename__ = "deliveries"
+    __table_args__ = (Index("ix_deliveries_next_attempt_at", "next_attempt_at"),)
+
+    run_id: Mapped[str] = mapped_column(ID, primary_key=True)
+    channel_id: Mapped[str] = mapped_column(SLACK_ID)
+    wanted_version: Mapped[int] = mapped_column(Integer)
+    delivered_version: Mapped[int] = mapped_column(Integer, default=0)
+    attempts: Mapped[int] = mapped_column(Integer, default=0)
+    next_attempt_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
+    first_failed_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
+    last_error: Mapped[str | None] = mapped_column(Text)
+    owner: Mapped[str | None] = mapped_column(String(255))
+    lease_until: Mapped[datetime | None] = mapped_column(UTCDateTime())
+    updated_at: Mapped[datetime] = mapped_column(UTCDateTime())

@@ -25,8 +25,11 @@ from blocks.intervention import modify_modal
 from bot.conversation import REFUSAL, already_handled
 from bot.deps import BotDeps
 from bot.feedback import record_feedback
+from storage.inbox import InboxEntry, InboxItem
 
 log = logging.getLogger(__name__)
+
+CLICK = "click"
 
 _ACTIONS: dict[str, InterventionAction] = {
     ids.PLAN_RUN: InterventionAction.PROCEED,
@@ -156,13 +159,33 @@ async def handle_click(deps: BotDeps, client: AsyncWebClient, click: Click) -> N
         await tell(already_handled(outcome.answered_by, outcome.reason))
 
 
+def interaction_id(body: dict[str, Any]) -> str:
+    """Slack's own id for one interaction (its `trigger_id`, single use), else the
+    action's timestamp: what makes a repeated delivery recognisable."""
+    trigger = body.get("trigger_id")
+    if isinstance(trigger, str) and trigger:
+        return trigger
+    action = (body.get("actions") or [{}])[0]
+    user = (body.get("user") or {}).get("id", "")
+    return f"{user}:{action.get('action_ts', '')}:{action.get('action_id', '')}"
+
+
 def register(app: AsyncApp, deps: BotDeps) -> None:
+    async def process_click(entry: InboxEntry) -> None:
+        await handle_click(deps, app.client, Click(entry.payload))
+
+    deps.intake.processors[CLICK] = (process_click, False)
+
     @app.action(re.compile(r".*"))
     async def handle_action(ack: AsyncAck, body: dict[str, Any], client: AsyncWebClient) -> None:
         await ack()
         click = Click(body)
         if click.action_id in _OPENS_A_VIEW:
-            # trigger_id is valid for 3 s: open the modal now, not behind other work.
+            # trigger_id is valid for 3 s: open the modal now, not behind other work (a
+            # form that did not open changes nothing; the button is still there).
             await handle_click(deps, client, click)
             return
-        deps.tasks.spawn(handle_click(deps, client, click), name=f"click {click.action_id}")
+        # Stored before the ack goes out (Bolt answers once this returns), handled after.
+        await deps.intake.accept(
+            InboxItem(event_id=f"click:{interaction_id(body)}", kind=CLICK, payload=body)
+        )

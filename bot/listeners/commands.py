@@ -8,6 +8,7 @@ first characters, as every answer's footer shows them).
 from __future__ import annotations
 
 from datetime import datetime, time
+from functools import partial
 from typing import Any
 
 from slack_bolt.async_app import AsyncAck, AsyncApp
@@ -15,7 +16,7 @@ from slack_sdk.models.blocks import Block
 
 from agent.errors import GraceError
 from agent.schemas import RunState, utcnow
-from blocks.common import short_id
+from blocks.common import short_id, slack_date
 from blocks.limits import to_payload, truncate
 from blocks.status import (
     error_blocks,
@@ -26,6 +27,9 @@ from blocks.status import (
     thresholds_blocks,
 )
 from bot.deps import BotDeps
+from storage.inbox import InboxEntry, InboxItem
+
+COMMAND = "command"
 
 RUNS_LISTED = 20
 MINE_SEARCH = 200
@@ -58,6 +62,11 @@ async def _cancel(deps: BotDeps, run_id: str, user: str, channel: str) -> None:
 
 
 async def _retry(deps: BotDeps, run_id: str, user: str, channel: str) -> None:
+    old = await deps.store.load(run_id)
+    if old is not None:
+        latest = await deps.store.latest_run_in_thread(old.thread)
+        if latest is not None and latest.run_id != run_id and old.thread.thread_ts:
+            return  # already retried (this command, replayed after a crash)
     try:
         state = await deps.orchestrator.retry(run_id, user=user)
     except GraceError as exc:
@@ -66,6 +75,46 @@ async def _retry(deps: BotDeps, run_id: str, user: str, channel: str) -> None:
     await deps.publisher.ephemeral(
         channel, user, f"Asked again as run `{short_id(state.run_id)}`: {state.status.value}."
     )
+
+
+async def _undelivered(deps: BotDeps, channel: str) -> list[str]:
+    """One plain line per run of this channel whose messages Slack has not taken yet."""
+    lines = []
+    for delivery in await deps.publisher.undelivered(channel_id=channel):
+        since = slack_date(delivery.first_failed_at) if delivery.first_failed_at else "a while"
+        if delivery.gave_up:
+            lines.append(
+                f"run `{short_id(delivery.run_id)}`: Slack kept refusing since {since}; gave up"
+            )
+        else:
+            lines.append(
+                f"run `{short_id(delivery.run_id)}`: Slack refused since {since}; still retrying"
+            )
+    return lines
+
+
+async def _take(deps: BotDeps, command: dict[str, Any], sub: str, run_id: str) -> None:
+    """Store a command that changes something in the inbox before it is acknowledged;
+    it is carried out after the ack (and by the next process if this one dies)."""
+    trigger = str(command.get("trigger_id") or f"{run_id}:{command.get('user_id', '')}")
+    payload = {
+        "sub": sub,
+        "run_id": run_id,
+        "user": str(command.get("user_id", "")),
+        "channel": str(command.get("channel_id", "")),
+    }
+    await deps.intake.accept(
+        InboxItem(event_id=f"command:{trigger}", kind=COMMAND, payload=payload)
+    )
+
+
+async def process_command(deps: BotDeps, entry: InboxEntry) -> None:
+    data = entry.payload
+    run_id, user, channel = str(data["run_id"]), str(data["user"]), str(data["channel"])
+    if data["sub"] == "cancel":
+        await _cancel(deps, run_id, user, channel)
+    else:
+        await _retry(deps, run_id, user, channel)
 
 
 async def find_run(deps: BotDeps, ref: str, channel: str) -> RunState | str:
@@ -99,7 +148,11 @@ async def handle_grace(deps: BotDeps, ack: AsyncAck, command: dict[str, Any]) ->
     if sub == "status" and arg is None:
         recent = await deps.store.list_runs(limit=MINE_SEARCH)
         runs = [r for r in recent if r.asker == user][:RUNS_LISTED]
-        await _ack_blocks(ack, f"Your {len(runs)} recent runs", runs_list_blocks(runs))
+        late = await _undelivered(deps, channel)
+        text = f"Your {len(runs)} recent runs"
+        if late:
+            text += f"; messages of {len(late)} runs in this channel not delivered yet"
+        await _ack_blocks(ack, text, runs_list_blocks(runs, undelivered=late))
         return
     if sub == "status" and arg is not None and arg.lower() == "all":
         runs = await deps.store.list_runs(channel_id=channel, limit=RUNS_LISTED)
@@ -108,6 +161,7 @@ async def handle_grace(deps: BotDeps, ack: AsyncAck, command: dict[str, Any]) ->
             title="GRACE — recent questions in this channel",
             empty="Nobody has asked me anything in this channel yet.",
             with_asker=True,
+            undelivered=await _undelivered(deps, channel),
         )
         await _ack_blocks(ack, f"{len(runs)} recent runs in this channel", blocks)
         return
@@ -138,8 +192,8 @@ async def handle_grace(deps: BotDeps, ack: AsyncAck, command: dict[str, Any]) ->
                 message = f"Run {state.run_id} already ended ({state.status.value})."
                 await _ack_blocks(ack, message, error_blocks(message))
                 return
+            await _take(deps, command, "cancel", state.run_id)
             await ack(text=f"Cancelling run {state.run_id}…", response_type="ephemeral")
-            deps.tasks.spawn(_cancel(deps, state.run_id, user, channel), name="cancel")
             return
         if not state.status.is_final:
             # A second run in the thread would take over the replies meant for this one.
@@ -149,8 +203,8 @@ async def handle_grace(deps: BotDeps, ack: AsyncAck, command: dict[str, Any]) ->
             )
             await _ack_blocks(ack, message, error_blocks(message))
             return
+        await _take(deps, command, "retry", state.run_id)
         await ack(text=f"Retrying run {state.run_id}…", response_type="ephemeral")
-        deps.tasks.spawn(_retry(deps, state.run_id, user, channel), name="retry")
         return
     if sub == "stats":
         since = datetime.combine(utcnow().date(), time.min, tzinfo=utcnow().tzinfo)
@@ -173,6 +227,8 @@ async def handle_grace(deps: BotDeps, ack: AsyncAck, command: dict[str, Any]) ->
 
 
 def register(app: AsyncApp, deps: BotDeps) -> None:
+    deps.intake.processors[COMMAND] = (partial(process_command, deps), False)
+
     @app.command("/grace")
     async def grace_command(ack: AsyncAck, command: dict[str, Any]) -> None:
         await handle_grace(deps, ack, command)

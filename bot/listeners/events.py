@@ -1,25 +1,27 @@
 """Events API listeners: mentions, thread replies and DMs.
 
-Bolt acks events before listeners run; these only check and hand the event to a tracked
-task, which drops Slack's retries (same `event_id`) and takes the question in at once —
-stored as a run before it queues for one of the limited agent slots, so a question that
-was acked is never lost, even if the process dies while it waits.
+Bolt runs these before it acks (`process_before_response`): each only checks the event
+and stores it in the durable inbox (`bot.intake`), which is quick (one batched insert)
+and refuses Slack's retries and the same message under a second event id. The work —
+taking the question in as a run, answering a pause — happens after the ack, from the
+inbox, so a question that was acked is never lost, even if the process dies at once.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Coroutine
-from functools import partial
 from typing import Any
 
 from slack_bolt.async_app import AsyncApp
 
 from agent.schemas import ThreadKey
-from bot.conversation import on_question, on_reply
 from bot.deps import BotDeps
+from storage.inbox import InboxItem
 
 log = logging.getLogger(__name__)
+
+QUESTION = "question"
+REPLY = "reply"
 
 
 def thread_key(body: dict[str, Any], event: dict[str, Any]) -> ThreadKey | None:
@@ -32,21 +34,26 @@ def thread_key(body: dict[str, Any], event: dict[str, Any]) -> ThreadKey | None:
     return ThreadKey(team_id=str(team), channel_id=channel, thread_ts=ts)
 
 
-async def first_delivery(deps: BotDeps, body: dict[str, Any]) -> bool:
-    """False for a Slack retry (or a duplicate) of an event we already took."""
-    event_id = body.get("event_id")
-    if not event_id:
-        return True
-    return await deps.store.mark_processed(str(event_id), "event")
-
-
-async def once(
-    deps: BotDeps, body: dict[str, Any], work: Callable[[], Coroutine[Any, Any, None]]
-) -> None:
-    """Do `work` unless this delivery is a duplicate. Runs after the ack: the dedupe insert
-    is atomic, so it need not hold up Slack's 3-second clock."""
-    if await first_delivery(deps, body):
-        await work()
+def inbox_item(
+    kind: str, body: dict[str, Any], event: dict[str, Any], key: ThreadKey, user: str, text: str
+) -> InboxItem:
+    """The inbox row for a message event: deduplicated on Slack's event id and on the
+    message itself (team, channel, ts)."""
+    ts = str(event.get("ts") or "")
+    message_key = f"{key.team_id}:{key.channel_id}:{ts}" if ts else None
+    event_id = str(body.get("event_id") or f"message:{message_key}")
+    return InboxItem(
+        event_id=event_id,
+        kind=kind,
+        message_key=message_key,
+        payload={
+            "team": key.team_id,
+            "channel": key.channel_id,
+            "thread_ts": key.thread_ts,
+            "user": user,
+            "text": text,
+        },
+    )
 
 
 def register(app: AsyncApp, deps: BotDeps) -> None:
@@ -56,11 +63,7 @@ def register(app: AsyncApp, deps: BotDeps) -> None:
         if key is None:
             return
         user, text = str(event.get("user", "")), str(event.get("text", ""))
-        deps.tasks.spawn(
-            once(deps, body, partial(on_question, deps, key=key, user=user, text=text)),
-            name=f"mention {key.thread_ts}",
-            intake=True,
-        )
+        await deps.intake.accept(inbox_item(QUESTION, body, event, key, user, text))
 
     @app.event("message")
     async def handle_message(
@@ -81,8 +84,7 @@ def register(app: AsyncApp, deps: BotDeps) -> None:
             return
         user = str(event["user"])
         if in_thread:
-            work = partial(on_reply, deps, key=key, user=user, text=text.strip())
-            deps.tasks.spawn(once(deps, body, work), name=f"reply {key.thread_ts}")
-            return
-        work = partial(on_question, deps, key=key, user=user, text=text)
-        deps.tasks.spawn(once(deps, body, work), name=f"dm {key.thread_ts}", intake=True)
+            item = inbox_item(REPLY, body, event, key, user, text.strip())
+        else:
+            item = inbox_item(QUESTION, body, event, key, user, text)
+        await deps.intake.accept(item)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Any
 
 from slack_bolt.async_app import AsyncAck, AsyncApp
@@ -10,6 +11,9 @@ from agent.schemas import InterventionAction, InterventionAnswer
 from blocks import ids
 from bot.conversation import REFUSAL, UNREADABLE, already_handled, readable
 from bot.deps import BotDeps
+from storage.inbox import InboxEntry, InboxItem
+
+MODIFY = "modify"
 
 
 async def submit_modify(deps: BotDeps, metadata: ids.ModalMetadata, user: str, text: str) -> None:
@@ -47,7 +51,15 @@ def typed_text(view: dict[str, Any]) -> str:
     return node.strip() if isinstance(node, str) else ""
 
 
+async def process_modify(deps: BotDeps, entry: InboxEntry) -> None:
+    data = entry.payload
+    metadata = ids.ModalMetadata.decode(str(data["metadata"]))
+    await submit_modify(deps, metadata, str(data["user"]), str(data["text"]))
+
+
 def register(app: AsyncApp, deps: BotDeps) -> None:
+    deps.intake.processors[MODIFY] = (partial(process_modify, deps), False)
+
     @app.view(ids.MODIFY_MODAL_CALLBACK)
     async def handle_modify(ack: AsyncAck, body: dict[str, Any], view: dict[str, Any]) -> None:
         text = typed_text(view)
@@ -65,4 +77,12 @@ def register(app: AsyncApp, deps: BotDeps) -> None:
             return
         await ack()
         user = str((body.get("user") or {}).get("id", ""))
-        deps.tasks.spawn(submit_modify(deps, metadata, user, text), name="modify")
+        view_id = str(view.get("id") or "")
+        submission = f"{view_id}:{view.get('hash') or ''}" if view_id else metadata.encode()
+        await deps.intake.accept(  # stored before the ack goes out; handled after it
+            InboxItem(
+                event_id=f"modal:{user}:{submission}",
+                kind=MODIFY,
+                payload={"metadata": metadata.encode(), "user": user, "text": text},
+            )
+        )

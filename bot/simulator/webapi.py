@@ -47,6 +47,15 @@ class _Failure:
     error: str | None
 
 
+@dataclass
+class _Outage:
+    method: str  # "*": every method
+    until: float  # time.monotonic()
+    status: int
+    retry_after: int
+    plain_text: bool
+
+
 Handler = Callable[[dict[str, Any], RecordedCall], dict[str, Any] | Awaitable[dict[str, Any]]]
 """A Web API method: request params (and the recorded call) → the fields of an ok answer.
 
@@ -78,6 +87,8 @@ class FakeSlack:
         self.calls: list[RecordedCall] = []
         self._failures: dict[str, list[_Failure]] = defaultdict(list)
         self._delays: dict[str, float] = {}
+        self._outages: list[_Outage] = []
+        self._slow_answers: dict[str, list[float]] = defaultdict(list)
         self._runner: web.AppRunner | None = None
         self._wanted_port = port
         self.port: int = 0
@@ -166,6 +177,44 @@ class FakeSlack:
             _Failure(status=status, retry_after=retry_after, remaining=times, error=error)
         )
 
+    def fail_for(
+        self,
+        method: str,
+        seconds: float,
+        status: int = 500,
+        *,
+        retry_after: int = 1,
+        plain_text: bool = False,
+    ) -> None:
+        """Fail every call to `method` ("*": to any method) for the next `seconds`: HTTP
+        `status` with a JSON body, or a plain-text one (as a proxy in front of Slack
+        answers); a 429 carries `Retry-After: retry_after`."""
+        self._outages.append(
+            _Outage(
+                method=method,
+                until=time.monotonic() + seconds,
+                status=status,
+                retry_after=retry_after,
+                plain_text=plain_text,
+            )
+        )
+
+    def clear_faults(self) -> None:
+        """End every outage, queued failure and late answer now."""
+        self._outages.clear()
+        self._failures.clear()
+        self._slow_answers.clear()
+
+    def answer_late(self, method: str, seconds: float, *, times: int = 1) -> None:
+        """Do the next `times` calls to `method`, but answer each only after `seconds`:
+        the client times out although Slack took the call (an ambiguous failure)."""
+        self._slow_answers[method].extend([seconds] * times)
+
+    def _outage(self, method: str) -> _Outage | None:
+        now = time.monotonic()
+        self._outages = [o for o in self._outages if o.until > now]
+        return next((o for o in self._outages if o.method in ("*", method)), None)
+
     def set_delay(self, method: str, seconds: float) -> None:
         """Answer `method` only after `seconds` (to test timeouts and coalescing)."""
         self._delays[method] = seconds
@@ -251,6 +300,19 @@ class FakeSlack:
             await asyncio.sleep(delay)
 
         headers: dict[str, str] = {}
+        outage = self._outage(method) if method != "auth.test" else None
+        if outage is not None:
+            call.status = outage.status
+            if outage.status == 429:
+                headers["Retry-After"] = str(outage.retry_after)
+            if outage.plain_text:
+                call.response = {"ok": False, "error": "plain_text"}
+                return web.Response(
+                    text="Internal Server Error", status=outage.status, headers=headers
+                )
+            error = "ratelimited" if outage.status == 429 else f"http_{outage.status}"
+            call.response = {"ok": False, "error": error}
+            return web.json_response(call.response, status=outage.status, headers=headers)
         failure = self._take_failure(method)
         if failure is not None and failure.error is not None:
             body: dict[str, Any] = {"ok": False, "error": failure.error}
@@ -275,6 +337,9 @@ class FakeSlack:
                 if exc.detail:
                     body["response_metadata"] = {"messages": [f"[ERROR] {exc.detail}"]}
         call.response = body
+        late = self._slow_answers.get(method)
+        if late:
+            await asyncio.sleep(late.pop(0))
         return web.json_response(body, status=call.status, headers=headers)
 
     # ------------------------------------------------------------------ methods

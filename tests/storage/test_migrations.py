@@ -18,7 +18,7 @@ from storage.run_store import SqlRunStore
 from storage.tables import Base
 from tests.storage.helpers import make_state
 
-HEAD = "0003_run_leases"
+HEAD = "0004_inbox_outbox"
 
 
 def _url(tmp_path: Path, name: str = "grace.db") -> str:

@@ -1,0 +1,198 @@
+"""The durable intake: every Slack request we acknowledge is in the inbox first.
+
+A listener hands its request to `Intake.accept`, which queues it for the batch writer
+and waits (at most `ack_wait` seconds) until the row is committed. Only then does the
+listener return and Bolt send the ack — so a process killed after the ack leaves the
+request in the inbox, and the next process (start-up `resume`, and the periodic sweep)
+processes it. A request whose row cannot be written in time is not acknowledged (500):
+Slack retries it, and the retry is dropped if the first write landed after all.
+
+Processing marks the row done once its effect is stored (a run registered under an id
+derived from the row, so a replay finds the run instead of creating a second one).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import logging
+from collections.abc import Awaitable, Callable, Coroutine
+from datetime import timedelta
+from typing import Any
+
+from agent.schemas import utcnow
+from bot.tasks import TaskRunner
+from storage.inbox import InboxEntry, InboxItem, SqlInbox
+
+log = logging.getLogger(__name__)
+
+BATCH = 200
+MAX_ATTEMPTS = 5
+STALE_AFTER_S = 30.0
+"""A pending row older than this, not being processed here, is picked up by the sweep."""
+
+Processor = Callable[[InboxEntry], Awaitable[Coroutine[Any, Any, None] | None]]
+"""Processes an entry; may hand back a follow-up (e.g. answering a paused run, which drives
+it on) to run in the agent lane — the entry is done only once that has finished."""
+
+
+class NotStored(Exception):
+    """The request could not be stored in time: do not acknowledge it (Slack retries)."""
+
+
+def derived_run_id(entry: InboxEntry) -> str:
+    """The run a question entry creates: the same on every replay of that entry."""
+    return hashlib.sha256(f"inbox:{entry.event_id}".encode()).hexdigest()[:12]
+
+
+class Intake:
+    def __init__(
+        self,
+        *,
+        inbox: SqlInbox,
+        tasks: TaskRunner,
+        processors: dict[str, tuple[Processor, bool]] | None = None,
+        ack_wait: float = 2.5,
+    ) -> None:
+        self._inbox = inbox
+        self._tasks = tasks
+        self.processors: dict[str, tuple[Processor, bool]] = dict(processors or {})
+        """kind → (processor, runs in the intake lane)."""
+        self._ack_wait = ack_wait
+        self._queue: list[tuple[InboxItem, asyncio.Future[int | None]]] = []
+        self._wake: asyncio.Event | None = None
+        self._writer: asyncio.Task[None] | None = None
+        self._working: set[int] = set()
+
+    # ------------------------------------------------------------------ taking in
+
+    async def accept(self, item: InboxItem) -> bool:
+        """Store `item`; True when it is new, False for a duplicate. Raises `NotStored`
+        when the database did not take it within `ack_wait` seconds (it keeps trying)."""
+        future: asyncio.Future[int | None] = asyncio.get_running_loop().create_future()
+        self._queue.append((item, future))
+        self._start_writer()
+        assert self._wake is not None
+        self._wake.set()
+        try:
+            entry_id = await asyncio.wait_for(asyncio.shield(future), self._ack_wait)
+        except TimeoutError as exc:
+            log.warning("could not store a Slack request in time; not acknowledging it")
+            raise NotStored(item.event_id) from exc
+        if entry_id is None:
+            log.info("dropped a duplicate Slack delivery", extra={"kind": item.kind})
+            return False
+        return True
+
+    def _start_writer(self) -> None:
+        if self._writer is None or self._writer.done():
+            self._wake = asyncio.Event()
+            self._writer = asyncio.create_task(self._write_forever(), name="inbox writer")
+
+    async def _write_forever(self) -> None:
+        assert self._wake is not None
+        while True:
+            await self._wake.wait()
+            self._wake.clear()
+            while self._queue:
+                batch, self._queue = self._queue[:BATCH], self._queue[BATCH:]
+                await self._write(batch)
+
+    async def _write(self, batch: list[tuple[InboxItem, asyncio.Future[int | None]]]) -> None:
+        try:
+            ids = await self._inbox.add([item for item, _ in batch])
+        except Exception as exc:  # retried inside for a long while; now give up on these
+            log.exception("storing Slack requests failed")
+            for _, future in batch:
+                if not future.done():
+                    future.set_exception(NotStored(str(exc)))
+                    future.exception()  # retrieved: the waiter may have left
+            return
+        for (item, future), entry_id in zip(batch, ids, strict=True):
+            if not future.done():
+                future.set_result(entry_id)
+            if entry_id is not None:
+                self._spawn(
+                    InboxEntry(
+                        id=entry_id,
+                        event_id=item.event_id,
+                        kind=item.kind,
+                        payload=item.payload,
+                        attempts=0,
+                        created_at=utcnow(),
+                    )
+                )
+
+    async def flush(self) -> None:
+        """Write what is queued (shutdown, tests)."""
+        while self._queue:
+            batch, self._queue = self._queue[:BATCH], self._queue[BATCH:]
+            await self._write(batch)
+
+    async def close(self) -> None:
+        await self.flush()
+        if self._writer is not None:
+            self._writer.cancel()
+            await asyncio.gather(self._writer, return_exceptions=True)
+            self._writer = None
+
+    # ------------------------------------------------------------------ processing
+
+    def _spawn(self, entry: InboxEntry) -> None:
+        if entry.id in self._working:
+            return
+        found = self.processors.get(entry.kind)
+        if found is None:
+            log.error("no processor for inbox entries of kind %s", entry.kind)
+            return
+        _, intake_lane = found
+        self._working.add(entry.id)
+        self._tasks.spawn(
+            self._process(entry), name=f"inbox {entry.kind} {entry.id}", intake=intake_lane
+        )
+
+    async def _process(self, entry: InboxEntry) -> None:
+        processor, _ = self.processors[entry.kind]
+        handed_on = False
+        try:
+            follow_up = await processor(entry)
+            if follow_up is not None:
+                handed_on = True  # `_finish` marks it done once the follow-up ran
+                self._tasks.spawn(
+                    self._finish(entry, follow_up), name=f"inbox {entry.kind} {entry.id} (cont.)"
+                )
+                return
+            await self._inbox.done(entry.id)
+        except Exception:
+            log.exception("processing a Slack request failed; it stays in the inbox")
+            await self._inbox.attempt(entry.id)
+            if entry.attempts + 1 >= MAX_ATTEMPTS:
+                log.error("gave up on a Slack request after %d attempts", MAX_ATTEMPTS)
+                await self._inbox.done(entry.id, status="failed")
+        finally:
+            if not handed_on:
+                self._working.discard(entry.id)
+
+    async def _finish(self, entry: InboxEntry, follow_up: Coroutine[Any, Any, None]) -> None:
+        try:
+            await follow_up
+        except Exception:
+            log.exception("processing a Slack request failed; it stays in the inbox")
+            await self._inbox.attempt(entry.id)
+        else:
+            await self._inbox.done(entry.id)
+        finally:
+            self._working.discard(entry.id)
+
+    async def resume(self, *, stale_after: float | None = STALE_AFTER_S) -> int:
+        """Process what is left in the inbox: at start-up everything (`stale_after=None`),
+        later only rows pending for a while that nobody here is working on."""
+        before = None if stale_after is None else utcnow() - timedelta(seconds=stale_after)
+        left = [e for e in await self._inbox.pending(before=before) if e.id not in self._working]
+        for entry in left:
+            log.warning(
+                "processing a Slack request left in the inbox",
+                extra={"kind": entry.kind, "attempt": entry.attempts + 1},
+            )
+            self._spawn(entry)
+        return len(left)

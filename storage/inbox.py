@@ -1,0 +1,141 @@
+"""The durable inbox: what Slack sent us, stored before we acknowledge it.
+
+A row is written (in a batch, one transaction) before the ack leaves, so a process that
+dies after the ack leaves the request behind for the next one. Slack's event id and the
+message itself (team:channel:ts) are both unique, so a retry, or the same message under
+a second event id, is refused by the database — whichever process receives it.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict
+from sqlalchemy import delete, select, update
+from sqlalchemy.ext.asyncio import AsyncEngine, async_sessionmaker
+
+from agent.schemas import utcnow
+from storage.db import WriteHealth, reader, retried_write
+from storage.run_store import _rowcount, dialect_insert
+from storage.tables import InboxRow
+
+PENDING = "pending"
+DONE = "done"
+
+
+class InboxItem(BaseModel):
+    """One request to take in."""
+
+    model_config = ConfigDict(frozen=True)
+
+    event_id: str
+    kind: str
+    payload: dict[str, Any]
+    message_key: str | None = None
+
+
+class InboxEntry(BaseModel):
+    """A stored request still to be processed."""
+
+    id: int
+    event_id: str
+    kind: str
+    payload: dict[str, Any]
+    attempts: int
+    created_at: datetime
+
+
+class SqlInbox:
+    def __init__(self, engine: AsyncEngine, *, health: WriteHealth | None = None) -> None:
+        self._engine = engine
+        self.health = health or WriteHealth()
+        self._sessions = async_sessionmaker(engine, expire_on_commit=False)
+        self._reads = async_sessionmaker(reader(engine), expire_on_commit=False)
+
+    @retried_write
+    async def add(self, items: Sequence[InboxItem]) -> list[int | None]:
+        """Store a batch in one transaction: the new row's id for each item taken, None
+        for a duplicate (same event id, or same message under another id)."""
+        now = utcnow()
+        ids: list[int | None] = []
+        async with self._sessions.begin() as session:
+            for item in items:
+                stmt = (
+                    dialect_insert(self._engine, InboxRow)
+                    .values(
+                        event_id=item.event_id,
+                        message_key=item.message_key,
+                        kind=item.kind,
+                        payload_json=json.dumps(item.payload),  # ASCII: a lone surrogate survives
+                        status=PENDING,
+                        attempts=0,
+                        created_at=now,
+                    )
+                    .on_conflict_do_nothing()
+                    .returning(InboxRow.id)
+                )
+                ids.append(await session.scalar(stmt))
+        return ids
+
+    async def pending(
+        self, *, before: datetime | None = None, limit: int = 100
+    ) -> list[InboxEntry]:
+        """Requests not yet processed (taken in before `before`), oldest first."""
+        query = select(InboxRow).where(InboxRow.status == PENDING)
+        if before is not None:
+            query = query.where(InboxRow.created_at <= before)
+        query = query.order_by(InboxRow.id).limit(limit)
+        async with self._reads.begin() as session:
+            return [
+                InboxEntry(
+                    id=row.id,
+                    event_id=row.event_id,
+                    kind=row.kind,
+                    payload=json.loads(row.payload_json),
+                    attempts=row.attempts,
+                    created_at=row.created_at,
+                )
+                for row in await session.scalars(query)
+            ]
+
+    @retried_write
+    async def attempt(self, entry_id: int) -> None:
+        """Count a processing attempt (a request that keeps failing is given up on)."""
+        async with self._sessions.begin() as session:
+            await session.execute(
+                update(InboxRow)
+                .where(InboxRow.id == entry_id)
+                .values(attempts=InboxRow.attempts + 1)
+                .execution_options(synchronize_session=False)
+            )
+
+    @retried_write
+    async def done(self, entry_id: int, status: str = DONE) -> bool:
+        """Mark a request processed; False when it already was (by another process)."""
+        async with self._sessions.begin() as session:
+            result = await session.execute(
+                update(InboxRow)
+                .where(InboxRow.id == entry_id, InboxRow.status == PENDING)
+                .values(status=status, done_at=utcnow())
+                .execution_options(synchronize_session=False)
+            )
+            return _rowcount(result) == 1
+
+    async def count_pending(self) -> int:
+        async with self._reads.begin() as session:
+            rows = await session.scalars(select(InboxRow.id).where(InboxRow.status == PENDING))
+            return len(list(rows))
+
+    @retried_write
+    async def prune(self, *, before: datetime) -> int:
+        """Forget processed requests older than `before` (Slack stops retrying after minutes)."""
+        async with self._sessions.begin() as session:
+            result = await session.execute(
+                delete(InboxRow)
+                .where(InboxRow.status != PENDING, InboxRow.created_at < before)
+                .execution_options(synchronize_session=False)
+            )
+            return _rowcount(result)

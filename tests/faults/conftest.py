@@ -1,0 +1,8 @@
+"""Fault-injection tests: real `grace serve` processes in HTTP mode against the fake
+Slack Web API (with its fault switches), signed requests, the offline model."""
+
+from __future__ import annotations
+
+from tests.durable.conftest import sample_data_dir
+
+__all__ = ["sample_data_dir"]

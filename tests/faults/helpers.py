@@ -1,0 +1,165 @@
+"""Driving `grace serve` as Slack would: signed event deliveries, Slack's retries of the
+ones we did not ack, kill -9, and counting what each thread got."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import socket
+import sys
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import aiohttp
+
+from tests.bot.conftest import SECRET, has_feedback_buttons
+from tests.durable.helpers import grace_env
+from tests.fakes.fake_slack import (
+    DEFAULT_CHANNEL_ID,
+    JSON_CONTENT_TYPE,
+    FakeSlack,
+    app_mention_envelope,
+    json_body,
+    signed_headers,
+)
+
+QUESTION = "How many vacation days do new employees get?"
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def serve_env(data_dir: Path, fake: FakeSlack, **extra: str) -> dict[str, str]:
+    return grace_env(
+        data_dir,
+        SLACK_BOT_TOKEN="xoxb-test",
+        SLACK_SIGNING_SECRET=SECRET,
+        SLACK_API_URL=fake.base_url,
+        **extra,
+    )
+
+
+@dataclass
+class Server:
+    """One `grace serve` process; its stderr goes to a file (a full pipe would stall it)."""
+
+    process: asyncio.subprocess.Process
+    port: int
+    log: Path
+
+    @property
+    def base(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def kill(self) -> None:
+        if self.process.returncode is None:
+            os.kill(self.process.pid, signal.SIGKILL)
+
+    async def stop(self) -> int:
+        if self.process.returncode is None:
+            self.process.send_signal(signal.SIGTERM)
+        return await asyncio.wait_for(self.process.wait(), timeout=90)
+
+    def stderr(self) -> str:
+        return self.log.read_text(errors="replace")
+
+
+async def start_server(env: dict[str, str], port: int, log: Path) -> Server:
+    """Start `grace serve` and wait until its /healthz answers 200."""
+    with log.open("ab") as err:
+        process = await asyncio.create_subprocess_exec(
+            sys.executable, "-m", "bot.cli", "serve", "--port", str(port), "--host", "127.0.0.1",
+            env=env, stdout=asyncio.subprocess.DEVNULL, stderr=err,
+        )  # fmt: skip
+    server = Server(process, port, log)
+    deadline = time.monotonic() + 120
+    async with aiohttp.ClientSession() as http:
+        while True:
+            assert process.returncode is None, f"grace serve exited:\n{server.stderr()[-3000:]}"
+            assert time.monotonic() < deadline, "grace serve never became healthy"
+            try:
+                async with http.get(f"{server.base}/healthz") as response:
+                    if response.status == 200:
+                        return server
+            except aiohttp.ClientError:
+                pass
+            await asyncio.sleep(0.2)
+
+
+@dataclass
+class Delivery:
+    """One event as Slack sends it, and whether we acknowledged it."""
+
+    envelope: dict[str, Any]
+    acked: bool = False
+    statuses: list[int | str] = field(default_factory=list)
+
+    @property
+    def thread(self) -> str:
+        return str(self.envelope["event"]["ts"])
+
+
+def mention(ts: str, *, event_id: str | None = None, text: str = QUESTION) -> Delivery:
+    envelope = app_mention_envelope(text=text, ts=ts)
+    if event_id is not None:
+        envelope["event_id"] = event_id
+    return Delivery(envelope)
+
+
+async def send(
+    http: aiohttp.ClientSession, base: str, delivery: Delivery, *, retry_num: int | None = None
+) -> None:
+    """POST it (signed); a 200 is Slack's idea of "acknowledged"."""
+    body = json_body(delivery.envelope)
+    headers = signed_headers(SECRET, body, content_type=JSON_CONTENT_TYPE, retry_num=retry_num)
+    try:
+        async with http.post(
+            f"{base}/slack/events",
+            data=body.encode(),
+            headers=headers,
+            timeout=aiohttp.ClientTimeout(total=10),
+        ) as response:
+            await response.read()
+            delivery.statuses.append(response.status)
+            delivery.acked = delivery.acked or response.status == 200
+    except (aiohttp.ClientError, TimeoutError) as exc:
+        delivery.statuses.append(type(exc).__name__)
+
+
+async def redeliver_unacked(
+    http: aiohttp.ClientSession, base: str, deliveries: list[Delivery], *, rounds: int = 3
+) -> None:
+    """Slack's retries: what was not acknowledged is sent again (X-Slack-Retry-Num)."""
+    for attempt in range(1, rounds + 1):
+        left = [d for d in deliveries if not d.acked]
+        if not left:
+            return
+        await asyncio.gather(*(send(http, base, d, retry_num=attempt) for d in left))
+        if any(not d.acked for d in left):
+            await asyncio.sleep(2)
+
+
+def answers(fake: FakeSlack, thread_ts: str) -> int:
+    """How many answers (messages with 👍/👎) a thread got."""
+    return sum(1 for m in fake.thread(DEFAULT_CHANNEL_ID, thread_ts) if has_feedback_buttons(m))
+
+
+async def wait_until(
+    check: Callable[[], bool | Awaitable[bool]], *, within: float, what: str
+) -> None:
+    deadline = time.monotonic() + within
+    while True:
+        result = check()
+        if not isinstance(result, bool):
+            result = await result
+        if result:
+            return
+        assert time.monotonic() < deadline, f"timed out after {within:.0f} s waiting for {what}"
+        await asyncio.sleep(0.25)

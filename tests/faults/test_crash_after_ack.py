@@ -1,0 +1,83 @@
+"""kill -9 during and after a burst of 50 mentions, then a restart on the same data:
+every question Slack was told we took (a 200) is answered exactly once, and so is every
+one it had to deliver again (its retries of what we did not acknowledge)."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import aiohttp
+import pytest
+
+from tests.durable.helpers import copy_data_dir
+from tests.fakes.fake_slack import FakeSlack
+
+from .helpers import (
+    Delivery,
+    answers,
+    free_port,
+    mention,
+    redeliver_unacked,
+    send,
+    serve_env,
+    start_server,
+    wait_until,
+)
+
+BURST = 50
+KILL_MOMENTS = [(1, 0.0), (25, 0.0), (BURST, 0.0), (BURST, 1.0), (BURST, 4.0)]
+"""(acks received, then seconds): during the burst's acks (after the first, halfway),
+as the last is acked, and 1 s and 4 s later while questions are taken in and answered.
+Counted from acks, not from the start, so a slow machine still kills at these moments."""
+
+
+@pytest.mark.parametrize(("after_acks", "delay"), KILL_MOMENTS)
+async def test_kill_9_after_the_ack_loses_no_question_and_doubles_no_answer(
+    after_acks: int, delay: float, sample_data_dir: Path, tmp_path: Path
+) -> None:
+    data_dir = copy_data_dir(sample_data_dir, tmp_path / "data")
+    threads = [f"17000{after_acks:03d}{int(delay):02d}.{n:06d}" for n in range(1, BURST + 1)]
+    deliveries = [mention(ts) for ts in threads]
+    async with FakeSlack() as fake, aiohttp.ClientSession() as http:
+        env = serve_env(data_dir, fake)
+        first = await start_server(env, free_port(), tmp_path / "first.log")
+
+        enough_acks = asyncio.Event()
+
+        async def deliver(delivery: Delivery) -> None:
+            await send(http, first.base, delivery)
+            if sum(d.acked for d in deliveries) >= after_acks:
+                enough_acks.set()
+
+        async def kill_later() -> None:
+            await asyncio.wait_for(enough_acks.wait(), timeout=120)
+            await asyncio.sleep(delay)
+            first.kill()
+
+        killer = asyncio.create_task(kill_later())
+        await asyncio.gather(*(deliver(d) for d in deliveries))
+        await killer
+        await first.process.wait()
+        acked = [d for d in deliveries if d.acked]
+
+        second = await start_server(env, free_port(), tmp_path / "second.log")
+        try:
+            # Slack retries what we did not ack; and one acked event arrives again.
+            await redeliver_unacked(http, second.base, deliveries)
+            assert all(d.acked for d in deliveries), [d.statuses for d in deliveries]
+            if acked:
+                await send(http, second.base, Delivery(acked[0].envelope), retry_num=1)
+            await wait_until(
+                lambda: all(answers(fake, ts) >= 1 for ts in threads),
+                within=300,
+                what="an answer in every thread",
+            )
+            await asyncio.sleep(2)  # a duplicate would be posted by now
+        finally:
+            code = await second.stop()
+        assert code == 0, second.stderr()[-3000:]
+
+    counts = {ts: answers(fake, ts) for ts in threads}
+    assert all(n == 1 for n in counts.values()), {ts: n for ts, n in counts.items() if n != 1}
+    print(f"kill -9 {delay} s after {after_acks} acks: {len(acked)}/{BURST} acked before it")

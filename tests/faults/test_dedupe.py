@@ -1,0 +1,42 @@
+"""The same Slack message delivered twice — under a second event id, or as Slack's retry
+of the same one — starts one run and gets one answer."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import aiohttp
+
+from storage.db import make_engine
+from storage.run_store import SqlRunStore
+from tests.durable.helpers import copy_data_dir, database_url
+from tests.fakes.fake_slack import FakeSlack
+
+from .helpers import answers, free_port, mention, send, serve_env, start_server, wait_until
+
+
+async def test_one_message_under_two_event_ids_and_a_retry_is_one_run(
+    sample_data_dir: Path, tmp_path: Path
+) -> None:
+    data_dir = copy_data_dir(sample_data_dir, tmp_path / "data")
+    thread = "1700050000.000100"
+    first, second = mention(thread, event_id="Ev0DUP0001"), mention(thread, event_id="Ev0DUP0002")
+    async with FakeSlack() as fake, aiohttp.ClientSession() as http:
+        server = await start_server(serve_env(data_dir, fake), free_port(), tmp_path / "serve.log")
+        try:
+            await asyncio.gather(send(http, server.base, first), send(http, server.base, second))
+            await send(http, server.base, first, retry_num=1)
+            assert first.statuses == [200, 200] and second.statuses == [200]
+            await wait_until(lambda: answers(fake, thread) >= 1, within=120, what="the answer")
+            await asyncio.sleep(2)
+        finally:
+            code = await server.stop()
+    assert code == 0, server.stderr()[-3000:]
+    engine = make_engine(database_url(data_dir))
+    try:
+        runs = await SqlRunStore(engine).list_runs(limit=10)
+    finally:
+        await engine.dispose()
+    assert [r.thread.thread_ts for r in runs] == [thread]
+    assert answers(fake, thread) == 1

@@ -1,0 +1,109 @@
+"""Slack failing while runs finish: 500s (JSON and plain-text bodies), a long stretch of
+429s, and a post Slack took but answered too late. Every thread ends with exactly one
+answer; nothing is posted twice."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import time
+from pathlib import Path
+
+import aiohttp
+
+from tests.bot.conftest import is_plan_message
+from tests.durable.helpers import copy_data_dir
+from tests.fakes.fake_slack import DEFAULT_CHANNEL_ID, FakeSlack
+
+from .helpers import answers, free_port, mention, send, serve_env, start_server, wait_until
+
+RATE_LIMITED_S = float(os.environ.get("GRACE_FAULTS_429_SECONDS", "40"))
+"""How long Slack answers 429 (40 s, Slack's real worst case we test; shorter locally)."""
+
+
+async def _ask(http: aiohttp.ClientSession, base: str, threads: list[str]) -> None:
+    deliveries = [mention(ts) for ts in threads]
+    await asyncio.gather(*(send(http, base, d) for d in deliveries))
+    assert all(d.acked for d in deliveries), [d.statuses for d in deliveries]
+
+
+async def test_500s_with_json_and_plain_text_bodies_lose_no_answer(
+    sample_data_dir: Path, tmp_path: Path
+) -> None:
+    data_dir = copy_data_dir(sample_data_dir, tmp_path / "data")
+    threads = [f"1700030000.{n:06d}" for n in range(1, 11)]
+    async with FakeSlack() as fake, aiohttp.ClientSession() as http:
+        server = await start_server(serve_env(data_dir, fake), free_port(), tmp_path / "serve.log")
+        try:
+            await _ask(http, server.base, threads)
+            fake.fail_for("*", 3, 500)
+            await asyncio.sleep(3)
+            fake.fail_for("*", 3, 500, plain_text=True)
+            await asyncio.sleep(3)
+            await wait_until(
+                lambda: all(answers(fake, ts) >= 1 for ts in threads),
+                within=180,
+                what="an answer in every thread",
+            )
+            await asyncio.sleep(2)
+        finally:
+            code = await server.stop()
+        log = server.stderr()
+    assert code == 0, log[-3000:]
+    failed = [c for c in fake.calls if c.status == 500]
+    assert any(c.response.get("error") == "plain_text" for c in failed), "plain-text 500s hit"
+    assert any(c.response.get("error") == "http_500" for c in failed), "JSON 500s hit"
+    assert "has no attribute" not in log, log[-3000:]
+    assert {ts: answers(fake, ts) for ts in threads} == dict.fromkeys(threads, 1)
+
+
+async def test_429s_for_a_long_stretch_are_waited_out(
+    sample_data_dir: Path, tmp_path: Path
+) -> None:
+    data_dir = copy_data_dir(sample_data_dir, tmp_path / "data")
+    threads = [f"1700031000.{n:06d}" for n in range(1, 11)]
+    retry_after = 5
+    async with FakeSlack() as fake, aiohttp.ClientSession() as http:
+        server = await start_server(serve_env(data_dir, fake), free_port(), tmp_path / "serve.log")
+        try:
+            await _ask(http, server.base, threads)
+            started = time.monotonic()
+            fake.fail_for("*", RATE_LIMITED_S, 429, retry_after=retry_after)
+            await wait_until(
+                lambda: all(answers(fake, ts) >= 1 for ts in threads),
+                within=RATE_LIMITED_S + 180,
+                what="an answer in every thread",
+            )
+            await asyncio.sleep(2)
+        finally:
+            code = await server.stop()
+    assert code == 0, server.stderr()[-3000:]
+    assert {ts: answers(fake, ts) for ts in threads} == dict.fromkeys(threads, 1)
+    limited = [c for c in fake.calls if c.status == 429]
+    assert limited, "the runs met the 429s"
+    # Retry-After is honoured: per run, about one attempt every `retry_after` seconds.
+    most = len(threads) * (RATE_LIMITED_S / retry_after + 2) * 2
+    assert len(limited) <= most, f"{len(limited)} calls during {RATE_LIMITED_S:.0f} s of 429s"
+    assert time.monotonic() - started >= RATE_LIMITED_S
+
+
+async def test_a_post_slack_took_but_answered_too_late_is_not_posted_again(
+    sample_data_dir: Path, tmp_path: Path
+) -> None:
+    data_dir = copy_data_dir(sample_data_dir, tmp_path / "data")
+    thread = "1700032000.000100"
+    async with FakeSlack() as fake, aiohttp.ClientSession() as http:
+        env = serve_env(data_dir, fake, GRACE_SLACK__REQUEST_TIMEOUT_SECONDS="2")
+        server = await start_server(env, free_port(), tmp_path / "serve.log")
+        try:
+            fake.answer_late("chat.postMessage", 4, times=3)  # each post lands, then times out
+            await _ask(http, server.base, [thread])
+            await wait_until(lambda: answers(fake, thread) >= 1, within=180, what="the answer")
+            await asyncio.sleep(3)
+        finally:
+            code = await server.stop()
+    assert code == 0, server.stderr()[-3000:]
+    messages = fake.thread(DEFAULT_CHANNEL_ID, thread)
+    assert answers(fake, thread) == 1
+    assert sum(1 for m in messages if is_plan_message(m)) == 1, [m.text for m in messages]
+    assert fake.calls_to("conversations.replies"), "the thread was searched before posting again"

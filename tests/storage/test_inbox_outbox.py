@@ -1,0 +1,128 @@
+"""The inbox (dedupe on event id and on the message), the outbox (claims, backoff, a dead
+holder) and write retries through a locked database."""
+
+from __future__ import annotations
+
+import asyncio
+import sqlite3
+import threading
+from datetime import timedelta
+from pathlib import Path
+
+import pytest
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from agent.schemas import RunState, ThreadKey, utcnow
+from storage import db
+from storage.inbox import InboxItem, SqlInbox
+from storage.outbox import GAVE_UP, SqlDeliveries
+from storage.run_store import SqlRunStore
+
+
+def _item(event_id: str, ts: str | None) -> InboxItem:
+    key = f"T1:C1:{ts}" if ts else None
+    return InboxItem(event_id=event_id, kind="question", payload={"t": "\ud800"}, message_key=key)
+
+
+async def test_the_inbox_takes_a_message_once_whatever_its_event_id(engine: AsyncEngine) -> None:
+    inbox = SqlInbox(engine)
+    first = await inbox.add([_item("Ev1", "1.1"), _item("Ev2", "1.1"), _item("Ev1", "2.2")])
+    again = await inbox.add([_item("Ev1", None), _item("Ev3", "3.3")])
+
+    assert first[0] is not None and first[1:] == [None, None]
+    assert again[0] is None and again[1] is not None
+    pending = await inbox.pending()
+    assert [e.event_id for e in pending] == ["Ev1", "Ev3"]
+    assert pending[0].payload == {"t": "\ud800"}, "a lone surrogate survives the round trip"
+    assert await inbox.done(pending[0].id) is True
+    assert await inbox.done(pending[0].id) is False
+    assert [e.event_id for e in await inbox.pending()] == ["Ev3"]
+
+
+async def _slack_run(store: SqlRunStore) -> RunState:
+    state = RunState(query="q", asker="U1", thread=ThreadKey(channel_id="C1", thread_ts="1.5"))
+    await store.save(state)
+    return state
+
+
+async def test_a_saved_slack_run_is_owed_a_delivery_claimed_by_one_holder(
+    engine: AsyncEngine,
+) -> None:
+    store, deliveries = SqlRunStore(engine), SqlDeliveries(engine)
+    state = await _slack_run(store)
+    await store.save(RunState(query="cli", asker="me"))  # not a Slack run: owed nothing
+    until = utcnow() + timedelta(seconds=60)
+
+    assert [d.run_id for d in await deliveries.due()] == [state.run_id]
+    claim = await deliveries.claim(state.run_id, owner="w1", until=until)
+    assert claim is not None and claim.attempts == 1
+    assert await deliveries.claim(state.run_id, owner="w2", until=until) is None
+    assert await deliveries.claim(state.run_id, owner="w2", until=until, dead_owner="w1")
+
+    await deliveries.failed(
+        state.run_id, owner="w2", error="HTTP 500", retry_at=utcnow() + timedelta(hours=1),
+        first_failed_at=utcnow(),
+    )  # fmt: skip
+    assert await deliveries.claim(state.run_id, owner="w1", until=until) is None, "backoff"
+    assert [d.run_id for d in await deliveries.undelivered(channel_id="C1")] == [state.run_id]
+
+    await deliveries.failed(
+        state.run_id, owner="w2", error="x", retry_at=utcnow(), first_failed_at=utcnow()
+    )  # not w2's any more: nothing changes
+    await store.save(state)  # a new version while it waits
+    delivery = await deliveries.get(state.run_id)
+    assert delivery is not None and delivery.wanted_version == 2 and not delivery.gave_up
+
+
+async def test_delivered_clears_the_entry_and_a_given_up_one_stays_listed(
+    engine: AsyncEngine,
+) -> None:
+    store, deliveries = SqlRunStore(engine), SqlDeliveries(engine)
+    done, lost = await _slack_run(store), await _slack_run(store)
+    until = utcnow() + timedelta(seconds=60)
+    assert await deliveries.claim(done.run_id, owner="w", until=until)
+    await deliveries.delivered(done.run_id, owner="w", version=done.version)
+    assert await deliveries.claim(lost.run_id, owner="w", until=until)
+    await deliveries.failed(
+        lost.run_id, owner="w", error="gave up", retry_at=GAVE_UP, first_failed_at=utcnow()
+    )
+
+    assert await deliveries.due() == []
+    listed = await deliveries.undelivered()
+    assert [d.run_id for d in listed] == [lost.run_id] and listed[0].gave_up
+
+
+async def test_a_write_waits_out_a_database_locked_past_its_busy_timeout(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    url = f"sqlite+aiosqlite:///{tmp_path}/grace.db"
+    await db.migrate(url)
+    monkeypatch.setattr(db, "SQLITE_BUSY_TIMEOUT_S", 0.2)
+    engine = db.make_engine(url)
+    store = SqlRunStore(engine, health=db.WriteHealth(stall=0.5))
+    locked, release = threading.Event(), threading.Event()
+
+    def hold() -> None:
+        other = sqlite3.connect(tmp_path / "grace.db", isolation_level=None)
+        other.execute("BEGIN IMMEDIATE")
+        locked.set()
+        release.wait(10)
+        other.execute("ROLLBACK")
+        other.close()
+
+    holder = threading.Thread(target=hold)
+    holder.start()
+    try:
+        locked.wait(5)
+        saving = asyncio.create_task(_slack_run(store))
+        await asyncio.sleep(1.0)
+        assert not saving.done()
+        assert store.health.problem() == "database unavailable"
+        release.set()
+        state = await asyncio.wait_for(saving, 10)
+    finally:
+        release.set()
+        holder.join()
+    assert store.health.problem() is None
+    assert (await store.load(state.run_id)) is not None
+    await engine.dispose()
