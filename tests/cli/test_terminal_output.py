@@ -98,7 +98,8 @@ def test_a_terminal_shows_no_log_lines_and_the_plan_once(tmp_path: Path) -> None
     asked = screens[f"ask {ANSWERED_Q}"]
     assert asked.count("Plan (complexity") == 1, asked
     assert "✅ step 1" in asked and "15 days" in asked
-    assert "collection 'grace_docs' now holds" in screens["ingest --sample"]
+    assert "into 'grace_docs'" in screens["ingest --sample"]
+    assert "now holds 61 chunks" in screens["ingest --sample"]
     assert "silent 0.90" in screens["thresholds"]
 
 
