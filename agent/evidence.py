@@ -98,7 +98,40 @@ _REFERENCE = re.compile(
 )
 
 
-def has_value(text: str, qtype: str | None) -> bool:
+_OTHER_KINDS: dict[str, tuple[str, ...]] = {
+    "money": ("duration", "percent", "date"),
+    "duration": ("money", "percent"),
+}
+"""A bare number answers an amount or a duration only when it is not a value of another
+kind: "30日以内" is a time limit, not the amount "いくら" asks for."""
+
+_ASKED_UNITS: list[tuple[re.Pattern[str], re.Pattern[str]]] = [
+    (re.compile(r"何時間|how many (?:\w+ )?hours", re.I), re.compile(r"\d\s*時間|\bhours?\b|\bhrs?\b", re.I)),
+    (re.compile(r"何分|how many (?:\w+ )?minutes", re.I), re.compile(r"\d\s*分(?!の)|\bminutes?\b|\bmins?\b", re.I)),
+    (re.compile(r"(?<!月)何日(?!に)|how many (?:\w+ )?days", re.I), re.compile(r"\d\s*日|\bdays?\b", re.I)),
+    (re.compile(r"何週|how many (?:\w+ )?weeks", re.I), re.compile(r"週|\bweeks?\b", re.I)),
+    (re.compile(r"何[かヶカケ]月|how many (?:\w+ )?months", re.I), re.compile(r"[かヶカケ]月|\bmonths?\b", re.I)),
+    (re.compile(r"何年|how many (?:\w+ )?years", re.I), re.compile(r"\d\s*年|\byears?\b", re.I)),
+    (re.compile(r"何歳|how old|what age", re.I), re.compile(r"\d\s*歳|\bage\b|years? old", re.I)),
+    (re.compile(r"何回|how many times|how often", re.I), re.compile(r"\d\s*回|\btimes?\b|\b(?:once|twice)\b|毎|\bevery\b|\bper\b|ly\b", re.I)),
+    (re.compile(r"何人|how many (?:\w+ )?people", re.I), re.compile(r"\d\s*(?:人|名)|\bpeople\b|\bpersons?\b", re.I)),
+]  # fmt: skip
+"""When the question names the unit it wants ("何分", "how many hours"), a value in
+another unit ("6時間" for "何分") is not the answer."""
+
+
+def asked_unit(query: str) -> re.Pattern[str] | None:
+    """The unit a question names, as a pattern its answer must hold, or None."""
+    wanted = [answer.pattern for asked, answer in _ASKED_UNITS if asked.search(query)]
+    if not wanted:
+        return None
+    # A two-part question ("何年まで…最大何日") takes a value in either unit.
+    return re.compile("|".join(f"(?:{w})" for w in wanted), re.I)
+
+
+def has_value(text: str, qtype: str | None, unit: re.Pattern[str] | None = None) -> bool:
+    if unit is not None and not unit.search(_REFERENCE.sub(" ", text)):
+        return False
     if qtype is None:
         return True
     text = _REFERENCE.sub(" ", text)  # "第61条" is a reference, not a value
@@ -108,7 +141,11 @@ def has_value(text: str, qtype: str | None) -> bool:
     if pattern.search(text):
         return True
     # An amount, a duration or a count is still a number: "$300" answers "the limit".
-    return qtype in ("money", "duration", "count") and bool(_NUMBER.search(text))
+    if qtype not in ("money", "duration", "count"):
+        return False
+    for other in _OTHER_KINDS.get(qtype, ()):
+        text = _VALUE_PATTERNS[other].sub(" ", text)
+    return bool(_NUMBER.search(text))
 
 
 def is_two_part(query: str) -> bool:
@@ -306,6 +343,8 @@ class Evidence:
     units: list[Unit]
     qtype: str | None
     family: dict[str, Family]
+    unit: re.Pattern[str] | None = None
+    """The unit the question names, if any (`asked_unit`)."""
 
     @cached_property
     def ranked(self) -> list[Unit]:
@@ -416,6 +455,7 @@ def gather(query: str, passages: Sequence[Source]) -> Evidence:
         units=units,
         qtype=qtype,
         family=source_families(passages),
+        unit=asked_unit(query),
     )
     query_phrases = phrases(query)
     passage_coverage = []
@@ -426,7 +466,7 @@ def gather(query: str, passages: Sequence[Source]) -> Evidence:
     for unit in units:
         unit.passage_coverage = passage_coverage[unit.rank]
         unit.coverage = evidence.coverage(unit.tokens, unit.context_tokens)
-        unit.typed = has_value(unit.text, qtype)
+        unit.typed = has_value(unit.text, qtype, evidence.unit)
         factor = 1.0 if unit.typed else 0.55
         length = len(unit.text)
         if length > 400:
@@ -608,13 +648,13 @@ def answer_features(query: str, answer: str, passages: Sequence[Source]) -> dict
     if quoted:
         best = max(quoted, key=lambda u: u.score)
         coverage = max(u.coverage for u in quoted)
-        typed = any(has_value(u.text, evidence.qtype) for u in quoted)
+        typed = any(has_value(u.text, evidence.qtype, evidence.unit) for u in quoted)
     else:
         best = evidence.ranked[0] if evidence.ranked else None
         cited = [p for p in passages if f"[Source: {p.source}]" in answer] or list(passages)
         context = frozenset().union(*(terms(p.text.split("\n", 1)[0]) for p in cited))
         coverage = evidence.coverage(terms(text), context) if text.strip() else 0.0
-        typed = has_value(text, evidence.qtype)
+        typed = has_value(text, evidence.qtype, evidence.unit)
     margin = 0.0
     competing = 0.0
     if best is not None and best.score > 0:

@@ -148,3 +148,16 @@ def test_units_are_scored_against_the_question() -> None:
     best = select(evidence)[0]
     assert best.source == "travel.md" and "$300" in best.text
     assert 0.0 < best.coverage <= 1.0
+
+
+def test_a_value_in_another_unit_or_of_another_kind_does_not_answer() -> None:
+    from agent.evidence import asked_unit, has_value
+
+    minutes = asked_unit("休憩は最低何分取らないといけませんか？")
+    assert minutes is not None
+    assert has_value("6時間超; 休憩時間: 45分", "duration", minutes)
+    assert not has_value("標準となる1日の労働時間は、6時間とする。", "duration", minutes)
+    # "いくら" wants an amount: a time limit is a number, not an amount.
+    assert not has_value("受けた日から30日以内に申請を行わなければならない。", "money")
+    assert has_value("補助額の上限は、1事業年度につき5,000円までとする。", "money")
+    assert asked_unit("what's the hotel limit?") is None
