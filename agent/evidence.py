@@ -59,12 +59,23 @@ _DATE_IN_NAME = re.compile(r"((?:19|20)\d\d)[-_.]?(\d\d)?[-_.]?(\d\d)?")
 _QTYPE_PATTERNS: list[tuple[str, re.Pattern[str]]] = [
     ("percent", re.compile(r"what percent|how much of|percentage|割合|何\s*[%％]|割増率|率は|何割|分配率", re.I)),
     ("money", re.compile(r"how much|budget|cost|price|pay|stipend|allowance|reimburs|spend|limit|amount|\$|いくら|金額|上限|費用|手当|補助|円", re.I)),
-    ("duration", re.compile(r"how long|how far ahead|how far in advance|how many (?:\w+ ){0,2}(?:days|weeks|months|years|hours|minutes)|how fast|how soon|heads.?up|notice|何日|何週|何か月|何ヶ月|何カ月|何年|何時間|何分|期間|どのくらい|どれくらい|いつまで", re.I)),
+    ("duration", re.compile(r"how long|how much (?:heads.?up|notice|time|advance)|how far ahead|how far in advance|how many (?:\w+ ){0,2}(?:days|weeks|months|years|hours|minutes)|how fast|how soon|heads.?up|notice|何日|何週|何か月|何ヶ月|何カ月|何年|何時間|何分|期間|どのくらい|どれくらい|いつまで", re.I)),
     ("deadline", re.compile(r"deadline|cut-?off|by when|due|期限|締め?切り?|いつまで", re.I)),
     ("date", re.compile(r"\bwhen\b|what date|which day|what time|いつ|何月|何日に|何時から|何時まで|時間帯|タイミング", re.I)),
     ("count", re.compile(r"how many|how old|what age|何歳|何人|何回|何個|何km|何キロ|何倍|何年", re.I)),
     ("place", re.compile(r"\bwhere\b|which (?:tool|app|system|channel|site|platform)|what (?:tool|app|system|channel)|どこ|どの(?:ツール|システム|アプリ)|prefix", re.I)),
 ]  # fmt: skip
+_QTYPE_ASKS: list[tuple[str, re.Pattern[str]]] = [
+    ("percent", re.compile(r"what percent|how much of|percentage|何\s*[%％]|何割|何倍", re.I)),
+    ("duration", re.compile(r"how long|how much (?:heads.?up|notice|time|advance)|how far ahead|how far in advance|how many (?:\w+ ){0,2}(?:days|weeks|months|years|hours|minutes)|how soon|何日(?!に)|何週|何[かヶカケ]月|何時間|何分|いつまで", re.I)),
+    ("money", re.compile(r"how much|いくら|何円", re.I)),
+    ("deadline", re.compile(r"by when|deadline|cut-?off|期限|締め?切り?", re.I)),
+    ("date", re.compile(r"\bwhen\b|what date|which day|what time|いつ|何月|何日に|何時から|何時まで|時間帯", re.I)),
+    ("count", re.compile(r"how many|how old|what age|何歳|何人|何回|何個|何年", re.I)),
+    ("place", re.compile(r"\bwhere\b|which (?:tool|app|system|channel|site|platform)|what (?:tool|app|system|channel)|どこ|どの(?:ツール|システム|アプリ)", re.I)),
+]  # fmt: skip
+"""Interrogatives only ("how much", "いつまで"): they name the value asked for more surely
+than the topic's nouns in `_QTYPE_PATTERNS` do."""
 _NUMBER = re.compile(r"\d|[一二三四五六七八九十百千万]+(?:円|日|か月|ヶ月|年|週|時間|分|歳)")
 _VALUE_PATTERNS: dict[str, re.Pattern[str]] = {
     "percent": re.compile(r"\d+(?:\.\d+)?\s*(?:%|％|percent)|\d+(?:\.\d+)?\s*倍|\d割|\b\d\.\d+\b|full premium", re.I),
@@ -87,10 +98,28 @@ _TWO_PART = re.compile(
 def question_type(query: str) -> str | None:
     """What kind of value the question wants: percent, money, duration, date, count,
     place, or None (a yes/no or open question)."""
+    kinds = question_types(query)
+    return kinds[0] if kinds else None
+
+
+def question_types(query: str) -> tuple[str, ...]:
+    """Every kind of value the question's asking words want ("どの時間帯で、何倍" wants a
+    time and a ratio), else the first kind its topic suggests. The asking words decide
+    first: "補助の申請期限はいつまで" asks for a time limit, whatever its nouns (補助) say."""
+    asked = tuple(name for name, pattern in _QTYPE_ASKS if pattern.search(query))
+    if asked:
+        return asked
     for name, pattern in _QTYPE_PATTERNS:
         if pattern.search(query):
-            return name
-    return None
+            return (name,)
+    return ()
+
+
+def typed_value(text: str, kinds: Sequence[str], unit: re.Pattern[str] | None = None) -> bool:
+    """Does the text hold a value of one of the kinds asked for (in the unit named)?"""
+    if not kinds:
+        return has_value(text, None, unit)
+    return any(has_value(text, kind, unit) for kind in kinds)
 
 
 _REFERENCE = re.compile(
@@ -345,10 +374,16 @@ class Evidence:
     family: dict[str, Family]
     unit: re.Pattern[str] | None = None
     """The unit the question names, if any (`asked_unit`)."""
+    kinds: tuple[str, ...] = ()
+    """Every kind of value asked for (`question_types`)."""
 
     @cached_property
     def ranked(self) -> list[Unit]:
         return sorted(self.units, key=lambda u: (-u.score, u.rank, u.order))
+
+    def kinds_in(self, text: str) -> set[str]:
+        """The kinds of value asked for that a text holds."""
+        return {k for k in self.kinds if has_value(text, k, self.unit)}
 
     @property
     def total_weight(self) -> float:
@@ -456,6 +491,7 @@ def gather(query: str, passages: Sequence[Source]) -> Evidence:
         qtype=qtype,
         family=source_families(passages),
         unit=asked_unit(query),
+        kinds=question_types(query),
     )
     query_phrases = phrases(query)
     passage_coverage = []
@@ -466,7 +502,7 @@ def gather(query: str, passages: Sequence[Source]) -> Evidence:
     for unit in units:
         unit.passage_coverage = passage_coverage[unit.rank]
         unit.coverage = evidence.coverage(unit.tokens, unit.context_tokens)
-        unit.typed = has_value(unit.text, qtype, evidence.unit)
+        unit.typed = typed_value(unit.text, evidence.kinds, evidence.unit)
         factor = 1.0 if unit.typed else 0.55
         length = len(unit.text)
         if length > 400:
@@ -501,6 +537,7 @@ def select(evidence: Evidence, *, max_units: int = 3) -> list[Unit]:
     total = evidence.total_weight or 1.0
     two_part = is_two_part(evidence.query)
     best_family = evidence.family[best.source].key
+    held = evidence.kinds_in(best.text)
     for unit in ranked[1:]:
         if len(chosen) >= max_units:
             break
@@ -509,14 +546,19 @@ def select(evidence: Evidence, *, max_units: int = 3) -> list[Unit]:
         new = unit.tokens & evidence.query_tokens - covered
         gain = sum(evidence.idf[t] for t in new) / total
         same_doc = evidence.family[unit.source].key == best_family
+        # A value of a kind asked for that no chosen unit holds yet ("when …, and which
+        # channel": a time beside the channel) is the other half of the answer.
+        new_kind = evidence.kinds_in(unit.text) - held if len(evidence.kinds) > 1 else set()
         if two_part and unit.score >= 0.4 * best.score and (gain >= 0.08 or unit.typed):
             if (
                 gain > 0
+                or new_kind
                 or (unit.typed and not all(c.typed for c in chosen))
                 or (same_doc and unit.typed and len(chosen) < 2)
             ):
                 chosen.append(unit)
                 covered |= new
+                held |= evidence.kinds_in(unit.text)
                 continue
         if not best.typed and unit.typed and same_doc and unit.score >= 0.6 * best.score:
             chosen.append(unit)
@@ -648,13 +690,13 @@ def answer_features(query: str, answer: str, passages: Sequence[Source]) -> dict
     if quoted:
         best = max(quoted, key=lambda u: u.score)
         coverage = max(u.coverage for u in quoted)
-        typed = any(has_value(u.text, evidence.qtype, evidence.unit) for u in quoted)
+        typed = any(typed_value(u.text, evidence.kinds, evidence.unit) for u in quoted)
     else:
         best = evidence.ranked[0] if evidence.ranked else None
         cited = [p for p in passages if f"[Source: {p.source}]" in answer] or list(passages)
         context = frozenset().union(*(terms(p.text.split("\n", 1)[0]) for p in cited))
         coverage = evidence.coverage(terms(text), context) if text.strip() else 0.0
-        typed = has_value(text, evidence.qtype, evidence.unit)
+        typed = typed_value(text, evidence.kinds, evidence.unit)
     margin = 0.0
     competing = 0.0
     if best is not None and best.score > 0:

@@ -161,3 +161,16 @@ def test_a_value_in_another_unit_or_of_another_kind_does_not_answer() -> None:
     assert not has_value("受けた日から30日以内に申請を行わなければならない。", "money")
     assert has_value("補助額の上限は、1事業年度につき5,000円までとする。", "money")
     assert asked_unit("what's the hotel limit?") is None
+
+
+def test_the_asking_words_decide_the_kind_of_value() -> None:
+    from agent.evidence import question_types
+
+    # 補助 is the topic; いつまで is what is asked.
+    assert question_types("機材購入補助を使いたいです。申請期限はいつまでですか？")[0] == "duration"
+    assert question_types("深夜労働手当はどの時間帯が対象で、基本給に対して何倍ですか？") == (
+        "percent",
+        "date",
+    )
+    assert question_types("how much heads-up do I need to give?")[0] == "duration"
+    assert question_types("do we have an office dog?") == ()
