@@ -61,7 +61,7 @@ _QTYPE_PATTERNS: list[tuple[str, re.Pattern[str]]] = [
     ("money", re.compile(r"how much|budget|cost|price|pay|stipend|allowance|reimburs|spend|limit|amount|\$|いくら|金額|上限|費用|手当|補助|円", re.I)),
     ("duration", re.compile(r"how long|how much (?:heads.?up|notice|time|advance)|how far ahead|how far in advance|how many (?:\w+ ){0,2}(?:days|weeks|months|years|hours|minutes)|how fast|how soon|heads.?up|notice|何日|何週|何か月|何ヶ月|何カ月|何年|何時間|何分|期間|どのくらい|どれくらい|いつまで", re.I)),
     ("deadline", re.compile(r"deadline|cut-?off|by when|due|期限|締め?切り?|いつまで", re.I)),
-    ("date", re.compile(r"\bwhen\b|what date|which day|what time|いつ|何月|何日に|何時から|何時まで|時間帯|タイミング", re.I)),
+    ("date", re.compile(r"(?:^|[,;?.!]\s*|\band\s+)when\b|\bwhen (?:is|are|was|were|do|does|did|will|would|should|can|must|'s)\b|what date|which day|what time|いつ|何月|何日に|何時から|何時まで|時間帯|タイミング", re.I)),
     ("count", re.compile(r"how many|how old|what age|何歳|何人|何回|何個|何km|何キロ|何倍|何年", re.I)),
     ("place", re.compile(r"\bwhere\b|which (?:tool|app|system|channel|site|platform)|what (?:tool|app|system|channel)|どこ|どの(?:ツール|システム|アプリ)|prefix", re.I)),
 ]  # fmt: skip
@@ -70,9 +70,10 @@ _QTYPE_ASKS: list[tuple[str, re.Pattern[str]]] = [
     ("duration", re.compile(r"how long|how much (?:heads.?up|notice|time|advance)|how far ahead|how far in advance|how many (?:\w+ ){0,2}(?:days|weeks|months|years|hours|minutes)|how soon|何日(?!に)|何週|何[かヶカケ]月|何時間|何分|いつまで", re.I)),
     ("money", re.compile(r"how much|いくら|何円", re.I)),
     ("deadline", re.compile(r"by when|deadline|cut-?off|期限|締め?切り?", re.I)),
-    ("date", re.compile(r"\bwhen\b|what date|which day|what time|いつ|何月|何日に|何時から|何時まで|時間帯", re.I)),
+    ("date", re.compile(r"(?:^|[,;?.!]\s*|\band\s+)when\b|\bwhen (?:is|are|was|were|do|does|did|will|would|should|can|must|'s)\b|what date|which day|what time|いつ|何月|何日に|何時から|何時まで|時間帯", re.I)),
     ("count", re.compile(r"how many|how old|what age|何歳|何人|何回|何個|何年", re.I)),
     ("place", re.compile(r"\bwhere\b|which (?:tool|app|system|channel|site|platform)|what (?:tool|app|system|channel)|どこ|どの(?:ツール|システム|アプリ)", re.I)),
+    ("version", re.compile(r"\bversions?\b|\brelease\b|バージョン|版数", re.I)),
 ]  # fmt: skip
 """Interrogatives only ("how much", "いつまで"): they name the value asked for more surely
 than the topic's nouns in `_QTYPE_PATTERNS` do."""
@@ -84,6 +85,7 @@ _VALUE_PATTERNS: dict[str, re.Pattern[str]] = {
     "date": re.compile(r"\d{1,2}月\d{1,2}日|\d+月|末日|月末|\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?\s+\d|\d{1,2}:\d\d|\d+\s*(?:am|pm)|午前|午後|\b(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday|week|month|quarter|year)ly?\b|\bday \d", re.I),
     "deadline": re.compile(r"\d|末日|月末|翌|前日|当日|直ちに|速やか|immediately|same day|end of", re.I),
     "count": re.compile(r"\d|\b(?:one|two|three|four|five|six|seven|eight|nine|ten)\b", re.I),
+    "version": re.compile(r"\b[vV]?\d+(?:\.\d+)+\b|\bv\d+\b"),
     "place": re.compile(r"#[\w-]+|https?://|\b[A-Z][a-z]+[A-Z]?\w*|@\w|[ァ-ヴー]{2,}|\S+@\S+"),
 }  # fmt: skip
 _TWO_PART = re.compile(
@@ -685,6 +687,7 @@ def answer_features(query: str, answer: str, passages: Sequence[Source]) -> dict
             "answer_score": 0.0,
             "unit_margin": 0.0,
             "question_terms": float(len(evidence.query_tokens)),
+            "value_asked": 1.0 if evidence.kinds else 0.0,
         }
     quoted = [u for u in evidence.units if u.text and u.text in answer]
     if quoted:
@@ -730,6 +733,7 @@ def answer_features(query: str, answer: str, passages: Sequence[Source]) -> dict
         "answer_score": round(best.score if best is not None else 0.0, 4),
         "unit_margin": round(unit_margin, 4),
         "question_terms": float(len(evidence.query_tokens)),
+        "value_asked": 1.0 if evidence.kinds else 0.0,
     }
 
 

@@ -123,7 +123,7 @@ def test_features_and_calibration_rank_a_grounded_answer_above_a_stray_one() -> 
     p_good = calibrated(answer_features(question, good, [TRAVEL, GIFTS]), "offline")
     p_stray = calibrated(answer_features(question, stray, [TRAVEL, GIFTS]), "offline")
     assert 0.0 < p_stray < p_good < 1.0
-    derived = {"vague_question"}  # computed from question_terms
+    derived = {"vague_question", "typed_margin"}  # computed from the other features
     assert set(CALIBRATIONS["offline"].weights) - derived <= set(
         answer_features(question, good, [TRAVEL, GIFTS])
     )
@@ -174,3 +174,21 @@ def test_the_asking_words_decide_the_kind_of_value() -> None:
     )
     assert question_types("how much heads-up do I need to give?")[0] == "duration"
     assert question_types("do we have an office dog?") == ()
+
+
+def test_an_answer_with_the_kind_of_value_asked_scores_above_an_open_one() -> None:
+    """The calibration trusts a sentence holding the amount asked for more than the
+    same evidence for an open question: value_asked and typed_margin are its features."""
+    features = {
+        "answer_coverage": 0.5,
+        "passage_coverage": 0.6,
+        "document_margin": 1.0,
+        "value_type_match": 1.0,
+        "question_terms": 6.0,
+    }
+    open_question = calibrated({**features, "value_asked": 0.0}, "offline")
+    value_question = calibrated({**features, "value_asked": 1.0}, "offline")
+    assert open_question < 0.7 <= value_question
+    # a sentence without the value asked for earns no typed_margin: it is not trusted
+    untyped = calibrated({**features, "value_asked": 1.0, "value_type_match": 0.0}, "offline")
+    assert untyped < 0.5 < value_question
