@@ -160,8 +160,32 @@ def asked_unit(query: str) -> re.Pattern[str] | None:
     return re.compile("|".join(f"(?:{w})" for w in wanted), re.I)
 
 
+_PER_PERIOD = re.compile(
+    r"(?<![\d,.])1\s*(?:日|週間?|[かヶカケ]月|年)(?:の|に|あたり|当たり|につき)"
+)
+""""1日の労働時間" names a period ("per day"), not a number of days."""
+
+_PERIODS: list[tuple[re.Pattern[str], re.Pattern[str]]] = [
+    (re.compile(r"週に|毎週|1週|per week|a week|each week|weekly", re.I), re.compile(r"週|\bweek", re.I)),
+    (re.compile(r"月に|毎月|1[かヶカケ]月|per month|a month|each month|monthly", re.I), re.compile(r"月|\bmonth", re.I)),
+    (re.compile(r"年に|毎年|1年|per year|a year|each year|yearly|annual", re.I), re.compile(r"年|\byear|\bannual", re.I)),
+    (re.compile(r"1日に|毎日|per day|a day|each day|daily", re.I), re.compile(r"日|\bday|\bdaily", re.I)),
+]  # fmt: skip
+PERIOD_MISS = 0.8
+"""A unit that does not name the period the question counts in ("週に何時間" → 週) weighs
+this much: "1日6時間" is no answer to "per week"."""
+
+
+def asked_period(query: str) -> re.Pattern[str] | None:
+    """The period a question counts in ("週に", "per month"), or None."""
+    for asked, answer in _PERIODS:
+        if asked.search(query):
+            return answer
+    return None
+
+
 def has_value(text: str, qtype: str | None, unit: re.Pattern[str] | None = None) -> bool:
-    if unit is not None and not unit.search(_REFERENCE.sub(" ", text)):
+    if unit is not None and not unit.search(_PER_PERIOD.sub(" ", _REFERENCE.sub(" ", text))):
         return False
     if qtype is None:
         return True
@@ -496,6 +520,7 @@ def gather(query: str, passages: Sequence[Source]) -> Evidence:
         kinds=question_types(query),
     )
     query_phrases = phrases(query)
+    period = asked_period(query)
     passage_coverage = []
     for rank in range(len(passages)):
         mine = [u for u in units if u.rank == rank]
@@ -505,7 +530,13 @@ def gather(query: str, passages: Sequence[Source]) -> Evidence:
         unit.passage_coverage = passage_coverage[unit.rank]
         unit.coverage = evidence.coverage(unit.tokens, unit.context_tokens)
         unit.typed = typed_value(unit.text, evidence.kinds, evidence.unit)
-        factor = 1.0 if unit.typed else 0.55
+        if period is not None and not period.search(unit.text + " " + unit.context):
+            # counted in another period ("1日の…6時間" for "週に何時間"): not the value asked
+            unit.typed = unit.typed and not _PER_PERIOD.search(unit.text)
+            factor = PERIOD_MISS
+        else:
+            factor = 1.0
+        factor *= 1.0 if unit.typed else 0.55
         length = len(unit.text)
         if length > 400:
             factor *= 0.85

@@ -192,3 +192,19 @@ def test_an_answer_with_the_kind_of_value_asked_scores_above_an_open_one() -> No
     # a sentence without the value asked for earns no typed_margin: it is not trusted
     untyped = calibrated({**features, "value_asked": 1.0, "value_type_match": 0.0}, "offline")
     assert untyped < 0.5 < value_question
+
+
+def test_a_value_counted_in_another_period_does_not_answer() -> None:
+    """ "週に何時間" is not answered by "1日の労働時間は6時間", nor "何日" by "1日の…"."""
+    rules = Source(
+        source="rules.md",
+        text="# 労働時間\n正社員について、標準となる1日の労働時間は、6時間とする。\n"
+        "正社員について、1週間の所定労働時間は、30時間とする。",
+        score=1.0,
+        similarity=0.8,
+    )
+    best = select(gather("正社員は週に何時間働きますか？", [rules]))[0]
+    assert "30時間" in best.text
+    from agent.evidence import asked_unit, has_value
+
+    assert not has_value("標準となる1日の労働時間は、6時間とする。", "duration", asked_unit("何日"))
