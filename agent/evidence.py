@@ -59,12 +59,24 @@ _DATE_IN_NAME = re.compile(r"((?:19|20)\d\d)[-_.]?(\d\d)?[-_.]?(\d\d)?")
 _QTYPE_PATTERNS: list[tuple[str, re.Pattern[str]]] = [
     ("percent", re.compile(r"what percent|how much of|percentage|割合|何\s*[%％]|割増率|率は|何割|分配率", re.I)),
     ("money", re.compile(r"how much|budget|cost|price|pay|stipend|allowance|reimburs|spend|limit|amount|\$|いくら|金額|上限|費用|手当|補助|円", re.I)),
-    ("duration", re.compile(r"how long|how far ahead|how far in advance|how many (?:\w+ ){0,2}(?:days|weeks|months|years|hours|minutes)|how fast|how soon|heads.?up|notice|何日|何週|何か月|何ヶ月|何カ月|何年|何時間|何分|期間|どのくらい|どれくらい|いつまで", re.I)),
+    ("duration", re.compile(r"how long|how much (?:heads.?up|notice|time|advance)|how far ahead|how far in advance|how many (?:\w+ ){0,2}(?:days|weeks|months|years|hours|minutes)|how fast|how soon|heads.?up|notice|何日|何週|何か月|何ヶ月|何カ月|何年|何時間|何分|期間|どのくらい|どれくらい|いつまで", re.I)),
     ("deadline", re.compile(r"deadline|cut-?off|by when|due|期限|締め?切り?|いつまで", re.I)),
-    ("date", re.compile(r"\bwhen\b|what date|which day|what time|いつ|何月|何日に|何時から|何時まで|時間帯|タイミング", re.I)),
+    ("date", re.compile(r"(?:^|[,;?.!]\s*|\band\s+)when\b|\bwhen (?:is|are|was|were|do|does|did|will|would|should|can|must|'s)\b|what date|which day|what time|いつ|何月|何日に|何時から|何時まで|時間帯|タイミング", re.I)),
     ("count", re.compile(r"how many|how old|what age|何歳|何人|何回|何個|何km|何キロ|何倍|何年", re.I)),
     ("place", re.compile(r"\bwhere\b|which (?:tool|app|system|channel|site|platform)|what (?:tool|app|system|channel)|どこ|どの(?:ツール|システム|アプリ)|prefix", re.I)),
 ]  # fmt: skip
+_QTYPE_ASKS: list[tuple[str, re.Pattern[str]]] = [
+    ("percent", re.compile(r"what percent|how much of|percentage|何\s*[%％]|何割|何倍", re.I)),
+    ("duration", re.compile(r"how long|how much (?:heads.?up|notice|time|advance)|how far ahead|how far in advance|how many (?:\w+ ){0,2}(?:days|weeks|months|years|hours|minutes)|how soon|何日(?!に)|何週|何[かヶカケ]月|何時間|何分|いつまで", re.I)),
+    ("money", re.compile(r"how much|いくら|何円", re.I)),
+    ("deadline", re.compile(r"by when|deadline|cut-?off|期限|締め?切り?", re.I)),
+    ("date", re.compile(r"(?:^|[,;?.!]\s*|\band\s+)when\b|\bwhen (?:is|are|was|were|do|does|did|will|would|should|can|must|'s)\b|what date|which day|what time|いつ|何月|何日に|何時から|何時まで|時間帯", re.I)),
+    ("count", re.compile(r"how many|how old|what age|何歳|何人|何回|何個|何年", re.I)),
+    ("place", re.compile(r"\bwhere\b|which (?:tool|app|system|channel|site|platform)|what (?:tool|app|system|channel)|どこ|どの(?:ツール|システム|アプリ)", re.I)),
+    ("version", re.compile(r"\bversions?\b|\brelease\b|バージョン|版数", re.I)),
+]  # fmt: skip
+"""Interrogatives only ("how much", "いつまで"): they name the value asked for more surely
+than the topic's nouns in `_QTYPE_PATTERNS` do."""
 _NUMBER = re.compile(r"\d|[一二三四五六七八九十百千万]+(?:円|日|か月|ヶ月|年|週|時間|分|歳)")
 _VALUE_PATTERNS: dict[str, re.Pattern[str]] = {
     "percent": re.compile(r"\d+(?:\.\d+)?\s*(?:%|％|percent)|\d+(?:\.\d+)?\s*倍|\d割|\b\d\.\d+\b|full premium", re.I),
@@ -73,6 +85,7 @@ _VALUE_PATTERNS: dict[str, re.Pattern[str]] = {
     "date": re.compile(r"\d{1,2}月\d{1,2}日|\d+月|末日|月末|\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?\s+\d|\d{1,2}:\d\d|\d+\s*(?:am|pm)|午前|午後|\b(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday|week|month|quarter|year)ly?\b|\bday \d", re.I),
     "deadline": re.compile(r"\d|末日|月末|翌|前日|当日|直ちに|速やか|immediately|same day|end of", re.I),
     "count": re.compile(r"\d|\b(?:one|two|three|four|five|six|seven|eight|nine|ten)\b", re.I),
+    "version": re.compile(r"\b[vV]?\d+(?:\.\d+)+\b|\bv\d+\b"),
     "place": re.compile(r"#[\w-]+|https?://|\b[A-Z][a-z]+[A-Z]?\w*|@\w|[ァ-ヴー]{2,}|\S+@\S+"),
 }  # fmt: skip
 _TWO_PART = re.compile(
@@ -87,10 +100,28 @@ _TWO_PART = re.compile(
 def question_type(query: str) -> str | None:
     """What kind of value the question wants: percent, money, duration, date, count,
     place, or None (a yes/no or open question)."""
+    kinds = question_types(query)
+    return kinds[0] if kinds else None
+
+
+def question_types(query: str) -> tuple[str, ...]:
+    """Every kind of value the question's asking words want ("どの時間帯で、何倍" wants a
+    time and a ratio), else the first kind its topic suggests. The asking words decide
+    first: "補助の申請期限はいつまで" asks for a time limit, whatever its nouns (補助) say."""
+    asked = tuple(name for name, pattern in _QTYPE_ASKS if pattern.search(query))
+    if asked:
+        return asked
     for name, pattern in _QTYPE_PATTERNS:
         if pattern.search(query):
-            return name
-    return None
+            return (name,)
+    return ()
+
+
+def typed_value(text: str, kinds: Sequence[str], unit: re.Pattern[str] | None = None) -> bool:
+    """Does the text hold a value of one of the kinds asked for (in the unit named)?"""
+    if not kinds:
+        return has_value(text, None, unit)
+    return any(has_value(text, kind, unit) for kind in kinds)
 
 
 _REFERENCE = re.compile(
@@ -98,7 +129,64 @@ _REFERENCE = re.compile(
 )
 
 
-def has_value(text: str, qtype: str | None) -> bool:
+_OTHER_KINDS: dict[str, tuple[str, ...]] = {
+    "money": ("duration", "percent", "date"),
+    "duration": ("money", "percent"),
+}
+"""A bare number answers an amount or a duration only when it is not a value of another
+kind: "30日以内" is a time limit, not the amount "いくら" asks for."""
+
+_ASKED_UNITS: list[tuple[re.Pattern[str], re.Pattern[str]]] = [
+    (re.compile(r"何時間|how many (?:\w+ )?hours", re.I), re.compile(r"\d\s*時間|\bhours?\b|\bhrs?\b", re.I)),
+    (re.compile(r"何分|how many (?:\w+ )?minutes", re.I), re.compile(r"\d\s*分(?!の)|\bminutes?\b|\bmins?\b", re.I)),
+    (re.compile(r"(?<!月)何日(?!に)|how many (?:\w+ )?days", re.I), re.compile(r"\d\s*日|\bdays?\b", re.I)),
+    (re.compile(r"何週|how many (?:\w+ )?weeks", re.I), re.compile(r"週|\bweeks?\b", re.I)),
+    (re.compile(r"何[かヶカケ]月|how many (?:\w+ )?months", re.I), re.compile(r"[かヶカケ]月|\bmonths?\b", re.I)),
+    (re.compile(r"何年|how many (?:\w+ )?years", re.I), re.compile(r"\d\s*年|\byears?\b", re.I)),
+    (re.compile(r"何歳|how old|what age", re.I), re.compile(r"\d\s*歳|\bage\b|years? old", re.I)),
+    (re.compile(r"何回|how many times|how often", re.I), re.compile(r"\d\s*回|\btimes?\b|\b(?:once|twice)\b|毎|\bevery\b|\bper\b|ly\b", re.I)),
+    (re.compile(r"何人|how many (?:\w+ )?people", re.I), re.compile(r"\d\s*(?:人|名)|\bpeople\b|\bpersons?\b", re.I)),
+]  # fmt: skip
+"""When the question names the unit it wants ("何分", "how many hours"), a value in
+another unit ("6時間" for "何分") is not the answer."""
+
+
+def asked_unit(query: str) -> re.Pattern[str] | None:
+    """The unit a question names, as a pattern its answer must hold, or None."""
+    wanted = [answer.pattern for asked, answer in _ASKED_UNITS if asked.search(query)]
+    if not wanted:
+        return None
+    # A two-part question ("何年まで…最大何日") takes a value in either unit.
+    return re.compile("|".join(f"(?:{w})" for w in wanted), re.I)
+
+
+_PER_PERIOD = re.compile(
+    r"(?<![\d,.])1\s*(?:日|週間?|[かヶカケ]月|年)(?:の|に|あたり|当たり|につき)"
+)
+""""1日の労働時間" names a period ("per day"), not a number of days."""
+
+_PERIODS: list[tuple[re.Pattern[str], re.Pattern[str]]] = [
+    (re.compile(r"週に|毎週|1週|per week|a week|each week|weekly", re.I), re.compile(r"週|\bweek", re.I)),
+    (re.compile(r"月に|毎月|1[かヶカケ]月|per month|a month|each month|monthly", re.I), re.compile(r"月|\bmonth", re.I)),
+    (re.compile(r"年に|毎年|1年|per year|a year|each year|yearly|annual", re.I), re.compile(r"年|\byear|\bannual", re.I)),
+    (re.compile(r"1日に|毎日|per day|a day|each day|daily", re.I), re.compile(r"日|\bday|\bdaily", re.I)),
+]  # fmt: skip
+PERIOD_MISS = 0.8
+"""A unit that does not name the period the question counts in ("週に何時間" → 週) weighs
+this much: "1日6時間" is no answer to "per week"."""
+
+
+def asked_period(query: str) -> re.Pattern[str] | None:
+    """The period a question counts in ("週に", "per month"), or None."""
+    for asked, answer in _PERIODS:
+        if asked.search(query):
+            return answer
+    return None
+
+
+def has_value(text: str, qtype: str | None, unit: re.Pattern[str] | None = None) -> bool:
+    if unit is not None and not unit.search(_PER_PERIOD.sub(" ", _REFERENCE.sub(" ", text))):
+        return False
     if qtype is None:
         return True
     text = _REFERENCE.sub(" ", text)  # "第61条" is a reference, not a value
@@ -108,7 +196,11 @@ def has_value(text: str, qtype: str | None) -> bool:
     if pattern.search(text):
         return True
     # An amount, a duration or a count is still a number: "$300" answers "the limit".
-    return qtype in ("money", "duration", "count") and bool(_NUMBER.search(text))
+    if qtype not in ("money", "duration", "count"):
+        return False
+    for other in _OTHER_KINDS.get(qtype, ()):
+        text = _VALUE_PATTERNS[other].sub(" ", text)
+    return bool(_NUMBER.search(text))
 
 
 def is_two_part(query: str) -> bool:
@@ -306,10 +398,18 @@ class Evidence:
     units: list[Unit]
     qtype: str | None
     family: dict[str, Family]
+    unit: re.Pattern[str] | None = None
+    """The unit the question names, if any (`asked_unit`)."""
+    kinds: tuple[str, ...] = ()
+    """Every kind of value asked for (`question_types`)."""
 
     @cached_property
     def ranked(self) -> list[Unit]:
         return sorted(self.units, key=lambda u: (-u.score, u.rank, u.order))
+
+    def kinds_in(self, text: str) -> set[str]:
+        """The kinds of value asked for that a text holds."""
+        return {k for k in self.kinds if has_value(text, k, self.unit)}
 
     @property
     def total_weight(self) -> float:
@@ -416,8 +516,11 @@ def gather(query: str, passages: Sequence[Source]) -> Evidence:
         units=units,
         qtype=qtype,
         family=source_families(passages),
+        unit=asked_unit(query),
+        kinds=question_types(query),
     )
     query_phrases = phrases(query)
+    period = asked_period(query)
     passage_coverage = []
     for rank in range(len(passages)):
         mine = [u for u in units if u.rank == rank]
@@ -426,8 +529,14 @@ def gather(query: str, passages: Sequence[Source]) -> Evidence:
     for unit in units:
         unit.passage_coverage = passage_coverage[unit.rank]
         unit.coverage = evidence.coverage(unit.tokens, unit.context_tokens)
-        unit.typed = has_value(unit.text, qtype)
-        factor = 1.0 if unit.typed else 0.55
+        unit.typed = typed_value(unit.text, evidence.kinds, evidence.unit)
+        if period is not None and not period.search(unit.text + " " + unit.context):
+            # counted in another period ("1日の…6時間" for "週に何時間"): not the value asked
+            unit.typed = unit.typed and not _PER_PERIOD.search(unit.text)
+            factor = PERIOD_MISS
+        else:
+            factor = 1.0
+        factor *= 1.0 if unit.typed else 0.55
         length = len(unit.text)
         if length > 400:
             factor *= 0.85
@@ -461,6 +570,7 @@ def select(evidence: Evidence, *, max_units: int = 3) -> list[Unit]:
     total = evidence.total_weight or 1.0
     two_part = is_two_part(evidence.query)
     best_family = evidence.family[best.source].key
+    held = evidence.kinds_in(best.text)
     for unit in ranked[1:]:
         if len(chosen) >= max_units:
             break
@@ -469,14 +579,19 @@ def select(evidence: Evidence, *, max_units: int = 3) -> list[Unit]:
         new = unit.tokens & evidence.query_tokens - covered
         gain = sum(evidence.idf[t] for t in new) / total
         same_doc = evidence.family[unit.source].key == best_family
+        # A value of a kind asked for that no chosen unit holds yet ("when …, and which
+        # channel": a time beside the channel) is the other half of the answer.
+        new_kind = evidence.kinds_in(unit.text) - held if len(evidence.kinds) > 1 else set()
         if two_part and unit.score >= 0.4 * best.score and (gain >= 0.08 or unit.typed):
             if (
                 gain > 0
+                or new_kind
                 or (unit.typed and not all(c.typed for c in chosen))
                 or (same_doc and unit.typed and len(chosen) < 2)
             ):
                 chosen.append(unit)
                 covered |= new
+                held |= evidence.kinds_in(unit.text)
                 continue
         if not best.typed and unit.typed and same_doc and unit.score >= 0.6 * best.score:
             chosen.append(unit)
@@ -603,18 +718,19 @@ def answer_features(query: str, answer: str, passages: Sequence[Source]) -> dict
             "answer_score": 0.0,
             "unit_margin": 0.0,
             "question_terms": float(len(evidence.query_tokens)),
+            "value_asked": 1.0 if evidence.kinds else 0.0,
         }
     quoted = [u for u in evidence.units if u.text and u.text in answer]
     if quoted:
         best = max(quoted, key=lambda u: u.score)
         coverage = max(u.coverage for u in quoted)
-        typed = any(has_value(u.text, evidence.qtype) for u in quoted)
+        typed = any(typed_value(u.text, evidence.kinds, evidence.unit) for u in quoted)
     else:
         best = evidence.ranked[0] if evidence.ranked else None
         cited = [p for p in passages if f"[Source: {p.source}]" in answer] or list(passages)
         context = frozenset().union(*(terms(p.text.split("\n", 1)[0]) for p in cited))
         coverage = evidence.coverage(terms(text), context) if text.strip() else 0.0
-        typed = has_value(text, evidence.qtype)
+        typed = typed_value(text, evidence.kinds, evidence.unit)
     margin = 0.0
     competing = 0.0
     if best is not None and best.score > 0:
@@ -648,6 +764,7 @@ def answer_features(query: str, answer: str, passages: Sequence[Source]) -> dict
         "answer_score": round(best.score if best is not None else 0.0, 4),
         "unit_margin": round(unit_margin, 4),
         "question_terms": float(len(evidence.query_tokens)),
+        "value_asked": 1.0 if evidence.kinds else 0.0,
     }
 
 

@@ -123,7 +123,7 @@ def test_features_and_calibration_rank_a_grounded_answer_above_a_stray_one() -> 
     p_good = calibrated(answer_features(question, good, [TRAVEL, GIFTS]), "offline")
     p_stray = calibrated(answer_features(question, stray, [TRAVEL, GIFTS]), "offline")
     assert 0.0 < p_stray < p_good < 1.0
-    derived = {"vague_question"}  # computed from question_terms
+    derived = {"vague_question", "typed_margin"}  # computed from the other features
     assert set(CALIBRATIONS["offline"].weights) - derived <= set(
         answer_features(question, good, [TRAVEL, GIFTS])
     )
@@ -148,3 +148,63 @@ def test_units_are_scored_against_the_question() -> None:
     best = select(evidence)[0]
     assert best.source == "travel.md" and "$300" in best.text
     assert 0.0 < best.coverage <= 1.0
+
+
+def test_a_value_in_another_unit_or_of_another_kind_does_not_answer() -> None:
+    from agent.evidence import asked_unit, has_value
+
+    minutes = asked_unit("休憩は最低何分取らないといけませんか？")
+    assert minutes is not None
+    assert has_value("6時間超; 休憩時間: 45分", "duration", minutes)
+    assert not has_value("標準となる1日の労働時間は、6時間とする。", "duration", minutes)
+    # "いくら" wants an amount: a time limit is a number, not an amount.
+    assert not has_value("受けた日から30日以内に申請を行わなければならない。", "money")
+    assert has_value("補助額の上限は、1事業年度につき5,000円までとする。", "money")
+    assert asked_unit("what's the hotel limit?") is None
+
+
+def test_the_asking_words_decide_the_kind_of_value() -> None:
+    from agent.evidence import question_types
+
+    # 補助 is the topic; いつまで is what is asked.
+    assert question_types("機材購入補助を使いたいです。申請期限はいつまでですか？")[0] == "duration"
+    assert question_types("深夜労働手当はどの時間帯が対象で、基本給に対して何倍ですか？") == (
+        "percent",
+        "date",
+    )
+    assert question_types("how much heads-up do I need to give?")[0] == "duration"
+    assert question_types("do we have an office dog?") == ()
+
+
+def test_an_answer_with_the_kind_of_value_asked_scores_above_an_open_one() -> None:
+    """The calibration trusts a sentence holding the amount asked for more than the
+    same evidence for an open question: value_asked and typed_margin are its features."""
+    features = {
+        "answer_coverage": 0.5,
+        "passage_coverage": 0.6,
+        "document_margin": 1.0,
+        "value_type_match": 1.0,
+        "question_terms": 6.0,
+    }
+    open_question = calibrated({**features, "value_asked": 0.0}, "offline")
+    value_question = calibrated({**features, "value_asked": 1.0}, "offline")
+    assert open_question < 0.7 <= value_question
+    # a sentence without the value asked for earns no typed_margin: it is not trusted
+    untyped = calibrated({**features, "value_asked": 1.0, "value_type_match": 0.0}, "offline")
+    assert untyped < 0.5 < value_question
+
+
+def test_a_value_counted_in_another_period_does_not_answer() -> None:
+    """ "週に何時間" is not answered by "1日の労働時間は6時間", nor "何日" by "1日の…"."""
+    rules = Source(
+        source="rules.md",
+        text="# 労働時間\n正社員について、標準となる1日の労働時間は、6時間とする。\n"
+        "正社員について、1週間の所定労働時間は、30時間とする。",
+        score=1.0,
+        similarity=0.8,
+    )
+    best = select(gather("正社員は週に何時間働きますか？", [rules]))[0]
+    assert "30時間" in best.text
+    from agent.evidence import asked_unit, has_value
+
+    assert not has_value("標準となる1日の労働時間は、6時間とする。", "duration", asked_unit("何日"))
