@@ -74,9 +74,11 @@ class Bot:
         released = await self.services.orchestrator.release_leases()
         if released:
             log.warning("handed %d unfinished runs to the next process", len(released))
-        if grace is None:  # deliver what is scheduled, but never wait out a long outage
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self.deps.publisher.drain(), timeout=60)
+        # Deliver what is scheduled (answers that are ready should not wait for the next
+        # process), but never wait out a long outage: the outbox keeps the rest.
+        limit = 60.0 if grace is None else min(10.0, max(grace, 1.0))
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self.deps.publisher.drain(), timeout=limit)
         await self.deps.publisher.close()  # what is left stays in the outbox
         await self.deps.intake.close()
         await self.services.close()

@@ -15,6 +15,7 @@ from pathlib import Path
 import aiohttp
 
 from agent.schemas import RunStatus
+from bot.simulator.workspace import StoredMessage
 from storage.db import make_engine
 from storage.run_store import SqlRunStore
 from tests.bot.conftest import SECRET, has_feedback_buttons
@@ -77,6 +78,10 @@ async def _wait_for(url: str, done: Callable[[dict[str, RunStatus]], bool]) -> d
         await asyncio.sleep(0.1)
 
 
+def _answers(fake: FakeSlack, ts: str) -> list[StoredMessage]:
+    return [m for m in fake.thread(DEFAULT_CHANNEL_ID, ts) if has_feedback_buttons(m)]
+
+
 async def test_questions_waiting_for_a_slot_survive_a_crash_and_are_answered_once(
     sample_data_dir: Path, tmp_path: Path
 ) -> None:
@@ -116,6 +121,11 @@ async def test_questions_waiting_for_a_slot_survive_a_crash_and_are_answered_onc
             answered = await _wait_for(
                 url, lambda s: all(status is RunStatus.ANSWERED for status in s.values())
             )
+            # Answers reach Slack through the outbox, a moment after the run is stored.
+            deadline = time.monotonic() + 60
+            while not all(_answers(fake, ts) for ts in THREADS):
+                assert time.monotonic() < deadline, "an answer never reached Slack"
+                await asyncio.sleep(0.1)
         finally:
             second.send_signal(signal.SIGTERM)
             _, err = await asyncio.wait_for(second.communicate(), timeout=60)
@@ -123,5 +133,5 @@ async def test_questions_waiting_for_a_slot_survive_a_crash_and_are_answered_onc
 
     assert sorted(answered) == THREADS
     for ts in THREADS:
-        answers = [m for m in fake.thread(DEFAULT_CHANNEL_ID, ts) if has_feedback_buttons(m)]
+        answers = _answers(fake, ts)
         assert len(answers) == 1, f"thread {ts}: {len(answers)} answers"
