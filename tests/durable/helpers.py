@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -54,3 +55,10 @@ async def audit_trail(url: str, run_id: str) -> list[str]:
         return [e.event_type for e in events]
     finally:
         await engine.dispose()
+
+
+def free_port() -> int:
+    """A port nothing listens on right now, for a `grace serve` under test."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])

@@ -6,7 +6,6 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
-import socket
 import sys
 import time
 from collections.abc import Callable
@@ -19,7 +18,7 @@ from bot.simulator.workspace import StoredMessage
 from storage.db import make_engine
 from storage.run_store import SqlRunStore
 from tests.bot.conftest import SECRET, has_feedback_buttons
-from tests.durable.helpers import copy_data_dir, database_url, grace_env
+from tests.durable.helpers import copy_data_dir, database_url, free_port, grace_env
 from tests.fakes.fake_slack import (
     DEFAULT_CHANNEL_ID,
     JSON_CONTENT_TYPE,
@@ -31,12 +30,6 @@ from tests.fakes.fake_slack import (
 
 QUESTION = "How many vacation days do new employees get?"
 THREADS = ["1700009000.000100", "1700009000.000200", "1700009000.000300"]
-
-
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
 
 
 async def _serve(env: dict[str, str], port: int) -> asyncio.subprocess.Process:
@@ -95,7 +88,7 @@ async def test_questions_waiting_for_a_slot_survive_a_crash_and_are_answered_onc
             SLACK_API_URL=fake.base_url,
             GRACE_SLACK__MAX_CONCURRENT_RUNS="1",
         )
-        port = _free_port()
+        port = free_port()
         first = await _serve(env, port)
         fake.set_delay("chat.postMessage", 30)  # the first run holds the only agent slot
         try:

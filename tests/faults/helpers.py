@@ -6,7 +6,6 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
-import socket
 import sys
 import time
 from collections.abc import Awaitable, Callable
@@ -17,6 +16,7 @@ from typing import Any
 import aiohttp
 
 from tests.bot.conftest import SECRET, has_feedback_buttons
+from tests.durable.helpers import free_port as free_port  # re-exported for the fault tests
 from tests.durable.helpers import grace_env
 from tests.fakes.fake_slack import (
     DEFAULT_CHANNEL_ID,
@@ -28,12 +28,6 @@ from tests.fakes.fake_slack import (
 )
 
 QUESTION = "How many vacation days do new employees get?"
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
 
 
 def serve_env(data_dir: Path, fake: FakeSlack, **extra: str) -> dict[str, str]:

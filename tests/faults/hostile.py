@@ -7,13 +7,14 @@ import asyncio
 import hashlib
 import hmac
 import json
-import socket
 import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import aiohttp
+
+from tests.durable.helpers import free_port as free_port  # re-exported for the bench
 
 SECRET = "hostile-signing-secret-0123456789"
 JSON_TYPE = "application/json"
@@ -100,12 +101,6 @@ def unhandled_event(n: int) -> bytes:
 
 
 # --------------------------------------------------------------------------- a real server
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
 
 
 async def start_serve(

@@ -9,7 +9,6 @@ import threading
 from datetime import timedelta
 from pathlib import Path
 
-import pytest
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from agent.schemas import RunState, ThreadKey, utcnow
@@ -93,12 +92,11 @@ async def test_delivered_clears_the_entry_and_a_given_up_one_stays_listed(
 
 
 async def test_a_write_waits_out_a_database_locked_past_its_busy_timeout(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path,
 ) -> None:
     url = f"sqlite+aiosqlite:///{tmp_path}/grace.db"
     await db.migrate(url)
-    monkeypatch.setattr(db, "SQLITE_BUSY_TIMEOUT_S", 0.2)
-    engine = db.make_engine(url)
+    engine = db.make_engine(url, connect_args={"timeout": 0.2})  # a short busy timeout
     store = SqlRunStore(engine, health=db.WriteHealth(stall=0.5))
     locked, release = threading.Event(), threading.Event()
 
