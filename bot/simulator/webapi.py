@@ -19,6 +19,7 @@ from typing import Any
 
 from aiohttp import web
 
+from bot.simulator.assistant import AssistantPane
 from bot.simulator.workspace import SlackWorkspace, StoredMessage, WorkspaceError
 
 _JSON_PARAMS = ("blocks", "attachments", "view", "metadata")
@@ -106,6 +107,9 @@ class FakeSlack:
             "conversations.history": self._conversations_history,
             "conversations.info": self._conversations_info,
         }
+        # ---- the assistant pane (assistant.threads.*): see bot/simulator/assistant.py
+        self.assistant = AssistantPane(self.workspace)
+        self._handlers.update(self.assistant.handlers())
 
     # ------------------------------------------------------------------ lifecycle
 
