@@ -70,17 +70,19 @@ def status_for(event: RunEvent, state: RunState) -> str | None:
     if event.type in _CLEARS:
         return CLEAR
     if event.type is RunEventType.STEP_STARTED and state.plan is not None:
-        try:
-            step = state.plan.step(event.step_id or 0)
-        except KeyError:
+        wanted = event.data.get("step_ids") or [event.step_id]
+        steps = [s for s in state.plan.steps if s.step_id in wanted]
+        if not steps:
             return None
-        if step.action is ActionType.RAG_SEARCH:
-            where = readable_collection(step.collection or state.collection or "")
-            about = f" for “{truncate(step.query, 40)}”" if step.query else ""
+        actions = {s.action for s in steps}
+        search = next((s for s in steps if s.action is ActionType.RAG_SEARCH), None)
+        if search is not None:
+            where = readable_collection(search.collection or state.collection or "")
+            about = f" for “{truncate(search.query, 40)}”" if search.query else ""
             return truncate(f"is searching the {where}{about}…", STATUS_CHARS)
-        if step.action is ActionType.WEB_SEARCH:
+        if ActionType.WEB_SEARCH in actions:
             return "is searching the web…"
-        if step.action is ActionType.ASK_USER:
+        if ActionType.ASK_USER in actions:
             return "is preparing a question for you…"
         return "is putting the answer together…"
     return _STATIC_STATUS.get(event.type)
