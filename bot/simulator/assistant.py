@@ -142,6 +142,11 @@ class AssistantPane:
         self._changed(thread)
         return thread
 
+    def root(self, thread: AssistantThread) -> dict[str, Any]:
+        """The thread's root message as the page shows messages."""
+        message = self.workspace.message(thread.channel, thread.thread_ts)
+        return {**asdict(message), "is_reply": False, "ephemeral": False}
+
     def to_json(self) -> list[dict[str, Any]]:
         return [asdict(t) for t in self.threads.values()]
 
@@ -220,7 +225,9 @@ class AssistantPane:
                     bot_user_id=ws.bot_user_id,
                 ),
             )
-            return web.json_response({"ok": True, "thread": asdict(thread)})
+            return web.json_response(
+                {"ok": True, "thread": asdict(thread), "message": self.root(thread)}
+            )
 
         app.router.add_get("/sim/assistant/state", state)
         app.router.add_post("/sim/assistant/open", open_pane)
