@@ -158,6 +158,8 @@ class SimulatorUI:
         view = event.data.get("view")
         if isinstance(view, StoredView):
             data["view"] = view_json(view)
+        if isinstance(event.data.get("thread"), dict):  # assistant_updated
+            data["thread"] = event.data["thread"]
         self._broadcast(data)
 
     def _on_socket(self, event: WorkspaceEvent) -> None:

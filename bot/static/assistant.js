@@ -152,7 +152,11 @@
     } catch (err) {
       return;
     }
-    if (event.kind === "assistant_updated" || event.kind === "hello" || event.kind === "reset") refresh();
+    if (event.kind === "assistant_updated" && event.thread) {
+      const t = event.thread;
+      threads.set(`${t.channel}/${t.thread_ts}`, t); // every status in turn, none skipped
+      paint();
+    } else if (event.kind === "hello" || event.kind === "reset") refresh();
   };
   refresh();
 })();
