@@ -164,13 +164,15 @@ class AssistantThreads:
         status = status_for(event, state)
         if status is None or not state.thread.thread_ts:
             return
-        key = await self.thread_of(state)
-        if key is None or self._shown.get(state.run_id) == status:
-            return
-        if status == CLEAR and state.run_id not in self._shown:
-            return  # nothing shown by this process: nothing to clear
-        self._shown[state.run_id] = status
-        await self.set_status(key, status)
-        if status == CLEAR and state.status.is_final:
-            self._shown.pop(state.run_id, None)
-            self._known.pop(state.run_id, None)
+        try:
+            key = await self.thread_of(state)
+            if key is None or self._shown.get(state.run_id) == status:
+                return
+            if status == CLEAR and state.run_id not in self._shown:
+                return  # nothing shown by this process: nothing to clear
+            self._shown[state.run_id] = status
+            await self.set_status(key, status)
+        finally:
+            if state.status.is_final:  # forget the run: no more events will come
+                self._shown.pop(state.run_id, None)
+                self._known.pop(state.run_id, None)
