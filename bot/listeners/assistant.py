@@ -11,6 +11,7 @@ the work happens after it, from the inbox.
 
 from __future__ import annotations
 
+import hashlib
 import logging
 from collections.abc import Coroutine
 from functools import partial
@@ -33,15 +34,30 @@ log = logging.getLogger(__name__)
 
 THREAD_STARTED = "assistant_thread_started"
 QUESTION = "assistant_question"
+GREETING = "assistant_greeting"
 READING = "is reading your question…"
 STATUS_TIMEOUT_S = 5
 
 
+def greeting_owner(key: ThreadKey) -> str:
+    """The message-ref owner of a thread's greeting (an id no run ever has): one greeting
+    per thread, whichever delivery of the event it came from."""
+    thread = f"{key.team_id}:{key.channel_id}:{key.thread_ts}"
+    return "greeting:" + hashlib.sha256(thread.encode()).hexdigest()[:16]
+
+
 async def greet(deps: BotDeps, threads: AssistantThreads, entry: InboxEntry) -> None:
-    """A new assistant thread: say hello and offer prompts from the knowledge base."""
+    """A new assistant thread: say hello and offer prompts from the knowledge base.
+    The greeting's ts is stored, so a replayed or repeated event does not greet twice."""
     key, user = entry_key(entry), str(entry.payload.get("user", ""))
+    greeted = greeting_owner(key)
     hello = await welcome(deps.orchestrator.knowledge_base, user)
-    await deps.publisher.post_text(key.channel_id, key.thread_ts, hello.greeting)
+    if await deps.store.get_message_ref(run_id=greeted, kind=GREETING) is None:
+        ts = await deps.publisher.post_text(key.channel_id, key.thread_ts, hello.greeting)
+        if ts is not None:
+            await deps.store.set_message_ref(
+                run_id=greeted, kind=GREETING, channel_id=key.channel_id, ts=ts
+            )
     if hello.prompts:
         await threads.set_prompts(key, hello.prompts, title="Try asking about")
     return None

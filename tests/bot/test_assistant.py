@@ -10,10 +10,18 @@ from pathlib import Path
 
 from agent.knowledge.ingest import ingest_paths
 from agent.knowledge.qdrant_kb import open_knowledge_base
-from agent.schemas import InterventionKind, RunState, RunStatus
+from agent.ports import RunEvent, RunEventType
+from agent.schemas import (
+    ActionType,
+    ExecutionPlan,
+    InterventionKind,
+    PlanStep,
+    RunState,
+    RunStatus,
+)
 from blocks import ids
 from bot.assistant_prompts import document_title, welcome
-from bot.assistant_status import ASSISTANT_REF
+from bot.assistant_status import ASSISTANT_REF, status_for
 from bot.listeners.assistant import READING
 from tests.fakes.fake_slack import (
     DEFAULT_APP_ID,
@@ -103,6 +111,45 @@ async def test_a_new_thread_gets_a_greeting_and_prompts_from_the_knowledge_base(
     assert f"<@{ASKER}>" in greeting[0].text and "knowledge base" in greeting[0].text
     assert f"({len(documents)} documents)" in greeting[0].text or "documents)" in greeting[0].text
     assert not await harness.store.list_runs(limit=5), "a greeting is not a run"
+
+    # Slack delivers it again under another event id (or the inbox replays it): one greeting
+    await harness.bot.deps.intake.resume(stale_after=None)
+    envelope = assistant_thread_started_envelope(
+        user=ASKER,
+        channel=thread.channel,
+        thread_ts=thread.thread_ts,
+        team_id=TEAM,
+        api_app_id=DEFAULT_APP_ID,
+        bot_user_id=DEFAULT_BOT_USER_ID,
+    )
+    assert (await harness.event(envelope)).status == 200
+    replies = [m for m in harness.thread(thread.thread_ts, thread.channel) if m.is_reply]
+    assert len(replies) == 1, [m.text for m in replies]
+
+
+def test_status_words_say_what_the_run_is_doing() -> None:
+    plan = ExecutionPlan(
+        original_query="q",
+        complexity=0.5,
+        estimated_steps=3,
+        steps=[
+            PlanStep(step_id=1, action=ActionType.RAG_SEARCH, description="d", query="parking"),
+            PlanStep(step_id=2, action=ActionType.WEB_SEARCH, description="d"),
+            PlanStep(step_id=3, action=ActionType.REASONING, description="d"),
+        ],
+    )
+    state = RunState(query="q", collection="team_handbook", plan=plan)
+
+    def started(*step_ids: int) -> str | None:
+        event = RunEvent(type=RunEventType.STEP_STARTED, run_id="r", data={"step_ids": step_ids})
+        return status_for(event, state)
+
+    assert started(1) == "is searching the team handbook for “parking”…"
+    assert started(2) == "is searching the web…"
+    assert started(3) == "is putting the answer together…"
+    assert started(2, 1).startswith("is searching the team handbook")
+    for ends in (RunEventType.INTERVENTION_REQUESTED, RunEventType.ANSWER_READY):
+        assert status_for(RunEvent(type=ends, run_id="r"), state) == ""
 
 
 async def test_prompts_follow_whatever_the_knowledge_base_holds(tmp_path: Path) -> None:
