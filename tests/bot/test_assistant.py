@@ -261,3 +261,20 @@ async def test_a_clarifying_question_in_the_pane_is_answered_by_a_reply(
     assert state.status is RunStatus.ANSWERED, state.error
     assert len(harness.fake.calls_to(SET_TITLE)) == 1, "a reply does not retitle the thread"
     assert statuses(harness)[-1] == ""
+
+
+async def test_a_new_process_keeps_the_status_of_a_pane_run(harness: BotHarness) -> None:
+    """The run's place in an assistant thread is stored: after a restart, answering its
+    pause shows the status again and clears it at the end."""
+    thread = await open_pane(harness)
+    await say(harness, thread, LATEST_Q)
+    assert (await run_of(harness, thread)).status is RunStatus.PAUSED
+
+    await harness.restart()
+    harness.fake.reset_calls()
+    await say(harness, thread, "Beacon Server")
+
+    assert (await run_of(harness, thread)).status is RunStatus.ANSWERED
+    shown = statuses(harness)
+    assert shown and shown[0] != "" and shown[-1] == "", shown
+    assert not harness.fake.calls_to(SET_TITLE)
