@@ -16,6 +16,10 @@ repeat after any failure:
   retried until `delivery_deadline` after the first failure, by this process or — after
   a restart — the next one (`resume`, `sweep`);
 - the plan message's step-by-step edits are coalesced to one per `min_interval`.
+
+Where the workspace streams, the plan (and the answer) is a streamed reply instead of
+the plan message (`plan_stream.PlanStreamer`, injected as `streams`); the plan message is
+then only the fallback, built from Slack's `plan` and `task_card` blocks.
 """
 
 from __future__ import annotations
@@ -52,7 +56,8 @@ from blocks.intervention import (
     plain_question,
 )
 from blocks.limits import truncate
-from blocks.plan import fallback_text, outcome_text, plan_message
+from blocks.plan import fallback_text, outcome_text
+from blocks.plan_card import plan_card_message
 from storage.outbox import GAVE_UP, Delivery
 
 log = logging.getLogger(__name__)
@@ -79,6 +84,10 @@ class MessageStore(Protocol):
     ) -> None: ...
 
     async def message_digests(self, run_id: str) -> dict[str, tuple[str, str, str | None]]: ...
+
+
+class PlanStream(Protocol):
+    async def deliver(self, state: RunState, refs: _ThreadSync) -> bool: ...
 
 
 class DeliveryQueue(Protocol):
@@ -143,6 +152,9 @@ def _classify(exc: BaseException, what: str) -> RetryLater | None:
     return RetryLater(f"{what}: {slack_error(exc)}")
 
 
+classify_failure = _classify
+
+
 def digest_of(blocks: list[dict[str, Any]], text: str) -> str:
     data = json.dumps([blocks, text], sort_keys=True, ensure_ascii=False)
     return hashlib.sha256(data.encode()).hexdigest()[:32]
@@ -161,8 +173,10 @@ class SlackPublisher:
         delivery_deadline: float = 3600.0,
         lease: float = 120.0,
         owner: str | None = None,
+        streams: PlanStream | None = None,
     ) -> None:
         self._client = client
+        self._streams = streams
         self._store = store
         self._deliveries = deliveries
         self._min_interval = min_interval
@@ -321,11 +335,13 @@ class SlackPublisher:
         """Post or edit every message `state` should have. `suspect`: an earlier pass
         did not finish, so a message may be in Slack without its ts stored."""
         sync = _ThreadSync(self, state, await self._store.message_digests(state.run_id), suspect)
-        if state.plan is not None:
-            await sync.ensure(PLAN, payload(plan_message(state)), fallback_text(state), edit=True)
+        streamed = self._streams is not None and await self._streams.deliver(state, sync)
+        if state.plan is not None and not streamed:
+            blocks = payload(plan_card_message(state))
+            await sync.ensure(PLAN, blocks, fallback_text(state), edit=True)
         for request in _interventions(state):
             await self._intervention(sync, state, request)
-        if state.status is RunStatus.ANSWERED:
+        if state.status is RunStatus.ANSWERED and not streamed:
             for part, blocks in enumerate(answer_messages(state), 1):
                 kind = ANSWER if part == 1 else f"{ANSWER}:{part}"
                 await sync.ensure(kind, payload(blocks), answer_fallback_text(state, part))
@@ -481,6 +497,20 @@ class _ThreadSync:
 
     def has(self, kind: str) -> bool:
         return kind in self._refs
+
+    def ref(self, kind: str) -> tuple[str, str, str | None] | None:
+        """(channel, ts, digest) of the run's `kind` message, as stored."""
+        return self._refs.get(kind)
+
+    async def remember(self, kind: str, channel: str, ts: str, digest: str | None) -> None:
+        await self._remember(kind, (channel, ts, digest))
+
+    async def posted(self) -> dict[str, str]:
+        """kind → ts of the run's messages found in the thread by their metadata (one
+        search per pass)."""
+        if self._found is None:
+            self._found = await self._publisher.find_posted(self._state)
+        return self._found
 
     async def ensure(
         self, kind: str, blocks: list[dict[str, Any]] | None, text: str, *, edit: bool = False
