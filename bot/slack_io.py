@@ -186,6 +186,7 @@ class SlackPublisher:
         self._locks: dict[str, asyncio.Lock] = {}
         self._scheduled: dict[str, asyncio.Task[None]] = {}
         self._retries: dict[str, asyncio.Task[None]] = {}
+        self._dirty: set[str] = set()
         self._closed = False
 
     # ------------------------------------------------------------------ triggers
@@ -209,6 +210,8 @@ class SlackPublisher:
             return
         tasks = self._retries if retry else self._scheduled
         if run_id in tasks and not tasks[run_id].done():
+            if not retry:
+                self._dirty.add(run_id)  # a change during the pass: one more pass after it
             return
         tasks[run_id] = asyncio.create_task(
             self._later(run_id, wait, dead_owner), name=f"deliver {run_id}"
@@ -216,10 +219,15 @@ class SlackPublisher:
 
     async def _later(self, run_id: str, wait: float, dead_owner: str | None) -> None:
         await asyncio.sleep(wait)
-        try:
-            await self.deliver(run_id, dead_owner=dead_owner)
-        except Exception:  # the outbox keeps it; the sweep tries again
-            log.exception("delivering a run's messages failed", extra={"run_id": run_id})
+        while True:
+            self._dirty.discard(run_id)
+            try:
+                await self.deliver(run_id, dead_owner=dead_owner)
+            except Exception:  # the outbox keeps it; the sweep tries again
+                log.exception("delivering a run's messages failed", extra={"run_id": run_id})
+            if run_id not in self._dirty or self._closed:
+                return
+            await asyncio.sleep(self._min_interval)
 
     async def resume(self) -> int:
         """Deliver everything due (at start-up, and periodically): what a dead process
