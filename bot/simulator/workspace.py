@@ -476,8 +476,7 @@ class SlackWorkspace:
             raise WorkspaceError("invalid_blocks", f"{len(blocks)} blocks > {MAX_BLOCKS}")
         message.stream = stream.to_dict()
         message.text = stream.markdown
-        message.blocks = blocks
-        message.edits += 1
+        message.blocks = blocks  # a stream growing is not an edit: `edits` stays
 
     def post_user_message(
         self, channel: str, user: str, text: str, *, thread_ts: str | None = None
