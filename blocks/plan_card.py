@@ -105,7 +105,7 @@ def _output(result: StepResult | None) -> str:
     names = document_names(result.sources)
     if len(names) > 3:  # step_outcome names three; the task lists them all (capped)
         text += " (" + ", ".join(names[:10]) + ")"
-    return _plain(text[0].upper() + text[1:] if text else text, TASK_TEXT_LIMIT)
+    return _plain(text, TASK_TEXT_LIMIT)
 
 
 def plan_tasks(state: RunState) -> list[PlanTask]:

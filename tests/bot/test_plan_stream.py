@@ -82,7 +82,7 @@ async def test_the_plan_streams_tasks_through_their_states_then_the_answer(
     assert {s.description for s in state.plan.steps} <= titles
     search = next(c for c in _chunks(calls) if c["type"] == "task_update" and c.get("output"))
     assert search["details"].startswith("Looked in the knowledge base for")
-    assert search["output"].startswith("Found")
+    assert search["output"].startswith("found")
 
     # the answer arrives as markdown_text, then the stop adds the final blocks
     markdown = [c["text"] for c in _chunks(calls) if c["type"] == "markdown_text"]
