@@ -126,6 +126,7 @@ def plan_tasks(state: RunState) -> list[PlanTask]:
         query = one_line(step.query)
         if clarified:
             query = f"{query} {one_line(clarified)}".strip()
+            title = f"{title} (with your answer “{one_line(clarified)}”)"
         tasks.append(
             PlanTask(
                 task_id=str(step.step_id),

@@ -46,7 +46,7 @@ from agent.schemas import (
     RunStatus,
     utcnow,
 )
-from agent.workers import is_dead_here, new_worker_id
+from agent.workers import is_dead_here, new_worker_id, retire
 from blocks.answer import answer_fallback_text, answer_messages
 from blocks.intervention import (
     confirm_message,
@@ -267,6 +267,9 @@ class SlackPublisher:
         for task in tasks:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
+        # a pass cancelled mid-bookkeeping may keep its claim: let the next publisher
+        # (a new process, or a new bot in this one) take it over at once
+        retire(self.owner)
 
     # ------------------------------------------------------------------ one pass
 
@@ -280,13 +283,13 @@ class SlackPublisher:
             )
             if claim is None:
                 return False  # nothing due, waiting out a backoff, or another process has it
-            state = await self._store.load(run_id)
-            if state is None:
-                await self._deliveries.delivered(
-                    run_id, owner=self.owner, version=claim.wanted_version
-                )
-                return True
             try:
+                state = await self._store.load(run_id)
+                if state is None:
+                    await self._deliveries.delivered(
+                        run_id, owner=self.owner, version=claim.wanted_version
+                    )
+                    return True
                 await self._reconcile(state, suspect=claim.attempts > 1)
             except asyncio.CancelledError:  # shutting down mid-pass: hand it on
                 await asyncio.shield(self._deliveries.release(run_id, owner=self.owner))

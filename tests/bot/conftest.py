@@ -482,6 +482,9 @@ def message_text(message: StoredMessage) -> str:
             text = node.get("text")
             if isinstance(text, str):
                 parts.append(text)
+            title = node.get("title")  # a plan's or task_card's title is plain text
+            if isinstance(title, str):
+                parts.append(title)
             for value in node.values():
                 if isinstance(value, dict | list):
                     visit(value)
