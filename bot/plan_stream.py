@@ -39,7 +39,7 @@ from agent.schemas import (
 )
 from blocks.answer import answer_fallback_text, answer_footer
 from blocks.plan_card import PlanTask, answer_markdown, plan_tasks, task_chunk, title_chunk
-from bot.slack_io import ANSWER, METADATA_EVENT, classify_failure, payload, slack_error
+from bot.slack_io import ANSWER, METADATA_EVENT, PLAN, classify_failure, payload, slack_error
 
 log = logging.getLogger(__name__)
 
@@ -117,14 +117,17 @@ class PlanStreamer:
 
     # ------------------------------------------------------------------ the pass
 
-    async def deliver(self, state: RunState, refs: StreamRefs) -> bool:
+    async def deliver(self, state: RunState, refs: StreamRefs) -> bool | None:
         """Bring the run's stream up to date; True when the stream shows the plan (and,
-        once answered, the answer) — False: the caller renders the plan message."""
+        once answered, the answer) — False: the caller renders the plan message; None:
+        not decided yet (the plan is made but may still ask for approval)."""
         ref = refs.ref(STREAM)
         if ref is None:
             if state.plan is None:
                 return False  # nothing to show yet
-            if not self._wants_stream(state):
+            if state.status is RunStatus.PLANNING and state.pending is None:
+                return None  # a plan approval may follow: its buttons need the message
+            if not self._wants_stream(state) or refs.ref(PLAN) is not None:
                 await refs.remember(STREAM, state.thread.channel_id, "", MESSAGE)
                 return False
             ref = await self._start(state, refs)

@@ -87,7 +87,7 @@ class MessageStore(Protocol):
 
 
 class PlanStream(Protocol):
-    async def deliver(self, state: RunState, refs: _ThreadSync) -> bool: ...
+    async def deliver(self, state: RunState, refs: _ThreadSync) -> bool | None: ...
 
 
 class DeliveryQueue(Protocol):
@@ -346,8 +346,8 @@ class SlackPublisher:
         """Post or edit every message `state` should have. `suspect`: an earlier pass
         did not finish, so a message may be in Slack without its ts stored."""
         sync = _ThreadSync(self, state, await self._store.message_digests(state.run_id), suspect)
-        streamed = self._streams is not None and await self._streams.deliver(state, sync)
-        if state.plan is not None and not streamed:
+        streamed = await self._streams.deliver(state, sync) if self._streams else False
+        if state.plan is not None and streamed is False:
             blocks = payload(plan_card_message(state))
             await sync.ensure(PLAN, blocks, fallback_text(state), edit=True)
         for request in _interventions(state):
