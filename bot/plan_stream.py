@@ -125,11 +125,11 @@ class PlanStreamer:
         if ref is None:
             if state.plan is None:
                 return False  # nothing to show yet
-            if state.status is RunStatus.PLANNING and state.pending is None:
-                return None  # a plan approval may follow: its buttons need the message
             if not self._wants_stream(state) or refs.ref(PLAN) is not None:
                 await refs.remember(STREAM, state.thread.channel_id, "", MESSAGE)
                 return False
+            if state.status is RunStatus.PLANNING:
+                return None  # a plan approval may follow: its buttons need the message
             ref = await self._start(state, refs)
             if ref is None:
                 return False

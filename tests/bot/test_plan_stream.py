@@ -76,8 +76,8 @@ async def test_the_plan_streams_tasks_through_their_states_then_the_answer(
         ranks = [ORDER[s] for s in statuses]
         assert ranks == sorted(ranks), statuses
         assert statuses[-1] == "complete"
-    assert any("in_progress" in s for s in seen.values()), seen
-    assert all(s[0] == "pending" for s in seen.values()), seen
+    # the reasoning step (two paced model calls) is seen waiting, working, then done
+    assert seen[str(state.plan.steps[-1].step_id)] == ["pending", "in_progress", "complete"]
     titles = {c["title"] for c in _chunks(calls) if c["type"] == "task_update"}
     assert {s.description for s in state.plan.steps} <= titles
     search = next(c for c in _chunks(calls) if c["type"] == "task_update" and c.get("output"))
