@@ -10,8 +10,9 @@ second source of truth — everything it shows is recomputed from the stored run
   `markdown_text` and `chat.stopStream` ends it with the sources, feedback and run id.
 - Its progress is one `message_refs` row (kind `stream`): the stream's ts and a short
   token — `starting`, `o:<digest of the tasks shown>`, `a:` (answer being appended),
-  `A:` (answer appended, stop pending), `done`, or `message` (this run uses the edited
-  plan message). So a restart resumes from the stored state.
+  `A:` (answer appended, stop pending), `done`, `plan-done` (stopped without the answer:
+  after a pause the answer is a message below it, where the person reads on), or
+  `message` (this run uses the edited plan message). So a restart resumes from the stored state.
 - 429, 5xx and timeouts on task updates retry the pass (a `task_update` sent twice shows
   the same thing). Anything that cannot be repeated safely — a `startStream` or answer
   append whose outcome is unknown — and any refusal of a started stream stops it (when
@@ -44,9 +45,11 @@ from bot.slack_io import ANSWER, METADATA_EVENT, PLAN, classify_failure, payload
 log = logging.getLogger(__name__)
 
 PlanDisplay = Literal["auto", "stream", "message"]
+Cover = Literal["all", "plan", "message", "undecided"]
 STREAM = "stream"
 STARTING = "starting"
 DONE = "done"
+PLAN_DONE = "plan-done"
 MESSAGE = "message"
 OPEN, ANSWERING, ANSWERED = "o:", "a:", "A:"
 
@@ -74,6 +77,8 @@ class StreamRefs(Protocol):
 
     async def posted(self) -> dict[str, str]: ...
 
+    def kinds(self) -> list[str]: ...
+
 
 class StreamChoices:
     """Workspaces that refused to stream (in memory: a restart tries them again)."""
@@ -93,6 +98,11 @@ class StreamChoices:
 def _digest(data: Any) -> str:
     raw = json.dumps(data, sort_keys=True, ensure_ascii=False, default=str)
     return hashlib.sha256(raw.encode()).hexdigest()[:20]
+
+
+def _paused_below(refs: StreamRefs) -> bool:
+    """A pause (Confirm, Escalate, a question) was posted below the stream."""
+    return any(kind.startswith("intervention:") for kind in refs.kinds())
 
 
 def _view(state: RunState) -> tuple[str, list[PlanTask]]:
@@ -117,43 +127,46 @@ class PlanStreamer:
 
     # ------------------------------------------------------------------ the pass
 
-    async def deliver(self, state: RunState, refs: StreamRefs) -> bool | None:
-        """Bring the run's stream up to date; True when the stream shows the plan (and,
-        once answered, the answer) — False: the caller renders the plan message; None:
-        not decided yet (the plan is made but may still ask for approval)."""
+    async def deliver(self, state: RunState, refs: StreamRefs) -> Cover:
+        """Bring the run's stream up to date and say what it shows: `all` (the plan and,
+        once answered, the answer), `plan` (stopped; the answer is a message of its own),
+        `message` (no stream: the caller renders the plan message) or `undecided` (the
+        plan is made but may still ask for approval: nothing to show yet)."""
         ref = refs.ref(STREAM)
         if ref is None:
             if state.plan is None:
-                return False  # nothing to show yet
+                return "message"  # nothing to show yet
             if not self._wants_stream(state) or refs.ref(PLAN) is not None:
                 await refs.remember(STREAM, state.thread.channel_id, "", MESSAGE)
-                return False
+                return "message"
             if state.status is RunStatus.PLANNING:
-                return None  # a plan approval may follow: its buttons need the message
+                return "undecided"  # a plan approval's buttons need the plan message
             ref = await self._start(state, refs)
             if ref is None:
-                return False
+                return "message"
         channel, ts, token = ref[0], ref[1], ref[2] or ""
         if token == DONE:
-            return True
+            return "all"
+        if token == PLAN_DONE:
+            return "plan"
         if token == MESSAGE:
-            return False
+            return "message"
         if token == STARTING or token.startswith(ANSWERING):
             why = "starting" if token == STARTING else "appending the answer"
             await self._drop(state, refs, channel, ts, f"an earlier {why} did not finish")
-            return False
+            return "message"
         if token.startswith(OPEN):
             if not await self._append_tasks(state, refs, channel, ts, token):
-                return False
-            if state.status is RunStatus.ANSWERED:
-                if not await self._append_answer(state, refs, channel, ts):
-                    return False
-            elif state.status.is_final:
+                return "message"
+            if not state.status.is_final:
+                return "all"
+            if state.status is not RunStatus.ANSWERED or _paused_below(refs):
+                # an answer after a pause goes below it, where the person is reading
                 await self._stop(state, refs, channel, ts, answered=False)
-                return True
-            else:
-                return True
-        return await self._stop(state, refs, channel, ts, answered=True)
+                return "plan"
+            if not await self._append_answer(state, refs, channel, ts):
+                return "message"
+        return "all" if await self._stop(state, refs, channel, ts, answered=True) else "message"
 
     def _wants_stream(self, state: RunState) -> bool:
         if self.display == "message":
@@ -279,7 +292,7 @@ class PlanStreamer:
                 slack_error(exc),
                 extra={"run_id": state.run_id},
             )
-        await refs.remember(STREAM, channel, ts, DONE)
+        await refs.remember(STREAM, channel, ts, DONE if answered else PLAN_DONE)
         if answered:
             digest = _digest([blocks, answer_fallback_text(state)])[:32]
             await refs.remember(ANSWER, channel, ts, digest)

@@ -87,7 +87,9 @@ class MessageStore(Protocol):
 
 
 class PlanStream(Protocol):
-    async def deliver(self, state: RunState, refs: _ThreadSync) -> bool | None: ...
+    async def deliver(self, state: RunState, refs: _ThreadSync) -> str:
+        """What the run's stream shows: `all`, `plan`, `message` (none) or `undecided`."""
+        ...
 
 
 class DeliveryQueue(Protocol):
@@ -346,13 +348,13 @@ class SlackPublisher:
         """Post or edit every message `state` should have. `suspect`: an earlier pass
         did not finish, so a message may be in Slack without its ts stored."""
         sync = _ThreadSync(self, state, await self._store.message_digests(state.run_id), suspect)
-        streamed = await self._streams.deliver(state, sync) if self._streams else False
-        if state.plan is not None and streamed is False:
+        streamed = await self._streams.deliver(state, sync) if self._streams else "message"
+        if state.plan is not None and streamed == "message":
             blocks = payload(plan_card_message(state))
             await sync.ensure(PLAN, blocks, fallback_text(state), edit=True)
         for request in _interventions(state):
             await self._intervention(sync, state, request)
-        if state.status is RunStatus.ANSWERED and not streamed:
+        if state.status is RunStatus.ANSWERED and streamed != "all":
             for part, blocks in enumerate(answer_messages(state), 1):
                 kind = ANSWER if part == 1 else f"{ANSWER}:{part}"
                 await sync.ensure(kind, payload(blocks), answer_fallback_text(state, part))
@@ -508,6 +510,9 @@ class _ThreadSync:
 
     def has(self, kind: str) -> bool:
         return kind in self._refs
+
+    def kinds(self) -> list[str]:
+        return list(self._refs)
 
     def ref(self, kind: str) -> tuple[str, str, str | None] | None:
         """(channel, ts, digest) of the run's `kind` message, as stored."""

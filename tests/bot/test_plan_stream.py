@@ -22,12 +22,14 @@ from tests.fakes.fake_slack import FakeSlack, RecordedCall, StoredMessage, Works
 from .conftest import (
     ASKER,
     CHANNEL,
+    MONGOLIA_Q,
     TEAM,
     VACATION_Q,
     BotHarness,
     HarnessFactory,
     has_feedback_buttons,
     message_text,
+    proceed_through_confirms,
 )
 
 TS = "1700070000.000100"
@@ -218,3 +220,27 @@ async def test_after_a_restart_the_stream_is_finished_from_the_stored_state(
     assert message.blocks[0]["type"] == "plan"
     assert len(fake.calls_to("chat.startStream")) == 1
     assert (await harness.answer_message(state)).ts == message.ts
+
+
+async def test_after_a_pause_the_answer_is_a_message_below_it(
+    make_harness: HarnessFactory, fake: FakeSlack
+) -> None:
+    """The stream stays above the pause; the answer goes below it, where the person who
+    answered the pause reads on — and the stream is stopped, its tasks final."""
+    harness = await make_harness(plan_display="auto")
+    await harness.mention(MONGOLIA_Q, ts=TS)
+    paused = await harness.run_in(TS)
+    assert paused.pending is not None
+    stream, pause = harness.thread(TS)
+    assert stream.streaming and stream.blocks[0]["title"] == "Waiting for you (see below)"
+
+    state = await proceed_through_confirms(harness, TS)
+    assert state.status is RunStatus.ANSWERED
+    thread = harness.thread(TS)
+    assert [m.ts for m in thread[:2]] == [stream.ts, pause.ts]
+    (answer,) = _answers(harness, TS)
+    assert answer.ts > pause.ts and answer.ts != stream.ts
+    stopped = fake.message(CHANNEL, stream.ts)
+    assert not stopped.streaming and stopped.blocks[0]["title"] == "Done"
+    assert all(b["type"] != "markdown" for b in stopped.blocks), "no answer in the stream"
+    assert len(fake.calls_to("chat.stopStream")) == 1
