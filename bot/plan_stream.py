@@ -139,8 +139,8 @@ class PlanStreamer:
             if not self._wants_stream(state) or refs.ref(PLAN) is not None:
                 await refs.remember(STREAM, state.thread.channel_id, "", MESSAGE)
                 return "message"
-            if state.status is RunStatus.PLANNING:
-                return "undecided"  # a plan approval's buttons need the plan message
+            if state.status is RunStatus.PLANNING and state.plan.requires_confirmation:
+                return "undecided"  # plan approval's buttons need the plan message
             ref = await self._start(state, refs)
             if ref is None:
                 return "message"
@@ -320,6 +320,7 @@ class PlanStreamer:
 __all__ = [
     "MESSAGE",
     "STREAM",
+    "Cover",
     "PlanDisplay",
     "PlanStreamer",
     "StreamChoices",

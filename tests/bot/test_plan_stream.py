@@ -78,7 +78,9 @@ async def test_the_plan_streams_tasks_through_their_states_then_the_answer(
         ranks = [ORDER[s] for s in statuses]
         assert ranks == sorted(ranks), statuses
         assert statuses[-1] == "complete"
-    # the reasoning step (two paced model calls) is seen waiting, working, then done
+    # the stream opens as soon as the plan is made: every task starts pending; the
+    # reasoning step (two paced model calls) is seen waiting, working, then done
+    assert all(statuses[0] == "pending" for statuses in seen.values()), seen
     assert seen[str(state.plan.steps[-1].step_id)] == ["pending", "in_progress", "complete"]
     titles = {c["title"] for c in _chunks(calls) if c["type"] == "task_update"}
     assert {s.description for s in state.plan.steps} <= titles
