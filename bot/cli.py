@@ -169,6 +169,11 @@ def _parser() -> argparse.ArgumentParser:
         metavar="SECONDS",
         help="wait this long before each model call, to watch a plan progress (e.g. 0.8)",
     )
+    dev.add_argument(
+        "--no-streaming",
+        action="store_true",
+        help="the simulated workspace refuses chat.startStream: see the plan-message fallback",
+    )
 
     from bot.eval_cli import add_eval_parser
 
@@ -273,7 +278,13 @@ async def _dispatch(args: argparse.Namespace, settings: Settings) -> int:
     if args.command == "dev":
         from bot.dev import run_dev
 
-        return await run_dev(settings, port=args.port, host=args.host, pace=args.pace)
+        return await run_dev(
+            settings,
+            port=args.port,
+            host=args.host,
+            pace=args.pace,
+            refuse_streaming=args.no_streaming,
+        )
     if args.command == "eval":
         from bot.eval_cli import run_eval_command
 

@@ -49,6 +49,9 @@ METHOD_SCOPES: dict[str, set[str]] = {
     "chat_update": {"chat:write"},
     "chat_postEphemeral": {"chat:write"},
     "chat_delete": {"chat:write"},
+    "chat_startStream": {"chat:write"},  # the streamed plan (bot/plan_stream.py)
+    "chat_appendStream": {"chat:write"},
+    "chat_stopStream": {"chat:write"},
     "chat_getPermalink": set(),
     "views_open": set(),
     "views_update": set(),

@@ -88,6 +88,7 @@ async def test_questions_waiting_for_a_slot_survive_a_crash_and_are_answered_onc
             SLACK_SIGNING_SECRET=SECRET,
             SLACK_API_URL=fake.base_url,
             GRACE_SLACK__MAX_CONCURRENT_RUNS="1",
+            GRACE_SLACK__PLAN_DISPLAY="message",  # the delayed postMessage holds the slot
         )
         port = free_port()
         first = await _serve(env, port)
