@@ -145,7 +145,7 @@ _ASKED_UNITS: list[tuple[re.Pattern[str], re.Pattern[str]]] = [
     (re.compile(r"何週|how many (?:\w+ )?weeks", re.I), re.compile(r"週|\bweeks?\b", re.I)),
     (re.compile(r"何[かヶカケ]月|how many (?:\w+ )?months", re.I), re.compile(r"[かヶカケ]月|\bmonths?\b", re.I)),
     (re.compile(r"何年|how many (?:\w+ )?years", re.I), re.compile(r"\d\s*年|\byears?\b", re.I)),
-    (re.compile(r"何歳|how old|what age", re.I), re.compile(r"\d\s*歳|\bage\b|years? old", re.I)),
+    (re.compile(r"何歳|how old|what age", re.I), re.compile(r"\d\s*歳|\bage\b|years? old|\d\s*(?:years?|yrs?)\b", re.I)),
     (re.compile(r"何回|how many times|how often", re.I), re.compile(r"\d\s*回|\btimes?\b|\b(?:once|twice)\b|毎|\bevery\b|\bper\b|ly\b", re.I)),
     (re.compile(r"何人|how many (?:\w+ )?people", re.I), re.compile(r"\d\s*(?:人|名)|\bpeople\b|\bpersons?\b", re.I)),
 ]  # fmt: skip
@@ -499,8 +499,28 @@ def phrases(text: str) -> frozenset[str]:
 
 
 def terms(text: str) -> frozenset[str]:
-    """Content tokens with number words as digits ("third" → "3"), question words out."""
-    return frozenset(_NUMBER_WORDS.get(t, t) for t in tokenize(text) if t not in QUESTION_WORDS)
+    """Content tokens with number words as digits ("third" → "3"), question words out,
+    English words folded to a rough stem ("booking"/"book", "engineering"/"engineer"):
+    the asker's form of a word is rarely the handbook's."""
+    return frozenset(
+        _stem(_NUMBER_WORDS.get(t, t)) for t in tokenize(text) if t not in QUESTION_WORDS
+    )
+
+
+_DOUBLE_END = re.compile(r"([b-df-hj-km-rtv-y])\1$")
+
+
+def _stem(word: str) -> str:
+    """A deliberately small suffix folding (-ing, -ed, a final e, a doubled consonant),
+    the same on both sides; the search's own terms are left unstemmed (see tokenize)."""
+    if not word.isascii() or not word.isalpha() or len(word) < 5:
+        return word
+    if word.endswith("ing") and len(word) >= 7:
+        word = word[:-3]
+    elif word.endswith("ed") and len(word) >= 6:
+        word = word[:-2]
+    word = _DOUBLE_END.sub(r"\1", word)
+    return word[:-1] if word.endswith("e") and len(word) > 4 else word
 
 
 def gather(query: str, passages: Sequence[Source]) -> Evidence:
