@@ -40,6 +40,9 @@ PHRASE_BONUS = 0.3
 """A figure of the question found verbatim in a unit ("3月21日", "$2,000") lifts it."""
 CONTEXT_WEIGHT = 0.6
 """A query word found only in a unit's heading or lead-in counts this much."""
+NEIGHBOUR_UNITS = 3
+"""How far (in units of the same passage) a figure may sit from the sentence naming the
+topic when that sentence holds none of the kind asked for."""
 
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'(*_\[$#])|(?<=[。！？])")
 _INLINE_ITEM = re.compile(r"\s+[-•*]\s+(?=\S)")
@@ -418,6 +421,9 @@ class Evidence:
     """Every kind of value asked for (`question_types`)."""
     given: frozenset[str] = frozenset()
     """The numbers the question itself states ("a 1:1", "a $20 lunch"): no answer."""
+    absent: frozenset[str] = frozenset()
+    """Question words no candidate holds: the asker's paraphrase, or the very fact the
+    knowledge base lacks ("volunteering days" beside "paid time off days")."""
     common: frozenset[str] = frozenset()
     """Words the candidates also write in lower case: capitalised first in a sentence
     ("Assets are…"), they are not names."""
@@ -441,6 +447,12 @@ class Evidence:
     def kinds_in(self, text: str) -> set[str]:
         """The kinds of value asked for that a text holds."""
         return {k for k in self.kinds if has_value(text, k, self.unit)}
+
+    @property
+    def absent_share(self) -> float:
+        """The IDF-weighted share of the question that no candidate passage holds."""
+        total = self.total_weight
+        return sum(self.idf[t] for t in self.absent) / total if total else 0.0
 
     @property
     def total_weight(self) -> float:
@@ -574,6 +586,7 @@ def gather(query: str, passages: Sequence[Source]) -> Evidence:
             for n in _GIVEN_NUMBER.findall(_THOUSANDS.sub("", normalize_text(query)))
         ),
         common=frozenset(w for u in units for w in _LOWER_WORD.findall(u.text)),
+        absent=frozenset(t for t in query_tokens if not df.get(t)),
     )
     query_phrases = phrases(query)
     period = asked_period(query)
@@ -653,6 +666,18 @@ def select(evidence: Evidence, *, max_units: int = 3) -> list[Unit]:
             chosen.append(unit)
             covered |= new
             break
+    mine = [c for c in chosen if evidence.family[c.source].key == best_family]
+    if evidence.kinds and not any(c.typed for c in mine):
+        # "Is X covered? How much?": the figure often sits a sentence or two from the
+        # one that names the topic, in the same passage, sharing none of the words.
+        near = [
+            u
+            for u in evidence.units
+            if u.rank == best.rank and u.typed and abs(u.order - best.order) <= NEIGHBOUR_UNITS
+        ]
+        if near:
+            closest = min(near, key=lambda u: (abs(u.order - best.order), -u.score))
+            chosen = [best, closest, *chosen[1:]][:max_units]
     return chosen
 
 
@@ -775,6 +800,7 @@ def answer_features(query: str, answer: str, passages: Sequence[Source]) -> dict
             "unit_margin": 0.0,
             "question_terms": float(len(evidence.query_tokens)),
             "value_asked": 1.0 if evidence.kinds else 0.0,
+            "absent_terms": round(evidence.absent_share, 4),
         }
     quoted = [u for u in evidence.units if u.text and u.text in answer]
     if quoted:
@@ -821,6 +847,7 @@ def answer_features(query: str, answer: str, passages: Sequence[Source]) -> dict
         "unit_margin": round(unit_margin, 4),
         "question_terms": float(len(evidence.query_tokens)),
         "value_asked": 1.0 if evidence.kinds else 0.0,
+        "absent_terms": round(evidence.absent_share, 4),
     }
 
 

@@ -103,6 +103,27 @@ def test_the_questions_own_figures_and_sentence_initial_words_are_no_answer() ->
     assert typed == {"Assets": False, "This": True}
 
 
+def test_the_figure_a_sentence_or_two_away_completes_an_answer_without_one() -> None:
+    faq = Source(
+        source="mental-health.md",
+        score=10.0,
+        similarity=0.7,
+        text=(
+            "Mental health › FAQ\n\n"
+            "A: Unfortunately, not at this time. The maximum annual amount is $250 per "
+            "teammate.\n\n**Q: How can I use the stipend?**\n\n"
+            "A: The stipend covers therapy sessions, meditation classes and mental health apps."
+        ),
+    )
+    answer = extract_answer(
+        "does the company pay for therapy or meditation apps? how much?", [faq], japanese=False
+    )
+    assert answer.startswith("A: The stipend covers therapy") or answer.startswith(
+        "The stipend covers therapy"
+    )
+    assert "$250" in answer
+
+
 def test_number_words_match_figures() -> None:
     answer = extract_answer(
         "what's the gift budget for a third work anniversary?", [GIFTS], japanese=False
