@@ -18,11 +18,15 @@ three calls per question; embeddings are answered at once).
 
 Every process gets the same budget: `--runs-per-process` agent runs at once
 (`GRACE_SLACK__MAX_CONCURRENT_RUNS`) and its own copy of one knowledge base (Qdrant local
-mode allows one process per directory). After one warm-up question per process, all
-questions are sent at once; throughput is questions / (last answer − first send), and
+mode allows one process per directory). After one warm-up question per process, people
+ask: `--in-flight` per process (default twice the runs budget, so every process stays
+busy without a backlog that grows), each asking again once answered, until
+`--questions` are asked. Throughput is answers / (last answer − first question), and
 the time to answer is from a question's POST to the message carrying 👍/👎 in its
 thread. CPU seconds per answer are the replicas' own (`/proc/PID/stat`, measured over
-the burst), peak RSS is each process's high-water mark (`VmHWM`, start-up included).
+the burst), next to the bench's own (the fakes and the sender); peak RSS is each
+process's high-water mark (`VmHWM`, start-up included); `load` is the machine's 1-minute
+load average as the burst ended (other work on the machine slows every figure).
 
 PostgreSQL: `--postgres-url` or `GRACE_TEST_POSTGRES_URL` (an admin URL such as
 `postgresql+asyncpg://postgres@127.0.0.1:5432/postgres`; each scenario creates and drops
@@ -275,7 +279,7 @@ class Answers:
     def __init__(self, fake: FakeSlack) -> None:
         self.sent: dict[str, float] = {}
         self.answered: dict[str, float] = {}
-        self._done = asyncio.Event()
+        self._events: dict[str, asyncio.Event] = {}
         fake.workspace.subscribe(self._changed)
 
     def _changed(self, event: WorkspaceEvent) -> None:
@@ -283,17 +287,20 @@ class Answers:
         thread = getattr(message, "thread_ts", None)
         if thread in self.sent and thread not in self.answered and _has_feedback(message):
             self.answered[thread] = time.monotonic()
-            if len(self.answered) == len(self.sent):
-                self._done.set()
+            self._events[thread].set()
 
-    async def wait(self, seconds: float) -> None:
-        """Until every expected thread has its answer, or `seconds` pass."""
+    async def wait(self, thread: str, seconds: float) -> None:
+        """Until the thread has its answer, or `seconds` pass."""
         with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(self._done.wait(), seconds)
+            await asyncio.wait_for(self._events[thread].wait(), seconds)
 
     def expect(self, thread: str) -> None:
-        self._done.clear()
         self.sent[thread] = time.monotonic()
+        self._events[thread] = asyncio.Event()
+
+    def clear(self) -> None:
+        self.sent.clear()
+        self.answered.clear()
 
 
 def _has_feedback(message: Any) -> bool:
@@ -312,17 +319,48 @@ def next_thread_ts() -> str:
     return f"{int(time.time())}.{next(_ts_counter):06d}"
 
 
-async def ask(http: aiohttp.ClientSession, url: str, answers: Answers) -> None:
-    """POST one signed app_mention (its own thread and event id), as Slack would."""
+SLACK_RETRIES = 3
+PATIENCE_S = 180.0
+"""How long one simulated person waits for an answer before asking the next question."""
+
+
+async def ask(http: aiohttp.ClientSession, url: str, answers: Answers) -> tuple[str, int]:
+    """POST one signed app_mention (its own thread and event id) as Slack would, retrying
+    what is not acknowledged (`X-Slack-Retry-Num`); the thread, and how many deliveries
+    were refused."""
     ts = next_thread_ts()
     envelope = app_mention_envelope(text=QUESTION, ts=ts, event_id=f"Ev{uuid.uuid4().hex[:12]}")
     body = slack_json(envelope)
-    headers = signed_headers(SECRET, body, content_type=JSON_CONTENT_TYPE)
     answers.expect(ts)
-    async with http.post(url, data=body.encode(), headers=headers) as response:
-        await response.read()
-        if response.status != 200:
-            raise RuntimeError(f"/slack/events answered {response.status}")
+    refused = 0
+    for attempt in range(SLACK_RETRIES + 1):
+        headers = signed_headers(
+            SECRET, body, content_type=JSON_CONTENT_TYPE, retry_num=attempt or None
+        )
+        try:
+            async with http.post(
+                url, data=body.encode(), headers=headers, timeout=aiohttp.ClientTimeout(total=3)
+            ) as response:
+                await response.read()
+                if response.status == 200:
+                    return ts, refused
+        except (aiohttp.ClientError, TimeoutError):
+            pass  # Slack counts a response later than 3 s as not acknowledged
+        refused += 1
+        await asyncio.sleep(1.0)  # Slack: at once, 1 min, 5 min; compressed here
+    return ts, refused
+
+
+async def keep_asking(
+    http: aiohttp.ClientSession, url: str, answers: Answers, tickets: Iterator[int]
+) -> int:
+    """One person at a time: ask, wait for the answer, ask again, while tickets last."""
+    refused = 0
+    for _ in tickets:
+        thread, count = await ask(http, url, answers)
+        refused += count
+        await answers.wait(thread, PATIENCE_S)
+    return refused
 
 
 # --------------------------------------------------------------------------- one scenario
@@ -337,7 +375,14 @@ class Outcome:
     seconds: float
     latencies: list[float] = field(default_factory=list)
     cpu: float = 0.0
+    bench_cpu: float = 0.0
+    """The bench's own CPU over the burst: fake Slack, fake Gemini, the sender, Postgres
+    not included."""
+    refused: int = 0
+    """Deliveries not acknowledged within 3 s with a 200 (each retried, as Slack does)."""
     peak_rss_mb: list[float] = field(default_factory=list)
+    load: float = 0.0
+    """The 1-minute load average when the burst ended."""
 
     @property
     def per_minute(self) -> float:
@@ -351,10 +396,11 @@ class Outcome:
 
     def line(self) -> str:
         rss = "/".join(f"{r:.0f}" for r in self.peak_rss_mb)
-        per_answer = self.cpu / self.answered if self.answered else float("nan")
+        answered = self.answered or float("nan")
         return (
-            f"{self.name:<22} {self.answered:>4}/{self.questions:<4} {self.per_minute:8.1f}"
-            f" {self.pct(50):8.2f} {self.pct(99):8.2f} {per_answer:10.3f} {rss:>12}"
+            f"{self.name:<8} {self.answered:>4}/{self.questions:<4} {self.per_minute:8.1f}"
+            f" {self.pct(50):7.2f} {self.pct(99):7.2f} {self.cpu / answered:10.3f}"
+            f" {self.bench_cpu / answered:10.3f} {rss:>12} {self.load:6.1f} {self.refused:>7}"
         )
 
 
@@ -394,6 +440,8 @@ async def run_scenario(
     gemini: FakeGemini,
     questions: int,
     runs: int,
+    in_flight: int,
+    logs: Path,
 ) -> Outcome:
     async with FakeSlack() as slack:
         answers = Answers(slack)
@@ -403,24 +451,25 @@ async def run_scenario(
             shutil.copytree(template, data_dir)
             envs.append(replica_env(data_dir, slack.base_url, gemini.base_url, runs, database_url))
         servers = await asyncio.gather(
-            *(start_replica(env, work / f"{name}-{n}.log") for n, env in enumerate(envs))
+            *(start_replica(env, logs / f"{name}-{n}.log") for n, env in enumerate(envs))
         )
         try:
             connector = aiohttp.TCPConnector(limit=0)
             async with aiohttp.ClientSession(connector=connector) as http:
-                await asyncio.gather(*(ask(http, s.events_url, answers) for s in servers))
-                await answers.wait(180)  # warm-up: one answer per process
-                answers.sent.clear()
-                answers.answered.clear()
+                warm_up = await asyncio.gather(*(ask(http, s.events_url, answers) for s in servers))
+                await asyncio.gather(*(answers.wait(t, PATIENCE_S) for t, _ in warm_up))
+                answers.clear()
+                tickets = iter(range(questions))
                 cpu_before = [proc_cpu_seconds(s.process.pid) for s in servers]
+                bench_before = time.process_time()
                 started = time.monotonic()
-                await asyncio.gather(
+                refused = await asyncio.gather(
                     *(
-                        ask(http, servers[n % replicas].events_url, answers)
-                        for n in range(questions)
+                        keep_asking(http, servers[n % replicas].events_url, answers, tickets)
+                        for n in range(in_flight * replicas)
                     )
                 )
-                await answers.wait(max(180.0, questions * 3.0))
+                bench_cpu = time.process_time() - bench_before
             cpu = sum(
                 proc_cpu_seconds(s.process.pid) - b
                 for s, b in zip(servers, cpu_before, strict=True)
@@ -438,7 +487,10 @@ async def run_scenario(
         seconds=last - started,
         latencies=latencies,
         cpu=cpu,
+        bench_cpu=bench_cpu,
+        refused=sum(refused),
         peak_rss_mb=peaks,
+        load=os.getloadavg()[0],
     )
 
 
@@ -486,6 +538,8 @@ async def run(args: argparse.Namespace, postgres_url: str | None) -> list[Outcom
                             gemini=gemini,
                             questions=args.questions,
                             runs=args.runs_per_process,
+                            in_flight=args.in_flight or 2 * args.runs_per_process,
+                            logs=args.logs or work,
                         )
                     )
                 gemini.reset()
@@ -494,13 +548,14 @@ async def run(args: argparse.Namespace, postgres_url: str | None) -> list[Outcom
 
 def report(outcomes: Sequence[Outcome], args: argparse.Namespace) -> None:
     print(
-        f"\n{args.questions} questions sent at once; {args.runs_per_process} runs at once per "
-        f"process; each model call takes {args.model_delay * 1000:.0f} ms; "
-        f"{os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f}\n"
+        f"\n{args.questions} questions, {args.in_flight or 2 * args.runs_per_process} in "
+        f"flight and {args.runs_per_process} runs at once per process; each model call takes "
+        f"{args.model_delay * 1000:.0f} ms; "
+        f"{os.cpu_count()} cores\n"
     )
     print(
-        f"{'':<22} {'answered':>9} {'per min':>8} {'p50 s':>8} {'p99 s':>8}"
-        f" {'CPU s/ans':>10} {'peak RSS MB':>12}"
+        f"{'':<8} {'answered':>9} {'per min':>8} {'p50 s':>7} {'p99 s':>7}"
+        f" {'CPU s/ans':>10} {'bench CPU':>10} {'peak RSS MB':>12} {'load':>6} {'refused':>7}"
     )
     for outcome in outcomes:
         print(outcome.line())
@@ -511,6 +566,12 @@ def report(outcomes: Sequence[Outcome], args: argparse.Namespace) -> None:
         print(
             f"\ntwo replicas / one replica (PostgreSQL): {speedup:.2f}x   "
             f"target >= {TARGET_SPEEDUP}x   {verdict}"
+        )
+    refused = sum(o.refused for o in outcomes)
+    if refused:
+        print(
+            f"{refused} delivery(ies) were not acknowledged in 3 s with a 200 and were "
+            "redelivered (--logs DIR keeps the replicas' logs)"
         )
     missing = sum(o.questions - o.answered for o in outcomes)
     if missing:
@@ -523,9 +584,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--quick", action="store_true", help="30 questions")
     parser.add_argument("--runs-per-process", type=int, default=4)
     parser.add_argument("--model-delay", type=float, default=0.3)
+    parser.add_argument(
+        "--in-flight",
+        type=int,
+        help="questions waiting for an answer at any time, per process (2 × runs)",
+    )
     parser.add_argument("--postgres-url", default=os.environ.get("GRACE_TEST_POSTGRES_URL"))
     parser.add_argument("--scenarios", default="sqlite,pg1,pg2")
+    parser.add_argument("--logs", type=Path, help="keep the replicas' logs in this directory")
     args = parser.parse_args(argv)
+    if args.logs is not None:
+        args.logs.mkdir(parents=True, exist_ok=True)
     if args.quick:
         args.questions = 30
     args.scenarios = [s.strip() for s in args.scenarios.split(",") if s.strip()]
