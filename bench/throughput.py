@@ -388,6 +388,12 @@ class Outcome:
     def per_minute(self) -> float:
         return self.answered / self.seconds * 60 if self.seconds else 0.0
 
+    @property
+    def cores(self) -> float:
+        """Cores the replicas kept busy on average: near the machine's share for them, the
+        replicas were short of CPU rather than of runs."""
+        return self.cpu / self.seconds if self.seconds else 0.0
+
     def pct(self, q: float) -> float:
         if not self.latencies:
             return float("nan")
@@ -400,7 +406,8 @@ class Outcome:
         return (
             f"{self.name:<8} {self.answered:>4}/{self.questions:<4} {self.per_minute:8.1f}"
             f" {self.pct(50):7.2f} {self.pct(99):7.2f} {self.cpu / answered:10.3f}"
-            f" {self.bench_cpu / answered:10.3f} {rss:>12} {self.load:6.1f} {self.refused:>7}"
+            f" {self.bench_cpu / answered:10.3f} {self.cores:6.2f} {rss:>12} {self.load:6.1f}"
+            f" {self.refused:>7}"
         )
 
 
@@ -555,7 +562,8 @@ def report(outcomes: Sequence[Outcome], args: argparse.Namespace) -> None:
     )
     print(
         f"{'':<8} {'answered':>9} {'per min':>8} {'p50 s':>7} {'p99 s':>7}"
-        f" {'CPU s/ans':>10} {'bench CPU':>10} {'peak RSS MB':>12} {'load':>6} {'refused':>7}"
+        f" {'CPU s/ans':>10} {'bench CPU':>10} {'cores':>6} {'peak RSS MB':>12} {'load':>6}"
+        f" {'refused':>7}"
     )
     for outcome in outcomes:
         print(outcome.line())
