@@ -542,7 +542,11 @@ def _log_summary(state: RunState) -> None:
         usage.cost_usd,
         state.replan_count,
         confidence,
-        extra={"run_id": state.run_id, "event": "run_summary"},
+        extra={
+            "run_id": state.run_id,
+            "event": "run_summary",
+            "seconds": round(state.execution_time_ms / 1000, 3),
+        },
     )
 
 
