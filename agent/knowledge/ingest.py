@@ -81,6 +81,9 @@ written, so a bad byte deep inside cannot leave half a file in the knowledge bas
 
 ProgressCallback = Callable[[Path, int], None]
 """Called after each file with the file and the chunks it gave (0 when skipped)."""
+ReadCallback = Callable[[int], None]
+"""Called as files are read with how many more bytes were read and stored since the last
+call, so a progress bar moves through one large file too."""
 
 
 # --------------------------------------------------------------------------- files
@@ -149,6 +152,8 @@ class _Document:
 
     path: Path
     facts: DocumentFacts = field(default_factory=DocumentFacts)
+    bytes_read: int = 0
+    """Bytes of Markdown / plain text read so far (CSV files count at the end)."""
 
     def title(self) -> str:
         fields = front_matter_fields(self.facts.front_matter)
@@ -176,10 +181,11 @@ class _Document:
                 if suffix == ".csv":
                     yield from _csv_chunks(stream, path)
                 elif suffix in {".md", ".markdown"}:
-                    lines = read_lines(stream)
+                    lines = read_lines(_Counting(stream, self))
                     yield from markdown_chunks(lines, self.facts, keep_line=is_revision_line)
                 else:
-                    yield from text_chunks(self._noting_revisions(read_lines(stream)))
+                    lines = read_lines(_Counting(stream, self))
+                    yield from text_chunks(self._noting_revisions(lines))
         except UnicodeDecodeError as exc:
             raise InvalidInputError(f"cannot read {path}: not UTF-8 text") from exc
         except BinaryTextError as exc:
@@ -194,6 +200,19 @@ class _Document:
             if not line.continued and len(line.text) < 300 and is_revision_line(line.text):
                 self.facts.revision_lines.append(line.text)
             yield line
+
+
+class _Counting:
+    """A text stream that counts the bytes read through it into its document."""
+
+    def __init__(self, stream: TextIO, document: _Document) -> None:
+        self._stream = stream
+        self._document = document
+
+    def read(self, size: int = -1) -> str:
+        block = self._stream.read(size)
+        self._document.bytes_read += len(block.encode("utf-8", "surrogatepass"))
+        return block
 
 
 def _csv_chunks(stream: TextIO, path: Path) -> Iterator[tuple[str, str]]:
@@ -355,12 +374,15 @@ async def ingest(
     *,
     collection: str | None = None,
     on_file: ProgressCallback | None = None,
-    on_start: Callable[[int], None] | None = None,
+    on_start: Callable[[int, int], None] | None = None,
+    on_read: ReadCallback | None = None,
 ) -> IngestResult:
     """Ingest files and directories into `collection` (default: the KB's default).
 
-    `on_start` hears how many files will be read, `on_file` about each one as it is
-    done (for a progress bar)."""
+    Streamed: a file is read in blocks and its chunks are written in batches as they
+    come, so memory stays bounded whatever the file's size. For a progress bar,
+    `on_start` hears how many files and bytes will be read, `on_read` how many more
+    bytes were read and written, `on_file` about each file as it is done."""
     started = time.perf_counter()
     name = collection or kb.default_collection
     files, skipped = _scan(paths)
@@ -369,8 +391,9 @@ async def ingest(
         kinds = ", ".join(sorted(SUPPORTED_SUFFIXES))
         where = ", ".join(str(p) for p in paths)
         raise InvalidInputError(f"cannot ingest {where}: no supported files ({kinds}) inside")
+    sizes = {file: _size(file) for file in files}
     if on_start is not None:
-        on_start(len(files))
+        on_start(len(files), sum(sizes.values()))
     await kb.ensure_collection(name)
     stored = await kb.documents(name)
     writer = _Writer(kb, name)
@@ -384,10 +407,15 @@ async def ingest(
         source = file.name
         count = 0
         flushed_early = False
+        reported = 0
         try:
             for chunk in _chunks_of(document):
                 count += 1
-                flushed_early |= await writer.add(chunk)
+                if await writer.add(chunk):
+                    flushed_early = True
+                    if on_read is not None and document.bytes_read > reported:
+                        on_read(document.bytes_read - reported)
+                        reported = document.bytes_read
         except InvalidInputError as exc:
             writer.buffer = [c for c in writer.buffer if c.source != source]
             if flushed_early:  # only possible for an I/O error mid-way through a big file
@@ -397,6 +425,8 @@ async def ingest(
             skipped.append(SkippedFile(path=str(file), reason=_reason(exc, file)))
             if on_file is not None:
                 on_file(file, 0)
+            if on_read is not None and sizes[file] > reported:
+                on_read(sizes[file] - reported)
             continue
         old = stored.get(source)
         old_count = len(old.ids) if old is not None else 0
@@ -407,6 +437,8 @@ async def ingest(
                 infos.pop(source, None)
             if on_file is not None:
                 on_file(file, 0)
+            if on_read is not None and sizes[file] > reported:
+                on_read(sizes[file] - reported)
             continue
         info = document.info()
         infos[source] = info
@@ -420,6 +452,8 @@ async def ingest(
         )
         if on_file is not None:
             on_file(file, count)
+        if on_read is not None and sizes[file] > reported:
+            on_read(sizes[file] - reported)
     await writer.flush()
     await _resolve_versions(kb, name, infos, stored, written)
     return IngestResult(
@@ -447,6 +481,13 @@ async def _resolve_versions(
                 continue
             ids = old.ids
         await kb.mark_superseded(collection, ids, superseded_by=superseded_by)
+
+
+def _size(file: Path) -> int:
+    try:
+        return file.stat().st_size
+    except OSError:
+        return 0  # named in the skipped list when it is read
 
 
 def _reason(exc: InvalidInputError, file: Path) -> str:

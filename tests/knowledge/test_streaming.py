@@ -1,0 +1,59 @@
+"""Ingest is streamed: chunks of a file are written to the knowledge base while the rest
+of the file has not been written yet, so memory does not grow with the file's size.
+
+The file is a named pipe fed by a thread that writes its first half, then waits to hear
+that ingest has written chunks to the knowledge base before writing the second half. A
+pipeline that read the whole file first (or held every chunk until the end) would never
+report progress mid-file: the writer's wait would time out and the test fails."""
+
+from __future__ import annotations
+
+import os
+import threading
+from pathlib import Path
+
+from agent.knowledge.ingest import WRITE_BATCH, ingest
+from agent.knowledge.qdrant_kb import QdrantKnowledgeBase
+
+SECTIONS = 3 * WRITE_BATCH
+"""Sections in each half: several write batches."""
+
+
+def _section(n: int) -> str:
+    return f"## Section {n}\n\nRoom {n} keeps the spare keyboards and the blue {n} cables.\n\n"
+
+
+async def test_chunks_are_written_before_the_file_is_complete(
+    kb: QdrantKnowledgeBase, tmp_path: Path
+) -> None:
+    pipe = tmp_path / "handbook.md"
+    os.mkfifo(pipe)
+    stored_mid_file = threading.Event()
+    outcome: dict[str, bool] = {}
+
+    def feed() -> None:
+        with pipe.open("w", encoding="utf-8") as out:
+            out.write("# Handbook\n\n")
+            out.writelines(_section(n) for n in range(SECTIONS))
+            out.flush()
+            outcome["released"] = stored_mid_file.wait(120)
+            out.writelines(_section(n) for n in range(SECTIONS, 2 * SECTIONS))
+
+    progress: list[int] = []
+
+    def on_read(size: int) -> None:
+        progress.append(size)
+        if "released" not in outcome:
+            stored_mid_file.set()
+
+    writer = threading.Thread(target=feed, daemon=True)
+    writer.start()
+    result = await ingest(kb, [pipe], on_read=on_read)
+    writer.join(10)
+
+    assert outcome == {"released": True}
+    assert result.chunks == 2 * SECTIONS
+    assert await kb.count(kb.default_collection) == 2 * SECTIONS
+    assert len(progress) >= 2
+    hits = await kb.search("Which room keeps the blue 1700 cables?", limit=3)
+    assert hits and hits[0].chunk_id == "handbook.md#1700"
