@@ -16,7 +16,6 @@ similarity so the confidence scorer can compare results across backends.
 from __future__ import annotations
 
 import contextlib
-import functools
 import logging
 import math
 import sqlite3
@@ -39,10 +38,10 @@ from agent.errors import (
 )
 from agent.knowledge.chunks import Chunk
 from agent.knowledge.edge_client import EdgeClient, EdgeLockedError
-from agent.knowledge.lexical import QueryTerms, query_sparse_vector, sparse_vector
+from agent.knowledge.lexical import QueryTerms, query_sparse_vector
 from agent.knowledge.local_migration import has_local_mode_data, migrate_local_mode
 from agent.knowledge.sparse_index import SparseIndex
-from agent.knowledge.tokenize import search_terms
+from agent.knowledge.vectors import SparseValues, chunk_sparse_vector
 from agent.knowledge.versions import DocumentInfo
 from agent.ports import Embedder
 from agent.schemas import Source
@@ -296,8 +295,17 @@ class QdrantKnowledgeBase:
                 )
         return found.count
 
-    async def upsert_chunks(self, collection: str, chunks: Sequence[Chunk]) -> int:
-        """Store chunks (creating the collection if needed); returns how many were written."""
+    async def upsert_chunks(
+        self,
+        collection: str,
+        chunks: Sequence[Chunk],
+        *,
+        sparse: Sequence[SparseValues] | None = None,
+    ) -> int:
+        """Store chunks (creating the collection if needed); returns how many were written.
+
+        `sparse`: the chunks' `chunk_sparse_vector`s when already computed (ingest
+        computes them in another process while it reads on)."""
         await self.ensure_collection(collection)
         if not chunks:
             return 0
@@ -311,9 +319,9 @@ class QdrantKnowledgeBase:
                 dense.extend(await embed_documents(self._embedder, texts, titles))
         points: list[models.PointStruct] = []
         for i, chunk in enumerate(chunks):
-            # The heading trail is in the text already; counting it once more weighs a
-            # section's own words above a passing mention (BM25F-style field weight).
-            indices, values = sparse_vector(_title_terms(chunk.title) + search_terms(chunk.text))
+            indices, values = (
+                sparse[i] if sparse is not None else chunk_sparse_vector(chunk.title, chunk.text)
+            )
             vector: dict[str, Any] = {
                 SPARSE_VECTOR: models.SparseVector(indices=indices, values=values)
             }
@@ -609,12 +617,6 @@ def _stored_dense(stored: Any) -> list[float] | None:
     """A hit's stored dense vector, when the search fetched it."""
     vector = stored.get(DENSE_VECTOR) if isinstance(stored, dict) else None
     return [float(v) for v in vector] if isinstance(vector, list) else None
-
-
-@functools.lru_cache(maxsize=4096)
-def _title_terms(title: str) -> list[str]:
-    """Search terms of a heading trail (cached: every chunk of a section shares it)."""
-    return search_terms(title)
 
 
 def _body(text: str) -> str:

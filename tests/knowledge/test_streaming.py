@@ -12,8 +12,8 @@ import os
 import threading
 from pathlib import Path
 
-from agent.knowledge.ingest import WRITE_BATCH, ingest
-from agent.knowledge.qdrant_kb import QdrantKnowledgeBase
+from agent.knowledge.ingest import SAMPLE_KB_DIR, WRITE_BATCH, ingest
+from agent.knowledge.qdrant_kb import QdrantKnowledgeBase, open_knowledge_base
 
 SECTIONS = 3 * WRITE_BATCH
 """Sections in each half: several write batches."""
@@ -57,3 +57,31 @@ async def test_chunks_are_written_before_the_file_is_complete(
     assert len(progress) >= 2
     hits = await kb.search("Which room keeps the blue 1700 cables?", limit=3)
     assert hits and hits[0].chunk_id == "handbook.md#1700"
+
+
+async def test_vectors_from_the_worker_process_are_the_ones_computed_inline(
+    tmp_path: Path,
+) -> None:
+    """Large inputs compute sparse vectors in a second process: same index, same hits."""
+    generated = tmp_path / "handbook.md"
+    generated.write_text("".join(_section(n) for n in range(2 * WRITE_BATCH + 50)), "utf-8")
+    inline = open_knowledge_base(path=tmp_path / "inline", url=None)
+    worker = open_knowledge_base(path=tmp_path / "worker", url=None)
+    try:
+        await ingest(inline, [SAMPLE_KB_DIR, generated])
+        result = await ingest(worker, [SAMPLE_KB_DIR, generated], parallel_bytes=0)
+        assert result.chunks > 2 * WRITE_BATCH + 50  # several batches through the worker
+        for kb in (inline, worker):
+            assert await kb.count(kb.default_collection) == result.chunks
+        for query in (
+            "How many vacation days do employees get?",
+            "経費精算の締め切り",
+            "Which room keeps the blue 1030 cables?",
+        ):
+            a = await inline.search(query, limit=5)
+            b = await worker.search(query, limit=5)
+            assert a and a[0].chunk_id == b[0].chunk_id, query
+            assert [h.score for h in a] == [h.score for h in b], query  # ties may swap
+    finally:
+        await inline.close()
+        await worker.close()
