@@ -300,9 +300,9 @@ async def scale_run(
     with tempfile.TemporaryDirectory(prefix="grace-bench-scale-") as tmp:
         probe = Path(tmp) / "probe"
         probe.mkdir()
-        _write_corpus(kb_dirs, probe, 1)
-        per_copy = len(load_documents(probe))
-        copies = max(1, -(-chunks_wanted // max(1, per_copy)))
+        _write_corpus(kb_dirs, probe, 3)  # varied copies chunk a little differently
+        per_copy = len(load_documents(probe)) / 3
+        copies = max(1, round(chunks_wanted / max(1.0, per_copy)))
         docs = Path(tmp) / "docs"
         docs.mkdir()
         _write_corpus(kb_dirs, docs, copies)

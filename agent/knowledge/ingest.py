@@ -511,7 +511,7 @@ async def ingest(
     finally:
         writer.abandon()
         if pool is not None:
-            pool.shutdown(wait=False, cancel_futures=True)
+            pool.shutdown(wait=True, cancel_futures=True)
     await _resolve_versions(kb, name, infos, stored, written)
     return IngestResult(
         reports=reports, skipped=skipped, seconds=round(time.perf_counter() - started, 3)
