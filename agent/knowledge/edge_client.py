@@ -7,7 +7,7 @@ mode is brute force in Python over points it keeps in memory: at 80,000 chunks i
 ~650 MB and ingests a 50 MB file in minutes. Figures: docs/embedded-engine.md.
 
 Edge has no collections: one shard is one directory. A collection here is the shard in
-`<root>/<name>/`, with a small `grace.json` beside it recording its dense size (Edge does
+`<root>/<name>/`, with a small `grace.json` beside it recording its dense vectors (Edge does
 not report its configuration back). Results are returned as qdrant-client `models`
 objects, so the knowledge base runs the same code on Edge and on a Qdrant server.
 
@@ -78,7 +78,7 @@ class EdgeClient:
             self._lock.close()
             raise EdgeLockedError(f"{self._root} is already accessed by another instance") from exc
         self._shards: dict[str, qe.EdgeShard] = {}
-        self._dense: dict[str, int | None] = {}
+        self._dense: dict[str, dict[str, int]] = {}
         self._run_lock = asyncio.Lock()
 
     # ------------------------------------------------------------------ plumbing
@@ -118,25 +118,24 @@ class EdgeClient:
 
     async def get_collection(self, name: str) -> models.CollectionInfo:
         """Only `config.params.vectors` is filled in: all the knowledge base reads."""
-        size = self._dense_size(name)
-        vectors: dict[str, models.VectorParams] = {}
-        if size is not None:
-            from agent.knowledge.qdrant_kb import DENSE_VECTOR
-
-            vectors[DENSE_VECTOR] = models.VectorParams(size=size, distance=models.Distance.COSINE)
+        vectors = {
+            key: models.VectorParams(size=size, distance=models.Distance.COSINE)
+            for key, size in self._dense_vectors(name).items()
+        }
         return models.CollectionInfo.model_construct(
             config=models.CollectionConfig.model_construct(
                 params=models.CollectionParams.model_construct(vectors=vectors)
             )
         )
 
-    def _dense_size(self, name: str) -> int | None:
+    def _dense_vectors(self, name: str) -> dict[str, int]:
+        """The collection's dense vectors and their sizes, from its `grace.json`."""
         if name not in self._dense:
             path = self._dir(name) / META_FILE
             if not path.is_file():
                 raise ValueError(f"Collection {name} not found")
             meta = json.loads(path.read_text(encoding="utf-8"))
-            self._dense[name] = meta.get("dense_size")
+            self._dense[name] = {str(k): int(v) for k, v in meta.get("dense", {}).items()}
         return self._dense[name]
 
     async def create_collection(
@@ -149,18 +148,15 @@ class EdgeClient:
         directory = self._dir(name)
         if (directory / META_FILE).is_file():
             raise ValueError(f"Collection {name} already exists")
-        sizes = [params.size for params in vectors_config.values()]
+        dense = {key: params.size for key, params in vectors_config.items()}
         idf = any(p.modifier == models.Modifier.IDF for p in sparse_vectors_config.values())
         shard = await self._run(
             lambda: create_shard(
-                directory,
-                dense=dict(zip(vectors_config, sizes, strict=True)),
-                sparse=list(sparse_vectors_config),
-                idf=idf,
+                directory, dense=dense, sparse=list(sparse_vectors_config), idf=idf
             )
         )
         self._shards[name] = shard
-        self._dense[name] = sizes[0] if sizes else None
+        self._dense[name] = dense
         return True
 
     async def create_payload_index(
@@ -367,6 +363,6 @@ def create_shard(
     )
     shutil.rmtree(directory, ignore_errors=True)
     shard = qe.EdgeShard.create(str(directory), config)
-    meta = {"dense_size": next(iter(dense.values()), None), "engine": "qdrant-edge"}
+    meta = {"engine": "qdrant-edge", "dense": dict(dense)}
     (directory / META_FILE).write_text(json.dumps(meta), encoding="utf-8")
     return shard
