@@ -71,8 +71,15 @@ async def test_vectors_from_the_worker_process_are_the_ones_computed_inline(
     worker = open_knowledge_base(path=tmp_path / "worker", url=None)
     try:
         await ingest(inline, [SAMPLE_KB_DIR, generated])
-        result = await ingest(worker, [SAMPLE_KB_DIR, generated], parallel_bytes=0)
+        read: list[int] = []
+        result = await ingest(
+            worker, [SAMPLE_KB_DIR, generated], parallel_bytes=0, on_read=read.append
+        )
         assert result.chunks > 2 * WRITE_BATCH + 50  # several batches through the worker
+        total = generated.stat().st_size + sum(
+            f.stat().st_size for f in SAMPLE_KB_DIR.rglob("*") if f.is_file()
+        )
+        assert sum(read) == total  # a progress bar in bytes ends at 100 %
         for kb in (inline, worker):
             assert await kb.count(kb.default_collection) == result.chunks
         for query in (
