@@ -348,8 +348,22 @@ def split_units(text: str) -> list[tuple[str, str]]:
             _sentences_into(" ".join(paragraph), heading, lead, out)
             paragraph.clear()
 
+    in_code = False
     for raw in lines:
         line = raw.strip()
+        if line.startswith(("```", "~~~")):
+            # A fenced block is quoted as text under the line that introduced it
+            # ("…review unused dependencies using:"); a "# comment" in it is no heading.
+            flush()
+            in_code = not in_code
+            lead = lead if in_code else ""
+            continue
+        if in_code:
+            if line:
+                paragraph.append(line)
+            else:
+                flush()
+            continue
         if not line:
             flush()
             header = []

@@ -288,3 +288,19 @@ def test_version_followed_by_a_whole_number_is_a_version() -> None:
 
     assert has_value("At this time version 33 is the minimum needed.", "version")
     assert not has_value("Install the latest tools first.", "version")
+
+
+def test_a_code_block_keeps_its_lead_in_and_its_comments_are_no_headings() -> None:
+    text = (
+        "Build › Unused dependencies\n\n"
+        "Recommendation: review unused dependencies for removal using:\n\n"
+        "```\n$ tool check --workspace\n```\n\n"
+        '```\n# Package A\n[dependencies]\nlog = "0.4"\n```\n\n'
+        "After the block the lead-in is over.\n"
+    )
+    units = dict(split_units(text))
+    assert units["$ tool check --workspace"].endswith(
+        "Recommendation: review unused dependencies for removal using:"
+    )
+    assert '# Package A [dependencies] log = "0.4"' in units
+    assert units["After the block the lead-in is over."] == "Build › Unused dependencies"
