@@ -76,8 +76,8 @@ def test_the_right_document_is_found_and_confidence_separates_right_from_wrong(
 
 
 def test_confidently_wrong_answers_stay_rare(report: dict[str, object]) -> None:
-    # The goal is at most 5 %; this set measures 4 of 30 (13 %), so this only keeps it
+    # The goal is at most 5 %; this set measures 2 of 30 (7 %), so this only keeps it
     # from getting worse. The README says so.
     metrics = report["metrics"]
     assert isinstance(metrics, dict)
-    assert metrics["confidently_wrong"] <= 4, metrics["confidently_wrong_ids"]
+    assert metrics["confidently_wrong"] <= 2, metrics["confidently_wrong_ids"]
