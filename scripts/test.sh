@@ -52,4 +52,9 @@ install_browser_packages
 python -m pip install --quiet --disable-pip-version-check -e '.[dev]'
 ruff check .
 ruff format --check .
-python -m pytest -q "$@"
+# The suite runs in parallel worker processes (pytest-xdist). Most of its time is spent
+# waiting — on real `grace` processes starting and restarting, leases running out, 40 s of
+# Slack 429s and a 40 s database lock — so it uses more workers than a 2-core machine has
+# cores. GRACE_TEST_WORKERS sets how many (0: one process, no xdist). Arguments go to
+# pytest as they are: `bash scripts/test.sh tests/faults -x`.
+python -m pytest -q -n "${GRACE_TEST_WORKERS:-4}" "$@"
