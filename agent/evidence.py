@@ -40,6 +40,9 @@ PHRASE_BONUS = 0.3
 """A figure of the question found verbatim in a unit ("3月21日", "$2,000") lifts it."""
 CONTEXT_WEIGHT = 0.6
 """A query word found only in a unit's heading or lead-in counts this much."""
+NEIGHBOUR_UNITS = 3
+"""How far (in units of the same passage) a figure may sit from the sentence naming the
+topic when that sentence holds none of the kind asked for."""
 
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'(*_\[$#])|(?<=[。！？])")
 _INLINE_ITEM = re.compile(r"\s+[-•*]\s+(?=\S)")
@@ -58,7 +61,8 @@ _DATE_IN_NAME = re.compile(r"((?:19|20)\d\d)[-_.]?(\d\d)?[-_.]?(\d\d)?")
 
 _QTYPE_PATTERNS: list[tuple[str, re.Pattern[str]]] = [
     ("percent", re.compile(r"what percent|how much of|percentage|割合|何\s*[%％]|割増率|率は|何割|分配率", re.I)),
-    ("money", re.compile(r"how much|budget|cost|price|pay|stipend|allowance|reimburs|spend|limit|amount|\$|いくら|金額|上限|費用|手当|補助|円", re.I)),
+    ("quantity", re.compile(r"\b(?:amount|limit|minimum|maximum|max|min|cap|threshold)\b", re.I)),
+    ("money", re.compile(r"how much|budget|cost|price|pay|stipend|allowance|reimburs|spend|\$|いくら|金額|上限|費用|手当|補助|円", re.I)),
     ("duration", re.compile(r"how long|how much (?:heads.?up|notice|time|advance)|how far ahead|how far in advance|how many (?:\w+ ){0,2}(?:days|weeks|months|years|hours|minutes)|how fast|how soon|heads.?up|notice|何日|何週|何か月|何ヶ月|何カ月|何年|何時間|何分|期間|どのくらい|どれくらい|いつまで", re.I)),
     ("deadline", re.compile(r"deadline|cut-?off|by when|due|期限|締め?切り?|いつまで", re.I)),
     ("date", re.compile(r"(?:^|[,;?.!]\s*|\band\s+)when\b|\bwhen (?:is|are|was|were|do|does|did|will|would|should|can|must|'s)\b|what date|which day|what time|いつ|何月|何日に|何時から|何時まで|時間帯|タイミング", re.I)),
@@ -67,7 +71,7 @@ _QTYPE_PATTERNS: list[tuple[str, re.Pattern[str]]] = [
 ]  # fmt: skip
 _QTYPE_ASKS: list[tuple[str, re.Pattern[str]]] = [
     ("percent", re.compile(r"what percent|how much of|percentage|何\s*[%％]|何割|何倍", re.I)),
-    ("duration", re.compile(r"how long|how much (?:heads.?up|notice|time|advance)|how far ahead|how far in advance|how many (?:\w+ ){0,2}(?:days|weeks|months|years|hours|minutes)|how soon|何日(?!に)|何週|何[かヶカケ]月|何時間|何分|いつまで", re.I)),
+    ("duration", re.compile(r"how long|how much (?:heads.?up|notice|time|advance)|how far ahead|how far in advance|how many (?:\w+ ){0,2}(?:days|weeks|months|years|hours|minutes)|how soon|how fast|how quickly|何日(?!に)|何週|何[かヶカケ]月|何時間|何分|いつまで", re.I)),
     ("money", re.compile(r"how much|いくら|何円", re.I)),
     ("deadline", re.compile(r"by when|deadline|cut-?off|期限|締め?切り?", re.I)),
     ("date", re.compile(r"(?:^|[,;?.!]\s*|\band\s+)when\b|\bwhen (?:is|are|was|were|do|does|did|will|would|should|can|must|'s)\b|what date|which day|what time|いつ|何月|何日に|何時から|何時まで|時間帯", re.I)),
@@ -85,6 +89,7 @@ _VALUE_PATTERNS: dict[str, re.Pattern[str]] = {
     "date": re.compile(r"\d{1,2}月\d{1,2}日|\d+月|末日|月末|\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?\s+\d|\d{1,2}:\d\d|\d+\s*(?:am|pm)|午前|午後|\b(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday|week|month|quarter|year)ly?\b|\bday \d", re.I),
     "deadline": re.compile(r"\d|末日|月末|翌|前日|当日|直ちに|速やか|immediately|same day|end of", re.I),
     "count": re.compile(r"\d|\b(?:one|two|three|four|five|six|seven|eight|nine|ten)\b", re.I),
+    "quantity": re.compile(r"\d|\b(?:one|two|three|four|five|six|seven|eight|nine|ten|twelve|thirty)\b", re.I),
     "version": re.compile(r"\b[vV]?\d+(?:\.\d+)+\b|\bv\d+\b"),
     "place": re.compile(r"#[\w-]+|https?://|\b[A-Z][a-z]+[A-Z]?\w*|@\w|[ァ-ヴー]{2,}|\S+@\S+"),
 }  # fmt: skip
@@ -143,7 +148,7 @@ _ASKED_UNITS: list[tuple[re.Pattern[str], re.Pattern[str]]] = [
     (re.compile(r"何週|how many (?:\w+ )?weeks", re.I), re.compile(r"週|\bweeks?\b", re.I)),
     (re.compile(r"何[かヶカケ]月|how many (?:\w+ )?months", re.I), re.compile(r"[かヶカケ]月|\bmonths?\b", re.I)),
     (re.compile(r"何年|how many (?:\w+ )?years", re.I), re.compile(r"\d\s*年|\byears?\b", re.I)),
-    (re.compile(r"何歳|how old|what age", re.I), re.compile(r"\d\s*歳|\bage\b|years? old", re.I)),
+    (re.compile(r"何歳|how old|what age", re.I), re.compile(r"\d\s*歳|\bage\b|years? old|\d\s*(?:years?|yrs?)\b", re.I)),
     (re.compile(r"何回|how many times|how often", re.I), re.compile(r"\d\s*回|\btimes?\b|\b(?:once|twice)\b|毎|\bevery\b|\bper\b|ly\b", re.I)),
     (re.compile(r"何人|how many (?:\w+ )?people", re.I), re.compile(r"\d\s*(?:人|名)|\bpeople\b|\bpersons?\b", re.I)),
 ]  # fmt: skip
@@ -184,6 +189,10 @@ def asked_period(query: str) -> re.Pattern[str] | None:
     return None
 
 
+_COUNTED = re.compile(r"\d+(?:[.,]\d+)*[\s-]*(?=[A-Za-z]{2})(?!(?:usd|eur|gbp|jpy|k|m)\b)", re.I)
+"""A number followed by a word: a count of that thing, not a bare value."""
+
+
 def has_value(text: str, qtype: str | None, unit: re.Pattern[str] | None = None) -> bool:
     if unit is not None and not unit.search(_PER_PERIOD.sub(" ", _REFERENCE.sub(" ", text))):
         return False
@@ -200,6 +209,10 @@ def has_value(text: str, qtype: str | None, unit: re.Pattern[str] | None = None)
         return False
     for other in _OTHER_KINDS.get(qtype, ()):
         text = _VALUE_PATTERNS[other].sub(" ", text)
+    if qtype != "count":
+        # A number that counts something else ("a 3-person meeting", "2 laptops") is
+        # neither an amount nor a duration.
+        text = _COUNTED.sub(" ", text)
     return bool(_NUMBER.search(text))
 
 
@@ -288,6 +301,10 @@ class Unit:
     typed: bool = True
 
 
+_FIRST_WORD = re.compile(r"^\W*([A-Z][a-z]+)\b")
+_THOUSANDS = re.compile(r"(?<=\d),(?=\d{3}(?:\D|$))")
+_GIVEN_NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
+_LOWER_WORD = re.compile(r"(?<![.!?]\s)\b[a-z]{3,}\b")
 _QUOTE = re.compile(r"(?:^|\s)>\s*(?:\[!\w+\]\s*)?|\[!\w+\]")
 
 
@@ -402,6 +419,26 @@ class Evidence:
     """The unit the question names, if any (`asked_unit`)."""
     kinds: tuple[str, ...] = ()
     """Every kind of value asked for (`question_types`)."""
+    given: frozenset[str] = frozenset()
+    """The numbers the question itself states ("a 1:1", "a $20 lunch"): no answer."""
+    absent: frozenset[str] = frozenset()
+    """Question words no candidate holds: the asker's paraphrase, or the very fact the
+    knowledge base lacks ("volunteering days" beside "paid time off days")."""
+    common: frozenset[str] = frozenset()
+    """Words the candidates also write in lower case: capitalised first in a sentence
+    ("Assets are…"), they are not names."""
+
+    def holds_value(self, text: str) -> bool:
+        """Does the text hold a value of a kind asked for, other than the question's own
+        figures and ordinary words capitalised at a sentence start?"""
+        text = _THOUSANDS.sub("", text)
+        for number in self.given:
+            text = re.sub(rf"(?<![\d.,]){re.escape(number)}(?![\d]|[.,]\d)", " ", text)
+        if "place" in self.kinds:
+            first = _FIRST_WORD.match(text)
+            if first and first.group(1).lower() in self.common:
+                text = text[first.end() :]
+        return typed_value(text, self.kinds, self.unit)
 
     @cached_property
     def ranked(self) -> list[Unit]:
@@ -410,6 +447,12 @@ class Evidence:
     def kinds_in(self, text: str) -> set[str]:
         """The kinds of value asked for that a text holds."""
         return {k for k in self.kinds if has_value(text, k, self.unit)}
+
+    @property
+    def absent_share(self) -> float:
+        """The IDF-weighted share of the question that no candidate passage holds."""
+        total = self.total_weight
+        return sum(self.idf[t] for t in self.absent) / total if total else 0.0
 
     @property
     def total_weight(self) -> float:
@@ -468,8 +511,28 @@ def phrases(text: str) -> frozenset[str]:
 
 
 def terms(text: str) -> frozenset[str]:
-    """Content tokens with number words as digits ("third" → "3"), question words out."""
-    return frozenset(_NUMBER_WORDS.get(t, t) for t in tokenize(text) if t not in QUESTION_WORDS)
+    """Content tokens with number words as digits ("third" → "3"), question words out,
+    English words folded to a rough stem ("booking"/"book", "engineering"/"engineer"):
+    the asker's form of a word is rarely the handbook's."""
+    return frozenset(
+        _stem(_NUMBER_WORDS.get(t, t)) for t in tokenize(text) if t not in QUESTION_WORDS
+    )
+
+
+_DOUBLE_END = re.compile(r"([b-df-hj-km-rtv-y])\1$")
+
+
+def _stem(word: str) -> str:
+    """A deliberately small suffix folding (-ing, -ed, a final e, a doubled consonant),
+    the same on both sides; the search's own terms are left unstemmed (see tokenize)."""
+    if not word.isascii() or not word.isalpha() or len(word) < 5:
+        return word
+    if word.endswith("ing") and len(word) >= 7:
+        word = word[:-3]
+    elif word.endswith("ed") and len(word) >= 6:
+        word = word[:-2]
+    word = _DOUBLE_END.sub(r"\1", word)
+    return word[:-1] if word.endswith("e") and len(word) > 4 else word
 
 
 def gather(query: str, passages: Sequence[Source]) -> Evidence:
@@ -518,6 +581,12 @@ def gather(query: str, passages: Sequence[Source]) -> Evidence:
         family=source_families(passages),
         unit=asked_unit(query),
         kinds=question_types(query),
+        given=frozenset(
+            n.replace(",", "")
+            for n in _GIVEN_NUMBER.findall(_THOUSANDS.sub("", normalize_text(query)))
+        ),
+        common=frozenset(w for u in units for w in _LOWER_WORD.findall(u.text)),
+        absent=frozenset(t for t in query_tokens if not df.get(t)),
     )
     query_phrases = phrases(query)
     period = asked_period(query)
@@ -529,7 +598,7 @@ def gather(query: str, passages: Sequence[Source]) -> Evidence:
     for unit in units:
         unit.passage_coverage = passage_coverage[unit.rank]
         unit.coverage = evidence.coverage(unit.tokens, unit.context_tokens)
-        unit.typed = typed_value(unit.text, evidence.kinds, evidence.unit)
+        unit.typed = evidence.holds_value(unit.text)
         if period is not None and not period.search(unit.text + " " + unit.context):
             # counted in another period ("1日の…6時間" for "週に何時間"): not the value asked
             unit.typed = unit.typed and not _PER_PERIOD.search(unit.text)
@@ -597,6 +666,18 @@ def select(evidence: Evidence, *, max_units: int = 3) -> list[Unit]:
             chosen.append(unit)
             covered |= new
             break
+    mine = [c for c in chosen if evidence.family[c.source].key == best_family]
+    if evidence.kinds and not any(c.typed for c in mine):
+        # "Is X covered? How much?": the figure often sits a sentence or two from the
+        # one that names the topic, in the same passage, sharing none of the words.
+        near = [
+            u
+            for u in evidence.units
+            if u.rank == best.rank and u.typed and abs(u.order - best.order) <= NEIGHBOUR_UNITS
+        ]
+        if near:
+            closest = min(near, key=lambda u: (abs(u.order - best.order), -u.score))
+            chosen = [best, closest, *chosen[1:]][:max_units]
     return chosen
 
 
@@ -719,18 +800,19 @@ def answer_features(query: str, answer: str, passages: Sequence[Source]) -> dict
             "unit_margin": 0.0,
             "question_terms": float(len(evidence.query_tokens)),
             "value_asked": 1.0 if evidence.kinds else 0.0,
+            "absent_terms": round(evidence.absent_share, 4),
         }
     quoted = [u for u in evidence.units if u.text and u.text in answer]
     if quoted:
         best = max(quoted, key=lambda u: u.score)
         coverage = max(u.coverage for u in quoted)
-        typed = any(typed_value(u.text, evidence.kinds, evidence.unit) for u in quoted)
+        typed = any(evidence.holds_value(u.text) for u in quoted)
     else:
         best = evidence.ranked[0] if evidence.ranked else None
         cited = [p for p in passages if f"[Source: {p.source}]" in answer] or list(passages)
         context = frozenset().union(*(terms(p.text.split("\n", 1)[0]) for p in cited))
         coverage = evidence.coverage(terms(text), context) if text.strip() else 0.0
-        typed = typed_value(text, evidence.kinds, evidence.unit)
+        typed = evidence.holds_value(text)
     margin = 0.0
     competing = 0.0
     if best is not None and best.score > 0:
@@ -765,6 +847,7 @@ def answer_features(query: str, answer: str, passages: Sequence[Source]) -> dict
         "unit_margin": round(unit_margin, 4),
         "question_terms": float(len(evidence.query_tokens)),
         "value_asked": 1.0 if evidence.kinds else 0.0,
+        "absent_terms": round(evidence.absent_share, 4),
     }
 
 

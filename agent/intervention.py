@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from datetime import datetime, timedelta
 
@@ -175,10 +176,17 @@ CLOSE_CANDIDATES_SHORT = 0.5
 """... and within this share for a question of one or two content words."""
 
 
+_INTERROGATIVE = re.compile(
+    r"\b(?:how|what|which|who|where|when|why)\b|いつ|どこ|誰|いくら|何", re.I
+)
+
+
 def ambiguity_options(query: str, sources: Sequence[Source], limit: int = 4) -> list[str]:
     """The topics to offer when a short question is answered about equally well by
     several documents ("what's the limit?" — of hotels, of meals, of gifts?): each
     competing document's title. Fewer than two is no ambiguity, so then none."""
+    if len(_INTERROGATIVE.findall(query)) >= 2:
+        return []  # "where do I book, and who do I email?" names two things: not vague
     evidence = gather(query, sources)
     if not evidence.query_tokens or len(evidence.query_tokens) > VAGUE_TERMS:
         return []

@@ -291,6 +291,8 @@ class RunMachine:
         low = max(self.config.replan.low_confidence, self.thresholds.confirm)
         for result in sorted(results, key=lambda r: r.step_id):
             trigger = self.replanner.trigger_for(result)
+            if trigger is ReplanTrigger.LOW_CONFIDENCE and _judged_by_answer(state, result):
+                trigger = None  # the answer drawn from these passages is judged instead
             if (
                 trigger is None
                 and result.confidence < low
@@ -540,7 +542,11 @@ def _log_summary(state: RunState) -> None:
         usage.cost_usd,
         state.replan_count,
         confidence,
-        extra={"run_id": state.run_id, "event": "run_summary"},
+        extra={
+            "run_id": state.run_id,
+            "event": "run_summary",
+            "seconds": round(state.execution_time_ms / 1000, 3),
+        },
     )
 
 

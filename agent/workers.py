@@ -25,6 +25,11 @@ def new_worker_id() -> str:
     return worker
 
 
+def retire(worker: str) -> None:
+    """`worker` (made here) is done for good: what it still holds may be taken over."""
+    _ALIVE_HERE.discard(worker)
+
+
 def _pid_alive(pid: int) -> bool:
     try:
         os.kill(pid, 0)

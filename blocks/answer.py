@@ -165,6 +165,12 @@ def _tail(state: RunState) -> list[Block]:
     return blocks
 
 
+def answer_footer(state: RunState) -> list[Block]:
+    """What follows the answer's text — sources, how sure, run id, feedback: the blocks a
+    streamed answer ends with (`chat.stopStream`)."""
+    return _tail(state)
+
+
 def _answer_texts(state: RunState) -> list[str]:
     if not state.final_answer.strip():
         reason = f": {safe(one_line(state.error), 1500)}" if state.error else "."

@@ -200,13 +200,8 @@ def _replan_line(state: RunState) -> str | None:
     )
 
 
-def plan_message(state: RunState) -> list[Block]:
-    """The plan as Block Kit: question, steps with status and confidence, replans, status.
-
-    Shows Run / Edit / Cancel only while the run waits for plan approval. Always within
-    Slack's limits: long plans are packed into few sections, and past the block budget the
-    remaining steps are summarised as "…and N more steps".
-    """
+def plan_head(state: RunState) -> list[Block]:
+    """The plan message's top: the question as its header, status, progress, run id."""
     head: list[Block] = [header(f"🧭 {state.query}")]
     flat_question = one_line(state.query)
     if len(flat_question) > 140 or "\n" in state.query.strip():
@@ -217,7 +212,12 @@ def plan_message(state: RunState) -> list[Block]:
         facts.append(f"{_done_count(state)} of {len(state.plan.steps)} steps done")
     facts.append(f"run `{short_id(state.run_id)}`")
     head.append(context(*facts))
+    return head
 
+
+def plan_tail(state: RunState) -> list[Block]:
+    """The plan message's bottom: replans, who decided on the plan, why it stopped, and
+    Run / Edit / Cancel while the plan waits for approval."""
     tail: list[Block] = []
     replans = _replan_line(state)
     if replans:
@@ -241,7 +241,17 @@ def plan_message(state: RunState) -> list[Block]:
             tail.append(_plan_buttons(pending))
         else:
             tail.append(context(waiting_text(pending)))
+    return tail
 
+
+def plan_message(state: RunState) -> list[Block]:
+    """The plan as Block Kit: question, steps with status and confidence, replans, status.
+
+    Shows Run / Edit / Cancel only while the run waits for plan approval. Always within
+    Slack's limits: long plans are packed into few sections, and past the block budget the
+    remaining steps are summarised as "…and N more steps".
+    """
+    head, tail = plan_head(state), plan_tail(state)
     if state.plan is None:
         body: list[Block] = [section("_Planning…_" if not state.status.is_final else "_No plan._")]
     else:

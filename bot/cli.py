@@ -8,7 +8,6 @@ could not do the work, 2 bad input, 3 not allowed, 130 interrupted.
 from __future__ import annotations
 
 import argparse
-import asyncio
 import errno
 import json
 import logging
@@ -19,31 +18,19 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from sqlalchemy.exc import DBAPIError
-
-from agent.errors import GraceError, InvalidInputError, KnowledgeBaseLockedError
-from agent.knowledge.chunks import IngestResult
-from agent.knowledge.ingest import ingest
-from agent.ports import RunEvent, RunEventType
-from agent.schemas import (
-    ExecutionPlan,
-    InterventionAction,
-    InterventionAnswer,
-    InterventionKind,
-    InterventionRequest,
-    RunState,
-    RunStatus,
-)
-from blocks.explain import found_sentence, why_unsure
-from blocks.intervention import plain_question
 from bot.cli_errors import CommandError, ExitCode, Parser, report_error
-from bot.logs import configure_logging
-from bot.report import STEP_ICON, run_json, run_text
-from bot.settings import Settings, load_settings
-from bot.wiring import Services, build_services, database_error
 
+# Heavy modules (pydantic, SQLAlchemy, Qdrant, google-genai, Slack) are imported inside the
+# commands that use them, so `grace --help` answers at once and each command pays only for
+# its own parts; tests/cli/test_startup_imports.py keeps it so.
 if TYPE_CHECKING:
     from tqdm import tqdm
+
+    from agent.knowledge.chunks import IngestResult
+    from agent.ports import RunEvent
+    from agent.schemas import ExecutionPlan, InterventionAnswer, InterventionRequest, RunState
+    from bot.settings import Settings
+    from bot.wiring import Services
 
 SAMPLE_KB = Path(__file__).resolve().parent.parent / "agent" / "sample_kb"
 SERVERS = ("serve", "dev")
@@ -66,6 +53,9 @@ class TerminalObserver:
         return plan is not None and self.shown_plan == _plan_lines(plan)
 
     async def on_event(self, event: RunEvent, state: RunState) -> None:
+        from agent.ports import RunEventType
+        from bot.report import STEP_ICON
+
         out = sys.stderr
         if event.type is RunEventType.PLAN_CREATED and state.plan is not None:
             self.shown_plan = _plan_lines(state.plan)
@@ -108,6 +98,11 @@ def _pace(text: str) -> float:
     return value
 
 
+RUN_STATUSES = ("planning", "running", "paused", "answered", "cancelled", "failed")
+"""`RunStatus` values, spelled out so building the parser imports no pydantic (a test
+checks they match)."""
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = Parser(prog="grace", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
@@ -125,7 +120,7 @@ def _parser() -> argparse.ArgumentParser:
     ask.add_argument("--as", dest="user", default="local-user")
 
     runs = sub.add_parser("runs", help="list runs")
-    runs.add_argument("--status", choices=[s.value for s in RunStatus])
+    runs.add_argument("--status", choices=RUN_STATUSES)
     runs.add_argument("--json", action="store_true")
 
     show = sub.add_parser("show", help="show one run")
@@ -169,6 +164,11 @@ def _parser() -> argparse.ArgumentParser:
         metavar="SECONDS",
         help="wait this long before each model call, to watch a plan progress (e.g. 0.8)",
     )
+    dev.add_argument(
+        "--no-streaming",
+        action="store_true",
+        help="the simulated workspace refuses chat.startStream: see the plan-message fallback",
+    )
 
     from bot.eval_cli import add_eval_parser
 
@@ -186,6 +186,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except CommandError as exc:
         return report_error(exc, as_json="--json" in argv)
     as_json = bool(getattr(args, "json", False))
+    from bot.logs import configure_logging
+    from bot.settings import load_settings
+
     try:
         settings = load_settings()
     except Exception as exc:  # pydantic's ValidationError lists every bad variable
@@ -221,6 +224,13 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _run(args: argparse.Namespace, settings: Settings, *, as_json: bool) -> int:
     """Run the command; every way it can end becomes an exit code (and one error line or
     JSON object)."""
+    import asyncio
+
+    from sqlalchemy.exc import DBAPIError
+
+    from agent.errors import GraceError, InvalidInputError, KnowledgeBaseLockedError
+    from bot.wiring import database_error
+
     try:
         return asyncio.run(_dispatch(args, settings))
     except CommandError as exc:
@@ -273,7 +283,13 @@ async def _dispatch(args: argparse.Namespace, settings: Settings) -> int:
     if args.command == "dev":
         from bot.dev import run_dev
 
-        return await run_dev(settings, port=args.port, host=args.host, pace=args.pace)
+        return await run_dev(
+            settings,
+            port=args.port,
+            host=args.host,
+            pace=args.pace,
+            refuse_streaming=args.no_streaming,
+        )
     if args.command == "eval":
         from bot.eval_cli import run_eval_command
 
@@ -283,6 +299,8 @@ async def _dispatch(args: argparse.Namespace, settings: Settings) -> int:
         if sys.stderr.isatty():  # elsewhere the INFO logs tell the same story
             progress = TerminalObserver()
     args.progress = progress
+    from bot.wiring import build_services
+
     services = await build_services(settings, observers=[progress] if progress else [])
     try:
         handler = _COMMANDS[args.command]
@@ -292,6 +310,9 @@ async def _dispatch(args: argparse.Namespace, settings: Settings) -> int:
 
 
 async def _ingest(args: argparse.Namespace, services: Services) -> int:
+    from agent.errors import InvalidInputError
+    from agent.knowledge.ingest import ingest
+
     paths = list(args.paths) + ([SAMPLE_KB] if args.sample else [])
     if not paths:
         raise InvalidInputError("Give files or directories to ingest, or --sample.")
@@ -356,6 +377,8 @@ class _IngestProgress:
 
 
 async def _ask(args: argparse.Namespace, services: Services) -> int:
+    from agent.schemas import RunStatus
+
     orchestrator = services.orchestrator
     state = await orchestrator.start(args.question, asker=args.user, collection=args.collection)
     interactive = not args.no_input and not args.json and sys.stdin.isatty()
@@ -380,6 +403,10 @@ def _terminal(mrkdwn: str) -> str:
 def prompt_lines(state: RunState, request: InterventionRequest) -> list[str]:
     """What the terminal says at a pause: the same plain words as the Slack cards (the
     scores are in `grace show RUN`)."""
+    from agent.schemas import InterventionKind
+    from blocks.explain import found_sentence, why_unsure
+    from blocks.intervention import plain_question
+
     lines = [f"\n⏸  {_terminal(plain_question(request))}"]
     if request.kind in (InterventionKind.CONFIRM, InterventionKind.ESCALATE):
         result = state.step_results.get(request.step_id) if request.step_id else None
@@ -392,6 +419,8 @@ def prompt_lines(state: RunState, request: InterventionRequest) -> list[str]:
 
 
 def _prompt(state: RunState, user: str) -> InterventionAnswer | None:
+    from agent.schemas import InterventionAction, InterventionAnswer, InterventionKind
+
     request = state.pending
     assert request is not None
     for line in prompt_lines(state, request):
@@ -424,6 +453,8 @@ def _prompt(state: RunState, user: str) -> InterventionAnswer | None:
 
 def option_index(number: int | None, options: list[str]) -> int | None:
     """`--option N` (numbered from 1, as Slack shows options) → the option's index."""
+    from agent.errors import InvalidInputError
+
     if number is None:
         return None
     if not options:
@@ -438,6 +469,9 @@ def option_index(number: int | None, options: list[str]) -> int | None:
 
 
 def _print(state: RunState, as_json: bool, progress: TerminalObserver | None = None) -> int:
+    from agent.schemas import RunStatus
+    from bot.report import run_json, run_text
+
     if as_json:
         print(json.dumps(run_json(state), ensure_ascii=False))
     else:
@@ -452,6 +486,9 @@ def _print(state: RunState, as_json: bool, progress: TerminalObserver | None = N
 
 
 async def _runs(args: argparse.Namespace, services: Services) -> int:
+    from agent.schemas import RunStatus
+    from bot.report import run_json
+
     status = RunStatus(args.status) if args.status else None
     states = await services.store.list_runs(status=status)
     if args.json:
@@ -480,6 +517,8 @@ async def _load(services: Services, run_id: str) -> RunState:
 
 
 async def _show(args: argparse.Namespace, services: Services) -> int:
+    from bot.report import run_json, run_text
+
     state = await _load(services, args.run_id)
     if args.json:
         print(json.dumps(run_json(state), ensure_ascii=False))
@@ -489,6 +528,9 @@ async def _show(args: argparse.Namespace, services: Services) -> int:
 
 
 async def _resume(args: argparse.Namespace, services: Services) -> int:
+    from agent.errors import InvalidInputError
+    from agent.schemas import InterventionAction, InterventionAnswer
+
     state = await _load(services, args.run_id)
     if state.pending is None:
         raise CommandError(
@@ -543,6 +585,7 @@ async def _feedback(args: argparse.Namespace, services: Services) -> int:
 
 
 async def _recover(args: argparse.Namespace, services: Services) -> int:
+    from agent.schemas import RunStatus
     from bot.sweeper import finish_stranded_once, recover_once
 
     active = await services.store.runs_with_status(RunStatus.RUNNING)

@@ -124,10 +124,13 @@ async def dev_environment(
     retry_delays: tuple[float, ...] = SLACK_RETRY_DELAYS,
     ping_interval: float = 10.0,
     pace: float = 0.0,
+    refuse_streaming: bool = False,
 ) -> AsyncIterator[DevEnvironment]:
     """Start the simulator, then the bot over Socket Mode; stop both on exit.
 
-    `pace` > 0 wraps the model in `PacedModel` (seconds to wait before each call).
+    `pace` > 0 wraps the model in `PacedModel` (seconds to wait before each call);
+    `refuse_streaming` makes the simulated workspace refuse `chat.startStream` (as a
+    workspace without streaming does), so the plan is the edited message.
     """
     settings.data_dir.mkdir(parents=True, exist_ok=True)
     simulator = SlackSimulator(
@@ -137,6 +140,8 @@ async def dev_environment(
         ack_timeout=ack_timeout,
         retry_delays=retry_delays,
     )
+    if refuse_streaming:
+        simulator.workspace.refuse_streaming = "feature_not_enabled"
     await simulator.start()
     async with contextlib.AsyncExitStack() as stack:
         stack.push_async_callback(simulator.stop)
@@ -192,11 +197,14 @@ async def run_dev(
     host: str = "127.0.0.1",
     stop: asyncio.Event | None = None,
     pace: float = 0.0,
+    refuse_streaming: bool = False,
 ) -> int:
     """`grace dev`: run until Ctrl-C (or `stop` is set)."""
     stop = stop or stop_on_signals()
     try:
-        async with dev_environment(settings, port=port, host=host, pace=pace) as env:
+        async with dev_environment(
+            settings, port=port, host=host, pace=pace, refuse_streaming=refuse_streaming
+        ) as env:
             print(banner(env), flush=True)
             await stop.wait()
             print("GRACE dev: stopping…", flush=True)

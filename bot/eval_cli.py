@@ -16,22 +16,13 @@ import sys
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from agent.errors import GraceError, InvalidInputError
-from agent.evaluation import (
-    CaseRecord,
-    EvalReport,
-    load_cases,
-    render_text,
-    report_json,
-    run_eval,
-)
-from agent.evaluation.report import write_report
-from agent.knowledge.ingest import ingest_paths
-from bot.logs import configure_logging
-from bot.settings import Settings
-from bot.wiring import build_services
+# `grace` builds this command's parser on every start: the evaluation itself is imported
+# only when `grace eval` runs.
+if TYPE_CHECKING:
+    from agent.evaluation import CaseRecord, EvalReport
+    from bot.settings import Settings
 
 EVAL_COLLECTION = "grace_eval"
 """The collection `--kb DIR` is ingested into (inside the temporary store)."""
@@ -71,6 +62,12 @@ def add_eval_parser(sub: Any) -> None:
 
 
 async def run_eval_command(args: argparse.Namespace, settings: Settings) -> int:
+    from agent.errors import InvalidInputError
+    from agent.evaluation import load_cases, run_eval
+    from agent.knowledge.ingest import ingest_paths
+    from bot.logs import configure_logging
+    from bot.wiring import build_services
+
     cases = load_cases(args.cases)  # a bad file is refused before anything is built
     if not 1 <= args.concurrency <= 32:
         raise InvalidInputError("--concurrency must be between 1 and 32.")
@@ -127,6 +124,10 @@ def _scratch_root() -> str | None:
 
 
 def _output(report: EvalReport, args: argparse.Namespace) -> int:
+    from agent.errors import GraceError
+    from agent.evaluation import render_text, report_json
+    from agent.evaluation.report import write_report
+
     written: list[Path] = []
     if args.report is not None:
         try:

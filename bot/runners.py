@@ -26,6 +26,7 @@ from bot.conversation import register_processors
 from bot.deps import BotDeps
 from bot.identity import resolve_identity
 from bot.intake import Intake
+from bot.plan_stream import PlanStreamer
 from bot.settings import Settings
 from bot.slack_io import SlackPublisher
 from bot.sweeper import adopt_abandoned, sweep_forever
@@ -113,6 +114,7 @@ async def create_bot(settings: Settings, *, services: Services | None = None) ->
         store=services.store,
         deliveries=services.deliveries,
         delivery_deadline=settings.slack.delivery_deadline_seconds,
+        streams=PlanStreamer(client=delivery_client, display=settings.slack.plan_display),
     )
     services.orchestrator.observers.append(publisher)
     tasks = TaskRunner(settings.slack.max_concurrent_runs)

@@ -73,6 +73,11 @@ class SlackSettings(BaseModel):
     minutes); older ones are pruned by the sweeper."""
     max_body_bytes: int = Field(default=1024 * 1024, ge=1024)
     """Larger requests to `/slack/events` are refused (413) unread."""
+    plan_display: Literal["auto", "stream", "message"] = "auto"
+    """How a run's plan shows in its thread: `stream` = Slack's native plan, streamed
+    (`chat.startStream`), with the answer in it; `message` = an edited message of `plan`
+    and `task_card` blocks; `auto` = stream, and for a workspace that refuses streaming,
+    the message from then on (until a restart). `stream` tries again on every run."""
 
 
 class FeedbackSettings(BaseModel):

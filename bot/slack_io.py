@@ -16,6 +16,10 @@ repeat after any failure:
   retried until `delivery_deadline` after the first failure, by this process or — after
   a restart — the next one (`resume`, `sweep`);
 - the plan message's step-by-step edits are coalesced to one per `min_interval`.
+
+Where the workspace streams, the plan (and the answer) is a streamed reply instead of
+the plan message (`plan_stream.PlanStreamer`, injected as `streams`); the plan message is
+then only the fallback, built from Slack's `plan` and `task_card` blocks.
 """
 
 from __future__ import annotations
@@ -42,7 +46,7 @@ from agent.schemas import (
     RunStatus,
     utcnow,
 )
-from agent.workers import is_dead_here, new_worker_id
+from agent.workers import is_dead_here, new_worker_id, retire
 from blocks.answer import answer_fallback_text, answer_messages
 from blocks.intervention import (
     confirm_message,
@@ -52,7 +56,8 @@ from blocks.intervention import (
     plain_question,
 )
 from blocks.limits import truncate
-from blocks.plan import fallback_text, outcome_text, plan_message
+from blocks.plan import fallback_text, outcome_text
+from blocks.plan_card import plan_card_message
 from storage.outbox import GAVE_UP, Delivery
 
 log = logging.getLogger(__name__)
@@ -79,6 +84,12 @@ class MessageStore(Protocol):
     ) -> None: ...
 
     async def message_digests(self, run_id: str) -> dict[str, tuple[str, str, str | None]]: ...
+
+
+class PlanStream(Protocol):
+    async def deliver(self, state: RunState, refs: _ThreadSync) -> str:
+        """What the run's stream shows: `all`, `plan`, `message` (none) or `undecided`."""
+        ...
 
 
 class DeliveryQueue(Protocol):
@@ -143,6 +154,9 @@ def _classify(exc: BaseException, what: str) -> RetryLater | None:
     return RetryLater(f"{what}: {slack_error(exc)}")
 
 
+classify_failure = _classify
+
+
 def digest_of(blocks: list[dict[str, Any]], text: str) -> str:
     data = json.dumps([blocks, text], sort_keys=True, ensure_ascii=False)
     return hashlib.sha256(data.encode()).hexdigest()[:32]
@@ -161,8 +175,10 @@ class SlackPublisher:
         delivery_deadline: float = 3600.0,
         lease: float = 120.0,
         owner: str | None = None,
+        streams: PlanStream | None = None,
     ) -> None:
         self._client = client
+        self._streams = streams
         self._store = store
         self._deliveries = deliveries
         self._min_interval = min_interval
@@ -172,6 +188,7 @@ class SlackPublisher:
         self._locks: dict[str, asyncio.Lock] = {}
         self._scheduled: dict[str, asyncio.Task[None]] = {}
         self._retries: dict[str, asyncio.Task[None]] = {}
+        self._dirty: set[str] = set()
         self._closed = False
 
     # ------------------------------------------------------------------ triggers
@@ -195,6 +212,8 @@ class SlackPublisher:
             return
         tasks = self._retries if retry else self._scheduled
         if run_id in tasks and not tasks[run_id].done():
+            if not retry:
+                self._dirty.add(run_id)  # a change during the pass: one more pass after it
             return
         tasks[run_id] = asyncio.create_task(
             self._later(run_id, wait, dead_owner), name=f"deliver {run_id}"
@@ -202,10 +221,15 @@ class SlackPublisher:
 
     async def _later(self, run_id: str, wait: float, dead_owner: str | None) -> None:
         await asyncio.sleep(wait)
-        try:
-            await self.deliver(run_id, dead_owner=dead_owner)
-        except Exception:  # the outbox keeps it; the sweep tries again
-            log.exception("delivering a run's messages failed", extra={"run_id": run_id})
+        while True:
+            self._dirty.discard(run_id)
+            try:
+                await self.deliver(run_id, dead_owner=dead_owner)
+            except Exception:  # the outbox keeps it; the sweep tries again
+                log.exception("delivering a run's messages failed", extra={"run_id": run_id})
+            if run_id not in self._dirty or self._closed:
+                return
+            await asyncio.sleep(self._min_interval)
 
     async def resume(self) -> int:
         """Deliver everything due (at start-up, and periodically): what a dead process
@@ -245,6 +269,9 @@ class SlackPublisher:
         for task in tasks:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
+        # a pass cancelled mid-bookkeeping may keep its claim: let the next publisher
+        # (a new process, or a new bot in this one) take it over at once
+        retire(self.owner)
 
     # ------------------------------------------------------------------ one pass
 
@@ -258,13 +285,13 @@ class SlackPublisher:
             )
             if claim is None:
                 return False  # nothing due, waiting out a backoff, or another process has it
-            state = await self._store.load(run_id)
-            if state is None:
-                await self._deliveries.delivered(
-                    run_id, owner=self.owner, version=claim.wanted_version
-                )
-                return True
             try:
+                state = await self._store.load(run_id)
+                if state is None:
+                    await self._deliveries.delivered(
+                        run_id, owner=self.owner, version=claim.wanted_version
+                    )
+                    return True
                 await self._reconcile(state, suspect=claim.attempts > 1)
             except asyncio.CancelledError:  # shutting down mid-pass: hand it on
                 await asyncio.shield(self._deliveries.release(run_id, owner=self.owner))
@@ -321,11 +348,13 @@ class SlackPublisher:
         """Post or edit every message `state` should have. `suspect`: an earlier pass
         did not finish, so a message may be in Slack without its ts stored."""
         sync = _ThreadSync(self, state, await self._store.message_digests(state.run_id), suspect)
-        if state.plan is not None:
-            await sync.ensure(PLAN, payload(plan_message(state)), fallback_text(state), edit=True)
+        streamed = await self._streams.deliver(state, sync) if self._streams else "message"
+        if state.plan is not None and streamed == "message":
+            blocks = payload(plan_card_message(state))
+            await sync.ensure(PLAN, blocks, fallback_text(state), edit=True)
         for request in _interventions(state):
             await self._intervention(sync, state, request)
-        if state.status is RunStatus.ANSWERED:
+        if state.status is RunStatus.ANSWERED and streamed != "all":
             for part, blocks in enumerate(answer_messages(state), 1):
                 kind = ANSWER if part == 1 else f"{ANSWER}:{part}"
                 await sync.ensure(kind, payload(blocks), answer_fallback_text(state, part))
@@ -481,6 +510,23 @@ class _ThreadSync:
 
     def has(self, kind: str) -> bool:
         return kind in self._refs
+
+    def kinds(self) -> list[str]:
+        return list(self._refs)
+
+    def ref(self, kind: str) -> tuple[str, str, str | None] | None:
+        """(channel, ts, digest) of the run's `kind` message, as stored."""
+        return self._refs.get(kind)
+
+    async def remember(self, kind: str, channel: str, ts: str, digest: str | None) -> None:
+        await self._remember(kind, (channel, ts, digest))
+
+    async def posted(self) -> dict[str, str]:
+        """kind → ts of the run's messages found in the thread by their metadata (one
+        search per pass)."""
+        if self._found is None:
+            self._found = await self._publisher.find_posted(self._state)
+        return self._found
 
     async def ensure(
         self, kind: str, blocks: list[dict[str, Any]] | None, text: str, *, edit: bool = False

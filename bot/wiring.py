@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import DBAPIError
@@ -13,7 +14,6 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from agent.config import Thresholds
 from agent.errors import GraceError, InvalidInputError
 from agent.knowledge.lexical import HashingEmbedder
-from agent.knowledge.qdrant_kb import QdrantKnowledgeBase, open_knowledge_base
 from agent.llm.offline import OfflineModel
 from agent.orchestrator import Orchestrator
 from agent.ports import Embedder, LanguageModel, RunObserver
@@ -23,6 +23,9 @@ from storage.inbox import SqlInbox
 from storage.ledger import SqlUsageLedger
 from storage.outbox import SqlDeliveries
 from storage.run_store import SqlRunStore
+
+if TYPE_CHECKING:
+    from agent.knowledge.qdrant_kb import QdrantKnowledgeBase
 
 
 @dataclass
@@ -106,6 +109,9 @@ async def build_services(
         settings.data_dir.chmod(0o700)  # whatever the umask
     default_llm, embedder, dense = build_models(settings)
     model = llm or default_llm
+    # heavy (qdrant-client takes about a second to import): loaded when a store is opened
+    from agent.knowledge.qdrant_kb import open_knowledge_base
+
     knowledge_base = open_knowledge_base(
         path=settings.qdrant_path,
         url=settings.qdrant_url,

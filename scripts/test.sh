@@ -49,14 +49,53 @@ install_browser_packages() {
 }
 install_browser_packages
 
+# The storage, durable and fault tests run on SQLite and on PostgreSQL. Install Debian's
+# PostgreSQL when it is missing (its binaries land in /usr/lib/postgresql/*/bin, not on
+# PATH), start a throw-away cluster on a private port and socket directory, point the
+# tests at it, and stop it however the run ends.
+have_postgres() {
+    compgen -G "/usr/lib/postgresql/*/bin/initdb" >/dev/null || command -v initdb >/dev/null
+}
+
+install_postgres() {
+    have_postgres && return 0
+    local sudo="" log
+    command -v apt-get >/dev/null 2>&1 || return 0
+    if [ "$(id -u)" -ne 0 ]; then
+        command -v sudo >/dev/null 2>&1 || return 0
+        sudo="sudo -n"
+    fi
+    echo "Installing postgresql for the database tests…" >&2
+    log=$(mktemp)
+    if ! { $sudo apt-get update -qq &&
+        $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql; } \
+        >"$log" 2>&1; then
+        tail -n 20 "$log" >&2
+    fi
+    rm -f "$log"
+}
+install_postgres
+
 python -m pip install --quiet --disable-pip-version-check -e '.[dev]'
 ruff check .
 ruff format --check .
+
+if [ -z "${GRACE_TEST_POSTGRES_URL:-}" ]; then
+    pg_dir="${TMPDIR:-/tmp}/grace-pg-$$-$RANDOM"
+    trap 'scripts/postgres.sh stop "$pg_dir"' EXIT
+    if ! GRACE_TEST_POSTGRES_URL=$(scripts/postgres.sh start "$pg_dir"); then
+        echo "error: could not start PostgreSQL for the database tests" \
+            "(install postgresql, or set GRACE_TEST_POSTGRES_URL to an admin URL)." >&2
+        exit 1
+    fi
+    export GRACE_TEST_POSTGRES_URL
+    echo "PostgreSQL for the tests: $GRACE_TEST_POSTGRES_URL" >&2
+fi
 # The suite runs in parallel worker processes (pytest-xdist). Most of its time is spent
 # waiting — on real `grace` processes starting and restarting, leases running out, 40 s of
 # Slack 429s and a 40 s database lock — so it uses more workers than a 2-core machine has
 # cores. Each worker takes one test at a time (--maxschedchunk 1), in the order
-# tests/conftest.py gives: the long ones first, the quick ones filling in around them.
+# tests/ordering.py gives: the long ones first, the quick ones filling in around them.
 # GRACE_TEST_WORKERS sets how many (0: one process, no xdist). Arguments go to pytest as
 # they are: `bash scripts/test.sh tests/faults -x`.
 python -m pytest -q -n "${GRACE_TEST_WORKERS:-4}" --maxschedchunk 1 "$@"

@@ -16,16 +16,19 @@ import os
 import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Any, Concatenate, ParamSpec, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Concatenate, ParamSpec, Protocol, TypeVar
 
-from alembic import command
-from alembic.config import Config
 from sqlalchemy import Connection, event, text
 from sqlalchemy.engine import URL, make_url
 from sqlalchemy.exc import DBAPIError, IntegrityError, InterfaceError, OperationalError
 from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 from sqlalchemy.pool import ConnectionPoolEntry
 from tenacity import retry, retry_if_exception, stop_after_attempt, wait_random_exponential
+
+# Alembic (and what it pulls in: Mako, Pygments, …) is imported only when a database is
+# behind the code's schema: a start-up on an up-to-date database reads one row instead.
+if TYPE_CHECKING:
+    from alembic.config import Config
 
 _log = logging.getLogger(__name__)
 MIGRATIONS_DIR = Path(__file__).resolve().parent / "migrations"
@@ -121,6 +124,8 @@ def alembic_config(url: str) -> Config:
 
     The URL travels in `attributes`, not in the ini options, so `%` in a password is safe.
     """
+    from alembic.config import Config
+
     config = Config()
     config.set_main_option("script_location", str(MIGRATIONS_DIR))
     config.attributes["url"] = url
@@ -132,10 +137,13 @@ async def migrate(url: str, *, revision: str = "head") -> None:
 
     The upgrade runs inside one transaction on our own engine, so two processes that
     start at once serialise on it (SQLite's write lock, a PostgreSQL advisory lock) and
-    the second finds nothing left to do.
+    the second finds nothing left to do. A database already at the latest revision is
+    recognised by one read, without loading Alembic.
     """
     engine = make_engine(url)
     try:
+        if revision == "head" and await _stored_revision(engine) == head_revision():
+            return
         async with engine.begin() as connection:
             if connection.dialect.name == "postgresql":
                 await connection.execute(
@@ -146,7 +154,25 @@ async def migrate(url: str, *, revision: str = "head") -> None:
         await engine.dispose()
 
 
+def head_revision() -> str:
+    """The latest revision, read from the file names: every revision id is its file's
+    name, and the names sort in order (tests/storage/test_migrations.py checks both)."""
+    return max(p.stem for p in (MIGRATIONS_DIR / "versions").glob("[0-9]*.py"))
+
+
+async def _stored_revision(engine: AsyncEngine) -> str | None:
+    """The revision recorded in the database; None when there is none to read."""
+    try:
+        async with reader(engine).connect() as connection:
+            rows = (await connection.execute(text("SELECT version_num FROM alembic_version"))).all()
+    except DBAPIError:  # no table yet: a new database
+        return None
+    return str(rows[0][0]) if len(rows) == 1 else None
+
+
 def _upgrade(connection: Connection, url: str, revision: str) -> None:
+    from alembic import command
+
     config = alembic_config(url)
     config.attributes["connection"] = connection
     command.upgrade(config, revision)

@@ -33,6 +33,14 @@ EVENT_NEEDS: dict[str, tuple[set[str], set[str]]] = {
         {"message.channels", "message.groups", "message.im"},
         {"channels:history", "groups:history", "im:history"},
     ),
+    # Bolt's AsyncAssistant listeners (`@assistant.<name>`), as "assistant.<name>"
+    "assistant.thread_started": ({"assistant_thread_started"}, {"assistant:write"}),
+    "assistant.thread_context_changed": (
+        {"assistant_thread_context_changed"},
+        {"assistant:write"},
+    ),
+    "assistant.user_message": ({"message.im"}, {"im:history"}),
+    "assistant.bot_message": ({"message.im"}, {"im:history"}),
 }
 # Web API methods the bot calls → the bot scopes they need.
 METHOD_SCOPES: dict[str, set[str]] = {
@@ -41,6 +49,9 @@ METHOD_SCOPES: dict[str, set[str]] = {
     "chat_update": {"chat:write"},
     "chat_postEphemeral": {"chat:write"},
     "chat_delete": {"chat:write"},
+    "chat_startStream": {"chat:write"},  # the streamed plan (bot/plan_stream.py)
+    "chat_appendStream": {"chat:write"},
+    "chat_stopStream": {"chat:write"},
     "chat_getPermalink": set(),
     "views_open": set(),
     "views_update": set(),
@@ -51,12 +62,20 @@ METHOD_SCOPES: dict[str, set[str]] = {
     "conversations_open": {"im:write"},
     "reactions_add": {"reactions:write"},
     "users_info": {"users:read"},
+    "chat_startStream": {"chat:write"},
+    "chat_appendStream": {"chat:write"},
+    "chat_stopStream": {"chat:write"},
+    "assistant_threads_setStatus": {"assistant:write"},
+    "assistant_threads_setTitle": {"assistant:write"},
+    "assistant_threads_setSuggestedPrompts": {"assistant:write"},
 }
 
 _EVENT_RE = re.compile(r"@app\.event\(\s*[\"']([^\"']+)[\"']")
 _COMMAND_RE = re.compile(r"@app\.command\(\s*[\"']([^\"']+)[\"']")
 _INTERACTIVE_RE = re.compile(r"@app\.(?:action|view|shortcut|options|block_action)\(")
-_METHOD_RE = re.compile(r"\b_?client\.([a-z]+_[A-Za-z]+)\(")
+_ASSISTANT_RE = re.compile(r"@assistant\.([a-z_]+)\b")
+_METHOD_RE = re.compile(r"\b_?client\.([a-z]+(?:_[A-Za-z]+)+)\(")
+_API_CALL_RE = re.compile(r"\bapi_call\(\s*[\"']([a-z]+(?:\.[A-Za-z]+)+)[\"']")
 
 
 # --------------------------------------------------------------------------- helpers
@@ -188,9 +207,37 @@ def test_http_variant_settings() -> None:
     assert f'"{EVENTS_PATH}"' in runners, f"bot/runners.py serves no {EVENTS_PATH}"
 
 
+def listened_events(source: str) -> set[str]:
+    """`@app.event("x")` listeners, and Bolt assistant listeners as "assistant.<name>"."""
+    return set(_EVENT_RE.findall(source)) | {
+        f"assistant.{name}" for name in _ASSISTANT_RE.findall(source)
+    }
+
+
+def called_methods(source: str) -> set[str]:
+    """Web API methods called as `client.chat_postMessage(` or `api_call("chat.x"`, in
+    slack_sdk's spelling (`assistant_threads_setStatus`)."""
+    dotted = {m.replace(".", "_") for m in _API_CALL_RE.findall(source)}
+    return (set(_METHOD_RE.findall(source)) - {"api_call"}) | dotted
+
+
+def scope_gaps(manifest: dict[str, Any]) -> tuple[set[str], set[str]]:
+    """(scopes the code needs that the manifest lacks, scopes it asks for and nobody uses)."""
+    source = listener_source()
+    needed: set[str] = set()
+    for event in listened_events(source):
+        needed |= EVENT_NEEDS[event][1]
+    for method in called_methods(bot_source()):
+        needed |= METHOD_SCOPES[method]
+    if _COMMAND_RE.search(source):
+        needed.add("commands")
+    scopes = set(manifest["oauth_config"]["scopes"]["bot"])
+    return needed - scopes, scopes - needed
+
+
 def test_events_and_commands_match_the_listeners() -> None:
     source = listener_source()
-    events = set(_EVENT_RE.findall(source))
+    events = listened_events(source)
     commands = set(_COMMAND_RE.findall(source))
     assert events, "found no @app.event listeners: update this test's patterns"
     assert commands, "found no @app.command listeners: update this test's patterns"
@@ -213,28 +260,59 @@ def test_events_and_commands_match_the_listeners() -> None:
         assert app_home.get("messages_tab_read_only_enabled") is False
 
 
+def test_the_assistant_pane_is_declared() -> None:
+    """The bot handles assistant threads, so the manifest turns the pane on."""
+    events = listened_events(listener_source())
+    assert {"assistant.thread_started", "assistant.user_message"} <= events
+    manifest = load_manifest()
+    view = manifest["features"].get("assistant_view") or {}
+    assert str(view.get("assistant_description", "")).strip(), "no assistant_description"
+    assert "assistant:write" in manifest["oauth_config"]["scopes"]["bot"]
+    assert "assistant_thread_started" in manifest["settings"]["event_subscriptions"]["bot_events"]
+
+
+def test_the_scan_sees_every_kind_of_call() -> None:
+    """Method names with several parts and `api_call("a.b")` are found, not only
+    `client.chat_update(`: the scope check below relies on it."""
+    methods = called_methods(bot_source())
+    assert {
+        "chat_postMessage",
+        "assistant_threads_setStatus",
+        "assistant_threads_setTitle",
+        "assistant_threads_setSuggestedPrompts",
+    } <= methods, methods
+    sample = (
+        'await self._client.chat_startStream(channel=c)\nawait client.api_call("chat.stopStream")'
+    )
+    assert called_methods(sample) == {"chat_startStream", "chat_stopStream"}
+
+
 def test_scopes_are_exactly_what_the_bot_needs() -> None:
-    source = listener_source()
-    events = set(_EVENT_RE.findall(source))
-    methods = set(_METHOD_RE.findall(bot_source()))
+    methods = called_methods(bot_source())
     assert methods, "found no Web API calls under bot/: update this test's patterns"
     unknown = methods - METHOD_SCOPES.keys()
     assert not unknown, (
         f"bot/ calls {unknown}: add their scopes to METHOD_SCOPES and to manifest.yml"
     )
-    needed: set[str] = set()
-    for event in events:
-        needed |= EVENT_NEEDS[event][1]
-    for method in methods:
-        needed |= METHOD_SCOPES[method]
-    if _COMMAND_RE.search(source):
-        needed.add("commands")
-
-    scopes = load_manifest()["oauth_config"]["scopes"]["bot"]
+    manifest = load_manifest()
+    scopes = manifest["oauth_config"]["scopes"]["bot"]
     assert len(scopes) == len(set(scopes)), f"duplicate scopes: {scopes}"
-    for required in ("app_mentions:read", "chat:write", "commands", "im:history"):
+    for required in (
+        "app_mentions:read",
+        "assistant:write",
+        "chat:write",
+        "commands",
+        "im:history",
+    ):
         assert required in scopes
-    missing = needed - set(scopes)
-    extra = set(scopes) - needed
+    missing, extra = scope_gaps(manifest)
     assert not missing, f"manifest.yml lacks bot scopes {missing}"
     assert not extra, f"manifest.yml asks for scopes nothing uses: {extra} (keep it minimal)"
+
+
+def test_a_missing_scope_is_caught() -> None:
+    """The check is live: without `assistant:write` the status/title calls are flagged."""
+    manifest = load_manifest()
+    manifest["oauth_config"]["scopes"]["bot"].remove("assistant:write")
+    missing, extra = scope_gaps(manifest)
+    assert missing == {"assistant:write"} and not extra

@@ -9,7 +9,9 @@ a token that is spelled differently on the two sides can never match.
   document. Japanese words are normalised (e.g. 締切 → 締め切り); Latin words inside
   Japanese text go through the Latin rules below so both languages meet on one spelling.
 - Latin text is lower-cased, split into words and numbers ("5,000" → "5000", "4.2" stays)
-  and lightly de-pluralised ("days" → "day").
+  and lightly de-pluralised ("days" → "day"). A pair of small numbers joined by ":", "-"
+  or "-on-" ("1:1", "1-1s", "1-on-1", "one-on-one") also gives one token "1-1": the
+  asker's spelling of a meeting or a ratio is rarely the handbook's.
 - `search_terms` is what retrieval indexes and searches by: today the same tokens. A
   Snowball stemmer was measured there and left out: on the dev sets it found the
   answer passage no more often (recall@5 0.958 either way, MRR 0.765 both), and it
@@ -73,7 +75,12 @@ _DROPPED_POS: frozenset[str] = frozenset(
 """Sudachi parts of speech that never carry topic: particles, auxiliaries, punctuation."""
 
 _JAPANESE_RE = re.compile(r"[\u3040-\u309f\u30a0-\u30ff\u3400-\u4dbf\u4e00-\u9fff\u3005]")
-_LATIN_TOKEN_RE = re.compile(r"\d+(?:[.,]\d+)*|[^\W\d_]+(?:['’][^\W\d_]+)*")
+_LATIN_TOKEN_RE = re.compile(
+    r"(?<![\d.,:/-])\d{1,2}(?:[:-]|-on-)\d{1,2}(?![\d:/]|[.,-]\d)"
+    r"|\d+(?:[.,]\d+)*|[^\W\d_]+(?:['’][^\W\d_]+)*"
+)
+_PAIR_RE = re.compile(r"^(\d{1,2})(?:[:-]|-on-)(\d{1,2})$")
+_ONE_ON_ONE_RE = re.compile(r"\bone[- ]on[- ]one\b")
 _THOUSANDS_RE = re.compile(r"(?<=\d),(?=\d{3}(?:\D|$))")
 _KEYWORD_RE = re.compile(r"[\u3005\u3400-\u4dbf\u4e00-\u9fff\u30a1-\u30fa\u30fc-\u30ff]{2,}")
 _KEYWORD_FULL_RE = re.compile(r"^[\u3005\u3400-\u4dbf\u4e00-\u9fff\u30a1-\u30fa\u30fc-\u30ff]+$")
@@ -124,7 +131,8 @@ def _singular(word: str) -> str:
 
 def _latin_words(text: str) -> list[str]:
     """Lower-cased words and numbers, before stop-word removal."""
-    return _LATIN_TOKEN_RE.findall(_THOUSANDS_RE.sub("", text.lower()).replace("’", "'"))
+    text = _ONE_ON_ONE_RE.sub("1-1", _THOUSANDS_RE.sub("", text.lower()))
+    return _LATIN_TOKEN_RE.findall(text.replace("’", "'"))
 
 
 @functools.lru_cache(maxsize=1 << 16)
@@ -142,7 +150,16 @@ def _latin_token(word: str) -> str | None:
 
 
 def _latin_tokens(text: str) -> list[str]:
-    return [token for word in _latin_words(text) if (token := _latin_token(word)) is not None]
+    tokens: list[str] = []
+    for word in _latin_words(text):
+        pair = _PAIR_RE.match(word)
+        if pair:
+            # "1:1", "1-1", "1-on-1" name one thing (a meeting, a ratio): one spelling,
+            # and the two numbers still count on their own.
+            tokens.extend((f"{pair.group(1)}-{pair.group(2)}", pair.group(1), pair.group(2)))
+        elif (token := _latin_token(word)) is not None:
+            tokens.append(token)
+    return tokens
 
 
 @functools.lru_cache(maxsize=1 << 16)

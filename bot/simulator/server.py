@@ -15,12 +15,13 @@ saved to it after every change, so a restart keeps the channel history.
 from __future__ import annotations
 
 import time
+from functools import partial
 from pathlib import Path
 
 from aiohttp import web
 
 from bot.simulator.relay import Relay
-from bot.simulator.socket_mode import SLACK_RETRY_DELAYS, SocketModeServer
+from bot.simulator.socket_mode import EVENTS_API, SLACK_RETRY_DELAYS, SocketModeServer
 from bot.simulator.ui import SimulatorUI
 from bot.simulator.webapi import FakeSlack
 from bot.simulator.workspace import (
@@ -89,6 +90,7 @@ class SlackSimulator(FakeSlack):
         self.socket_mode.add_routes(app)
         self.relay.add_routes(app)
         self.ui.add_routes(app)
+        self.assistant.add_routes(app, partial(self.socket_mode.send, EVENTS_API))
         return app
 
     async def start(self) -> None:

@@ -51,6 +51,7 @@ log = logging.getLogger(__name__)
 STATIC_FILES = {
     "simulator.css": "text/css",
     "simulator.js": "application/javascript",
+    "assistant.js": "application/javascript",
     "simulator.html": "text/html",
     "favicon.svg": "image/svg+xml",
 }
@@ -157,6 +158,8 @@ class SimulatorUI:
         view = event.data.get("view")
         if isinstance(view, StoredView):
             data["view"] = view_json(view)
+        if isinstance(event.data.get("thread"), dict):  # assistant_updated
+            data["thread"] = event.data["thread"]
         self._broadcast(data)
 
     def _on_socket(self, event: WorkspaceEvent) -> None:

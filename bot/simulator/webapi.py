@@ -19,9 +19,10 @@ from typing import Any
 
 from aiohttp import web
 
+from bot.simulator.assistant import AssistantPane
 from bot.simulator.workspace import SlackWorkspace, StoredMessage, WorkspaceError
 
-_JSON_PARAMS = ("blocks", "attachments", "view", "metadata")
+_JSON_PARAMS = ("blocks", "attachments", "view", "metadata", "chunks")
 APP_TOKEN_METHODS = frozenset({"apps.connections.open"})
 """Methods that take an app-level token (`xapp-…`) instead of a bot token."""
 
@@ -96,6 +97,9 @@ class FakeSlack:
             "auth.test": self._auth_test,
             "chat.postMessage": self._chat_post_message,
             "chat.update": self._chat_update,
+            "chat.startStream": self._chat_start_stream,
+            "chat.appendStream": self._chat_append_stream,
+            "chat.stopStream": self._chat_stop_stream,
             "chat.postEphemeral": self._chat_post_ephemeral,
             "chat.getPermalink": self._chat_get_permalink,
             "conversations.replies": self._conversations_replies,
@@ -106,6 +110,9 @@ class FakeSlack:
             "conversations.history": self._conversations_history,
             "conversations.info": self._conversations_info,
         }
+        # ---- the assistant pane (assistant.threads.*): see bot/simulator/assistant.py
+        self.assistant = AssistantPane(self.workspace)
+        self._handlers.update(self.assistant.handlers())
 
     # ------------------------------------------------------------------ lifecycle
 
@@ -381,6 +388,41 @@ class FakeSlack:
             "text": message.text,
             "message": message.to_api(),
         }
+
+    def _chat_start_stream(self, params: dict[str, Any], call: RecordedCall) -> dict[str, Any]:
+        message = self.workspace.start_stream(
+            str(params.get("channel", "")),
+            thread_ts=params.get("thread_ts") or None,
+            recipient_user_id=params.get("recipient_user_id") or None,
+            recipient_team_id=params.get("recipient_team_id") or None,
+            task_display_mode=params.get("task_display_mode") or None,
+            chunks=params.get("chunks"),
+            markdown_text=str(params.get("markdown_text") or ""),
+        )
+        return {"channel": message.channel, "ts": message.ts}
+
+    def _chat_append_stream(self, params: dict[str, Any], call: RecordedCall) -> dict[str, Any]:
+        channel = str(params.get("channel", ""))
+        message = self.workspace.append_stream(
+            channel,
+            str(params.get("ts", "")),
+            chunks=params.get("chunks"),
+            markdown_text=str(params.get("markdown_text") or ""),
+        )
+        return {"channel": channel, "ts": message.ts}
+
+    def _chat_stop_stream(self, params: dict[str, Any], call: RecordedCall) -> dict[str, Any]:
+        channel = str(params.get("channel", ""))
+        metadata = params.get("metadata")
+        message = self.workspace.stop_stream(
+            channel,
+            str(params.get("ts", "")),
+            chunks=params.get("chunks"),
+            markdown_text=str(params.get("markdown_text") or ""),
+            blocks=params.get("blocks") or None,
+            metadata=metadata if isinstance(metadata, dict) else None,
+        )
+        return {"channel": channel, "ts": message.ts, "message": message.to_api()}
 
     def _chat_post_ephemeral(self, params: dict[str, Any], call: RecordedCall) -> dict[str, Any]:
         message = self.workspace.post_ephemeral(

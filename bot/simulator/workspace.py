@@ -28,6 +28,15 @@ from typing import Any, TypeVar
 from slack_sdk.errors import SlackObjectFormationError
 from slack_sdk.models.blocks import Block
 
+from bot.simulator.streams import (
+    DISPLAY_MODES,
+    ChunkError,
+    StreamState,
+    apply_chunks,
+    check_chunks,
+    stream_blocks,
+)
+
 log = logging.getLogger(__name__)
 
 DEFAULT_TEAM_ID = "T0FAKE0001"
@@ -71,6 +80,10 @@ class StoredMessage:
     reactions: dict[str, list[str]] = field(default_factory=dict)
     edits: int = 0
     metadata: dict[str, Any] | None = None
+    streaming: bool = False
+    """A `chat.startStream` reply not stopped yet: its content is still arriving."""
+    stream: dict[str, Any] | None = None
+    """What a streamed reply received (`streams.StreamState.to_dict()`); None otherwise."""
 
     @property
     def is_reply(self) -> bool:
@@ -230,6 +243,9 @@ class SlackWorkspace:
         self._used_triggers: set[str] = set()
         self._triggers: dict[str, str] = {}
         self._subscribers: list[Callable[[WorkspaceEvent], None]] = []
+        self.refuse_streaming: str | None = None
+        """An error code (`feature_not_enabled`…) for every `chat.startStream`: a
+        workspace without streaming, to exercise the bot's fallback."""
 
     # ------------------------------------------------------------------ plumbing
 
@@ -360,6 +376,107 @@ class SlackWorkspace:
         self._messages[channel][message.ts] = message
         self._emit("message_posted", channel, message.ts, message=message)
         return message
+
+    # ------------------------------------------------------------------ streams
+
+    def start_stream(
+        self,
+        channel: str,
+        *,
+        thread_ts: str | None,
+        recipient_user_id: str | None = None,
+        recipient_team_id: str | None = None,
+        task_display_mode: str | None = None,
+        chunks: Any = None,
+        markdown_text: str = "",
+    ) -> StoredMessage:
+        """Open a streamed reply in a thread (`chat.startStream`), as the bot."""
+        if self.refuse_streaming:
+            raise WorkspaceError(self.refuse_streaming)
+        if not channel:
+            raise WorkspaceError("channel_not_found")
+        if not thread_ts:
+            raise WorkspaceError("invalid_arguments", "thread_ts is required")
+        mode = task_display_mode or "timeline"
+        if mode not in DISPLAY_MODES:
+            raise WorkspaceError("invalid_arguments", f"task_display_mode {mode!r}")
+        if self.channel_type(channel) != "im" and not (recipient_user_id and recipient_team_id):
+            raise WorkspaceError(
+                "invalid_arguments", "recipient_user_id and recipient_team_id are required"
+            )
+        stream = StreamState(mode=mode, recipient=recipient_user_id or "")
+        self._apply(stream, chunks, markdown_text)
+        message = StoredMessage(
+            channel=channel,
+            ts=self.next_ts(),
+            text=stream.markdown,
+            blocks=stream_blocks(stream),
+            user=self.bot_user_id,
+            bot_id=self.bot_id,
+            thread_ts=thread_ts,
+            streaming=True,
+            stream=stream.to_dict(),
+        )
+        self._messages[channel][message.ts] = message
+        self._emit("message_posted", channel, message.ts, message=message)
+        return message
+
+    def append_stream(
+        self, channel: str, ts: str, *, chunks: Any = None, markdown_text: str = ""
+    ) -> StoredMessage:
+        """Add chunks to an open stream (`chat.appendStream`)."""
+        message, stream = self._open_stream(channel, ts)
+        self._apply(stream, chunks, markdown_text)
+        self._show(message, stream)
+        self._emit("message_updated", channel, ts, message=message)
+        return message
+
+    def stop_stream(
+        self,
+        channel: str,
+        ts: str,
+        *,
+        chunks: Any = None,
+        markdown_text: str = "",
+        blocks: list[dict[str, Any]] | None = None,
+        metadata: dict[str, Any] | None = None,
+    ) -> StoredMessage:
+        """End a stream (`chat.stopStream`), with its last chunks and final blocks."""
+        message, stream = self._open_stream(channel, ts)
+        check_blocks(blocks or [])
+        self._apply(stream, chunks, markdown_text)
+        message.streaming = False
+        self._show(message, stream, blocks or [])
+        if metadata:
+            message.metadata = metadata
+        self._emit("message_updated", channel, ts, message=message)
+        return message
+
+    def _open_stream(self, channel: str, ts: str) -> tuple[StoredMessage, StreamState]:
+        message = self._messages.get(channel, {}).get(ts)
+        if message is None:
+            raise WorkspaceError("message_not_found", f"{channel}/{ts}")
+        if not message.streaming or message.stream is None:
+            raise WorkspaceError("message_not_in_streaming_state")
+        return message, StreamState.from_dict(message.stream)
+
+    @staticmethod
+    def _apply(stream: StreamState, chunks: Any, markdown_text: str) -> None:
+        try:
+            apply_chunks(stream, check_chunks(chunks), markdown_text or "")
+        except ChunkError as exc:
+            raise WorkspaceError("invalid_chunks", str(exc)) from exc
+
+    @staticmethod
+    def _show(
+        message: StoredMessage, stream: StreamState, final: list[dict[str, Any]] | None = None
+    ) -> None:
+        blocks = stream_blocks(stream) + list(final or [])
+        if len(blocks) > MAX_BLOCKS:
+            raise WorkspaceError("invalid_blocks", f"{len(blocks)} blocks > {MAX_BLOCKS}")
+        message.stream = stream.to_dict()
+        message.text = stream.markdown
+        message.blocks = blocks  # a stream growing is not an edit: `edits` stays
 
     def post_user_message(
         self, channel: str, user: str, text: str, *, thread_ts: str | None = None

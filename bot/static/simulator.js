@@ -247,6 +247,30 @@
     return `<div class="mrkdwn text">${walk(block.elements)}</div>`;
   }
 
+  // Slack's plan / task_card blocks (and a streamed reply's tasks): one row per task,
+  // its status as an icon, what it looked for and what it found underneath.
+  const TASK_ICON = { pending: "○", in_progress: "◔", complete: "✓", error: "✕" };
+  function taskCard(task) {
+    const status = Object.hasOwn(TASK_ICON, task.status) ? task.status : "pending";
+    const part = (rich, cls) => (rich ? `<div class="${cls}">${richText(rich)}</div>` : "");
+    const sources = (task.sources || [])
+      .map((src) => `<a href="${escapeHtml(src.url || "")}" target="_blank" rel="noopener">${escapeHtml(src.text || src.url || "")}</a>`)
+      .join(" · ");
+    return `<div class="task-card ${status}" data-testid="task-card" data-task-id="${escapeHtml(task.task_id || "")}" data-status="${status}">
+      <span class="task-icon">${TASK_ICON[status]}</span>
+      <div class="task-main"><div class="task-title">${escapeHtml(task.title || "")}</div>${part(task.details, "task-details")}${part(task.output, "task-output")}${sources ? `<div class="task-sources">${sources}</div>` : ""}</div>
+    </div>`;
+  }
+
+  // Just enough Markdown for a streamed answer: bold, italics, code, line breaks.
+  function markdown(text) {
+    return escapeHtml(text)
+      .replace(/\*\*(.+?)\*\*/g, "<b>$1</b>")
+      .replace(/(^|[^*])\*([^*\n]+)\*/g, "$1<i>$2</i>")
+      .replace(/`([^`\n]+)`/g, "<code>$1</code>")
+      .replace(/\n/g, "<br>");
+  }
+
   function renderBlock(block, ctx) {
     const type = block.type;
     const attrs = `data-testid="block" data-block-type="${escapeHtml(type)}" data-block-id="${escapeHtml(block.block_id || "")}"`;
@@ -278,7 +302,11 @@
       case "rich_text":
         return `<div ${attrs}>${richText(block)}</div>`;
       case "markdown":
-        return `<div class="mrkdwn text" ${attrs}>${escapeHtml(block.text || "").replace(/\n/g, "<br>")}</div>`;
+        return `<div class="mrkdwn text" ${attrs}>${markdown(block.text || "")}</div>`;
+      case "plan":
+        return `<div class="blk-plan" ${attrs}><div class="plan-title" data-testid="plan-title">${escapeHtml(block.title || "")}</div>${(block.tasks || []).map((t) => taskCard(t)).join("")}</div>`;
+      case "task_card":
+        return `<div ${attrs}>${taskCard(block)}</div>`;
       default:
         return `<div class="blk-unsupported" ${attrs}>[unsupported block: ${escapeHtml(type)}]</div>`;
     }
@@ -341,6 +369,7 @@
           ${edited ? '<span class="edited" data-testid="message-edited">(edited)</span>' : ""}
         </div>
         <div data-testid="message-body">${body}</div>
+        ${m.streaming ? '<div class="streaming" data-testid="streaming">● writing…</div>' : ""}
         ${m.ephemeral ? '<div class="ephemeral-note" data-testid="ephemeral-note">👁 Only visible to you</div>' : ""}
         ${reactions ? `<div class="reactions">${reactions}</div>` : ""}
         ${threadLine}

@@ -6,10 +6,14 @@ from __future__ import annotations
 import pytest
 
 from agent.confidence import (
+    CALIBRATIONS,
+    Calibration,
     ConfidenceAggregator,
     ConfidenceCalculator,
     ConfidenceFactors,
     SourceAgreementCalculator,
+    calibration_for,
+    provider_of,
     search_quality,
 )
 from agent.config import ConfidenceConfig, ConfidenceWeights, Thresholds
@@ -45,6 +49,57 @@ SINGLE = "single source ×0.9"
 @pytest.fixture
 def calc() -> ConfidenceCalculator:
     return ConfidenceCalculator(ConfidenceConfig())
+
+
+# ----------------------------------------------------------------- calibration per provider
+
+EVIDENCE = {
+    "answer_coverage": 0.6,
+    "passage_coverage": 0.7,
+    "document_margin": 1.0,
+    "value_type_match": 1.0,
+    "question_terms": 5.0,
+    "value_asked": 1.0,
+}
+
+
+def test_calibrations_are_kept_per_provider() -> None:
+    assert provider_of("gemini-2.5-flash") == provider_of("models/gemini-2.0-pro") == "gemini"
+    assert calibration_for("offline") is CALIBRATIONS["offline"]
+    # No Gemini fit is shipped: its documented default is the weighted mean of factors.
+    assert calibration_for("gemini-2.5-flash") is None
+    factors = ConfidenceFactors(
+        source_count=2, llm_self_eval=0.9, answer_features=EVIDENCE, model="gemini-2.5-flash"
+    )
+    score = ConfidenceCalculator(ConfidenceConfig()).calculate(factors)
+    assert "calibrated" not in score.breakdown
+    assert score.breakdown["llm_self_eval"] == 0.9
+
+
+def test_a_fitted_provider_map_takes_the_self_evaluation_as_one_feature() -> None:
+    gemini = Calibration(
+        intercept=-4.0,
+        weights={**CALIBRATIONS["offline"].weights, "llm_self_eval": 2.0},
+    )
+    calc = ConfidenceCalculator(ConfidenceConfig(), {**CALIBRATIONS, "gemini": gemini})
+
+    def score(self_eval: float) -> float:
+        factors = ConfidenceFactors(
+            source_count=2,
+            llm_self_eval=self_eval,
+            answer_features=EVIDENCE,
+            model="gemini-2.5-flash",
+        )
+        result = calc.calculate(factors)
+        assert "calibrated" in result.breakdown
+        return result.score
+
+    assert score(0.9) > score(0.2)
+    # the offline model keeps its own map
+    offline = calc.calculate(
+        ConfidenceFactors(source_count=2, answer_features=EVIDENCE, model="offline")
+    )
+    assert offline.score == pytest.approx(CALIBRATIONS["offline"].probability(EVIDENCE))
 
 
 # ----------------------------------------------------------------- search vs non-search

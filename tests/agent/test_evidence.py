@@ -59,7 +59,10 @@ def test_a_table_row_is_a_unit_with_its_header() -> None:
 
 def test_the_question_type_asks_for_the_right_kind_of_value() -> None:
     assert question_type("how long is the commitment?") == "duration"
-    assert question_type("what's the nightly hotel limit?") == "money"
+    # a limit or a minimum may be a sum, a number of days or a count: any figure answers
+    assert question_type("what's the nightly hotel limit?") == "quantity"
+    assert question_type("is there a minimum amount of vacation to take?") == "quantity"
+    assert question_type("when someone leaves, how fast is their access cut off?") == "duration"
     assert question_type("給料日はいつですか？") == "date"
     assert question_type("which tool do we keep the inventory in?") == "place"
     assert question_type("do we have an office dog?") is None
@@ -70,6 +73,55 @@ def test_the_sentence_holding_the_fact_is_quoted_with_its_citation() -> None:
     assert answer.startswith("We advise spending within reason, with a $300 USD per night")
     assert answer.endswith("[Source: travel.md]")
     assert "$80" not in answer  # one fact, not the whole page
+
+
+def test_the_questions_own_figures_and_sentence_initial_words_are_no_answer() -> None:
+    meetings = Source(
+        source="1-1.md",
+        score=10.0,
+        similarity=0.7,
+        text=(
+            "1-1 meetings › How we do them\n\n"
+            "Every manager has a 1-1 with each of their direct reports. "
+            "In most cases, 1-1s should be weekly recurring 25-minute meetings."
+        ),
+    )
+    answer = extract_answer("how long is a normal 1:1 with my manager?", [meetings], japanese=False)
+    assert "25-minute" in answer
+    assets = Source(
+        source="assets.md",
+        score=10.0,
+        similarity=0.7,
+        text=(
+            "Assets › Inventory of assets\n\n"
+            "Assets associated with information shall be kept in an inventory of assets. "
+            "This inventory will live in our endpoint management system, Jamf."
+        ),
+    )
+    evidence = gather("which tool do we keep the asset inventory in?", [assets])
+    typed = {u.text.split()[0]: u.typed for u in evidence.units}
+    assert typed == {"Assets": False, "This": True}
+
+
+def test_the_figure_a_sentence_or_two_away_completes_an_answer_without_one() -> None:
+    faq = Source(
+        source="mental-health.md",
+        score=10.0,
+        similarity=0.7,
+        text=(
+            "Mental health › FAQ\n\n"
+            "A: Unfortunately, not at this time. The maximum annual amount is $250 per "
+            "teammate.\n\n**Q: How can I use the stipend?**\n\n"
+            "A: The stipend covers therapy sessions, meditation classes and mental health apps."
+        ),
+    )
+    answer = extract_answer(
+        "does the company pay for therapy or meditation apps? how much?", [faq], japanese=False
+    )
+    assert answer.startswith("A: The stipend covers therapy") or answer.startswith(
+        "The stipend covers therapy"
+    )
+    assert "$250" in answer
 
 
 def test_number_words_match_figures() -> None:

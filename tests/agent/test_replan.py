@@ -4,11 +4,13 @@ rules, the replan limit and the history."""
 from __future__ import annotations
 
 import asyncio
+from pathlib import Path
 
 import pytest
 
 from agent.config import AgentConfig, ExecutionConfig, ReplanConfig
-from agent.knowledge.qdrant_kb import QdrantKnowledgeBase
+from agent.knowledge.ingest import ingest_paths
+from agent.knowledge.qdrant_kb import QdrantKnowledgeBase, open_knowledge_base
 from agent.llm.offline import OfflineModel
 from agent.orchestrator import Orchestrator
 from agent.planner import Planner
@@ -420,3 +422,32 @@ async def test_two_failing_searches_in_one_wave_invalidate_the_plan_in_a_run(
     assert "plan invalidated: two consecutive step failures" in record.reason
     assert state.status is RunStatus.ANSWERED, state.error
     assert "15" in state.final_answer
+
+
+async def test_a_plans_only_search_is_judged_by_its_answer_not_replanned_first(
+    make_orchestrator: OrchestratorFactory, tmp_path: Path
+) -> None:
+    """A weak search score (the asker's words are not the handbook's) is no reason to
+    search again before an answer is drawn: the answer's own confidence decides."""
+    (tmp_path / "access.md").write_text(
+        "# Access control policy\n\n## Offboarding\n\n"
+        "In the case of a separation from the company, access to core communication and "
+        "production systems will be removed within 48 hours of the offboarding request.\n",
+        encoding="utf-8",
+    )
+    kb = open_knowledge_base(path=None, url=None)
+    try:
+        await ingest_paths(kb, [tmp_path])
+        orchestrator = make_orchestrator(knowledge_base=kb)
+        state = await orchestrator.start(
+            "when someone leaves, how fast is their access to core systems cut off?",
+            asker=ASKER,
+        )
+        search_step = state.step_results[1]
+        assert search_step.action is ActionType.RAG_SEARCH
+        assert search_step.confidence < 0.4  # weak on its own…
+        assert state.replan_history == []  # …yet not searched again
+        assert state.status is RunStatus.ANSWERED
+        assert "48 hours" in state.final_answer
+    finally:
+        await kb.close()

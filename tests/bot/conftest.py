@@ -30,6 +30,7 @@ from slack_sdk.models.views import View
 
 from agent.knowledge.ingest import SAMPLE_KB_DIR, ingest_paths
 from agent.knowledge.qdrant_kb import open_knowledge_base
+from agent.ports import LanguageModel
 from agent.schemas import RunState, ThreadKey
 from blocks import ids
 from blocks.limits import (
@@ -39,8 +40,10 @@ from blocks.limits import (
     validate_message,
     validate_view,
 )
+from bot.plan_stream import PlanDisplay
 from bot.runners import Bot, create_bot, http_app
-from bot.settings import LLMSettings, Settings
+from bot.settings import LLMSettings, Settings, SlackSettings
+from bot.wiring import build_services
 from storage.run_store import SqlRunStore
 from tests.fakes.fake_slack import (
     DEFAULT_CHANNEL_ID,
@@ -75,7 +78,7 @@ COMPARE_Q = "Compare the remote work policy and the employee handbook: why do th
 MONGOLIA_Q = "What is the capital of Mongolia?"
 LATEST_Q = "What is the latest version?"
 
-MESSAGE_METHODS = ("chat.postMessage", "chat.update", "chat.postEphemeral")
+MESSAGE_METHODS = ("chat.postMessage", "chat.update", "chat.postEphemeral", "chat.stopStream")
 EDIT_INTERVAL = 0.02
 """The publisher's plan-edit coalescing interval in tests (1 s in production)."""
 
@@ -174,9 +177,12 @@ class Reply:
 class BotHarness:
     """One running bot behind its real HTTP endpoint, and a signed-request client."""
 
-    def __init__(self, fake: FakeSlack, settings: Settings) -> None:
+    def __init__(
+        self, fake: FakeSlack, settings: Settings, *, llm: LanguageModel | None = None
+    ) -> None:
         self.fake = fake
         self.settings = settings
+        self.llm = llm
         self._bot: Bot | None = None
         self._runner: web.AppRunner | None = None
         self._http: aiohttp.ClientSession | None = None
@@ -198,7 +204,8 @@ class BotHarness:
         return f"{self.base}/slack/events"
 
     async def start(self) -> None:
-        bot = await create_bot(self.settings)
+        services = await build_services(self.settings, llm=self.llm) if self.llm else None
+        bot = await create_bot(self.settings, services=services)
         bot.deps.publisher._min_interval = EDIT_INTERVAL
         runner = web.AppRunner(http_app(bot), access_log=None)
         await runner.setup()
@@ -390,7 +397,15 @@ class BotHarness:
         return [e.text for e in self.fake.workspace.ephemerals(user=user)]
 
 
-def make_settings(data_dir: Path, fake: FakeSlack, approvers: Sequence[str] = ()) -> Settings:
+def make_settings(
+    data_dir: Path,
+    fake: FakeSlack,
+    approvers: Sequence[str] = (),
+    *,
+    plan_display: PlanDisplay = "message",
+) -> Settings:
+    """Settings for a bot on the fake Slack. The plan is the edited message unless a test
+    asks for the stream (`plan_display="auto"`; tests/bot/test_plan_stream.py)."""
     return Settings(
         data_dir=data_dir,
         database_url=None,
@@ -402,6 +417,7 @@ def make_settings(data_dir: Path, fake: FakeSlack, approvers: Sequence[str] = ()
         approvers=list(approvers),
         log_format="text",
         llm=LLMSettings(provider="offline"),
+        slack=SlackSettings(plan_display=plan_display),
     )
 
 
@@ -418,11 +434,18 @@ HarnessFactory = Callable[..., Awaitable[BotHarness]]
 
 @pytest.fixture
 async def make_harness(fake: FakeSlack, data_dir: Path) -> AsyncIterator[HarnessFactory]:
-    """`await make_harness(approvers=[...])`: a started bot (closed after the test)."""
+    """`await make_harness(approvers=[...], plan_display=..., llm=...)`: a started bot
+    (closed after the test)."""
     made: list[BotHarness] = []
 
-    async def factory(*, approvers: Sequence[str] = ()) -> BotHarness:
-        harness = BotHarness(fake, make_settings(data_dir, fake, approvers))
+    async def factory(
+        *,
+        approvers: Sequence[str] = (),
+        plan_display: PlanDisplay = "message",
+        llm: LanguageModel | None = None,
+    ) -> BotHarness:
+        settings = make_settings(data_dir, fake, approvers, plan_display=plan_display)
+        harness = BotHarness(fake, settings, llm=llm)
         await harness.start()
         made.append(harness)
         return harness
@@ -460,6 +483,9 @@ def message_text(message: StoredMessage) -> str:
             text = node.get("text")
             if isinstance(text, str):
                 parts.append(text)
+            title = node.get("title")  # a plan's or task_card's title is plain text
+            if isinstance(title, str):
+                parts.append(title)
             for value in node.values():
                 if isinstance(value, dict | list):
                     visit(value)

@@ -31,7 +31,7 @@ async def test_a_shutdown_hands_busy_and_queued_runs_to_the_next_process(
     fake: FakeSlack, data_dir: Path
 ) -> None:
     settings = make_settings(data_dir, fake).model_copy(
-        update={"slack": SlackSettings(max_concurrent_runs=1)}
+        update={"slack": SlackSettings(max_concurrent_runs=1, plan_display="message")}
     )
     harness = BotHarness(fake, settings)
     await harness.start()

@@ -20,7 +20,7 @@ import signal
 import sqlite3
 import sys
 import time
-from collections.abc import AsyncIterator, Generator
+from collections.abc import AsyncIterator, Generator, Sequence
 from pathlib import Path
 
 import pytest
@@ -87,8 +87,11 @@ class GraceDev:
 
     BANNER = re.compile(r"GRACE dev: open (http://127\.0\.0\.1:(\d+)/)")
 
-    def __init__(self, data_dir: Path, log_path: Path, *, cwd: Path) -> None:
+    def __init__(
+        self, data_dir: Path, log_path: Path, *, cwd: Path, options: Sequence[str] = ()
+    ) -> None:
         self.data_dir = data_dir
+        self.options = list(options)  # more `grace dev` options: `--pace 0.8`…
         self.log_path = log_path
         self.cwd = cwd
         self.port = 0  # the first start picks a free port; restarts reuse it
@@ -122,6 +125,7 @@ class GraceDev:
                 "dev",
                 "--port",
                 str(self.port),
+                *self.options,
                 cwd=self.cwd,  # no stray .env is read
                 env=self.env(),
                 stdin=asyncio.subprocess.DEVNULL,

@@ -25,7 +25,6 @@ from tests.durable.helpers import (
     GRACE,
     audit_trail,
     copy_data_dir,
-    database_url,
     grace_async,
     grace_env,
     run_grace,
@@ -41,10 +40,10 @@ from tests.fakes.fake_gemini import (
 
 
 def test_paused_run_survives_the_process_and_resumes_in_another(
-    sample_data_dir: Path, tmp_path: Path
+    sample_data_dir: Path, tmp_path: Path, fresh_db_url: str
 ) -> None:
     data_dir = copy_data_dir(sample_data_dir, tmp_path / "data")
-    env = grace_env(data_dir)
+    env = grace_env(data_dir, GRACE_DATABASE_URL=fresh_db_url)
 
     first = run_grace(env, "ask", "What is the latest version?", "--no-input", "--json")
     assert first.returncode == 0, first.stderr
@@ -69,7 +68,7 @@ def test_paused_run_survives_the_process_and_resumes_in_another(
     shown = json.loads(run_grace(env, "show", run_id, "--json").stdout)
     assert shown == answer
 
-    trail = asyncio.run(audit_trail(database_url(data_dir), run_id))
+    trail = asyncio.run(audit_trail(fresh_db_url, run_id))
     assert trail[:3] == ["run_started", "plan_created", "intervention_requested"]
     assert "intervention_answered" in trail
     assert trail.count("step_started") >= 2
@@ -85,13 +84,14 @@ def _is_reasoning(request: RecordedRequest) -> bool:
 
 
 async def test_a_run_killed_mid_step_is_recovered_without_redoing_completed_steps(
-    sample_data_dir: Path, tmp_path: Path
+    sample_data_dir: Path, tmp_path: Path, fresh_db_url: str
 ) -> None:
     data_dir = copy_data_dir(sample_data_dir, tmp_path / "data")
-    url = database_url(data_dir)
+    url = fresh_db_url
     async with FakeGemini() as fake:
         env = grace_env(
             data_dir,
+            GRACE_DATABASE_URL=url,
             GOOGLE_API_KEY="test-key",
             GRACE_LLM__BASE_URL=fake.base_url,
             GRACE_LLM__RETRY_ATTEMPTS="1",
@@ -159,11 +159,12 @@ async def test_a_run_killed_mid_step_is_recovered_without_redoing_completed_step
     ("auto_proceed", "expected"), [("false", "cancelled"), ("true", "answered")]
 )
 def test_unanswered_questions_expire_and_the_sweeper_applies_the_policy(
-    sample_data_dir: Path, tmp_path: Path, auto_proceed: str, expected: str
+    sample_data_dir: Path, tmp_path: Path, fresh_db_url: str, auto_proceed: str, expected: str
 ) -> None:
     data_dir = copy_data_dir(sample_data_dir, tmp_path / "data")
     env = grace_env(
         data_dir,
+        GRACE_DATABASE_URL=fresh_db_url,
         GRACE_INTERVENTION__EXPIRY_HOURS="0.0001",  # 0.36 s
         GRACE_INTERVENTION__AUTO_PROCEED_ON_TIMEOUT=auto_proceed,
     )
@@ -184,9 +185,9 @@ def test_unanswered_questions_expire_and_the_sweeper_applies_the_policy(
     assert "nothing expired" in run_grace(env, "sweep").stdout
 
 
-async def answered_runs(data_dir: Path, count: int) -> list[str]:
+async def answered_runs(data_dir: Path, url: str, count: int) -> list[str]:
     """Confident answers, made in this process (quicker than ten `grace ask` processes)."""
-    services = await build_services(Settings(data_dir=data_dir))
+    services = await build_services(Settings(data_dir=data_dir, database_url=url))
     try:
         run_ids = []
         for _ in range(count):
@@ -201,12 +202,12 @@ async def answered_runs(data_dir: Path, count: int) -> list[str]:
 
 
 def test_feedback_moves_thresholds_and_they_survive_a_restart(
-    sample_data_dir: Path, tmp_path: Path
+    sample_data_dir: Path, tmp_path: Path, fresh_db_url: str
 ) -> None:
     data_dir = copy_data_dir(sample_data_dir, tmp_path / "data")
-    env = grace_env(data_dir)
+    env = grace_env(data_dir, GRACE_DATABASE_URL=fresh_db_url)
     assert run_grace(env, "thresholds").stdout.strip() == "silent 0.90  notify 0.70  confirm 0.40"
-    run_ids = asyncio.run(answered_runs(data_dir, 10))
+    run_ids = asyncio.run(answered_runs(data_dir, fresh_db_url, 10))
     messages = [run_grace(env, "feedback", run_id, "down").stdout for run_id in run_ids]
     assert "raised" in messages[-1]
     # A fresh process reads the learned thresholds from the database.

@@ -1,4 +1,4 @@
-"""Exactly-once resumption and many concurrent runs on one SQLite file, through the real
+"""Exactly-once resumption and many concurrent runs on one database, through the real
 orchestrator, offline model, Qdrant local mode and SQL store."""
 
 from __future__ import annotations
@@ -31,10 +31,9 @@ async def knowledge_base(tmp_path: Path) -> AsyncIterator[QdrantKnowledgeBase]:
 
 
 @pytest.fixture
-async def database_url(tmp_path: Path) -> str:
-    url = f"sqlite+aiosqlite:///{tmp_path}/grace.db"
-    await migrate(url)
-    return url
+async def database_url(fresh_db_url: str) -> str:
+    await migrate(fresh_db_url)
+    return fresh_db_url
 
 
 def orchestrator_for(url: str, kb: QdrantKnowledgeBase) -> tuple[Orchestrator, SqlRunStore]:
@@ -88,7 +87,7 @@ async def test_twenty_concurrent_answers_resume_the_run_exactly_once(
         await replica_store.engine.dispose()
 
 
-async def test_fifty_concurrent_runs_on_one_sqlite_file_lose_nothing(
+async def test_fifty_concurrent_runs_on_one_database_lose_nothing(
     database_url: str, knowledge_base: QdrantKnowledgeBase
 ) -> None:
     replicas = [orchestrator_for(database_url, knowledge_base) for _ in range(5)]

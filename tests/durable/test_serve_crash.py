@@ -18,7 +18,7 @@ from bot.simulator.workspace import StoredMessage
 from storage.db import make_engine
 from storage.run_store import SqlRunStore
 from tests.bot.conftest import SECRET, has_feedback_buttons
-from tests.durable.helpers import copy_data_dir, database_url, free_port, grace_env
+from tests.durable.helpers import copy_data_dir, free_port, grace_env
 from tests.fakes.fake_slack import (
     DEFAULT_CHANNEL_ID,
     JSON_CONTENT_TYPE,
@@ -76,17 +76,19 @@ def _answers(fake: FakeSlack, ts: str) -> list[StoredMessage]:
 
 
 async def test_questions_waiting_for_a_slot_survive_a_crash_and_are_answered_once(
-    sample_data_dir: Path, tmp_path: Path
+    sample_data_dir: Path, tmp_path: Path, fresh_db_url: str
 ) -> None:
     data_dir = copy_data_dir(sample_data_dir, tmp_path / "data")
-    url = database_url(data_dir)
+    url = fresh_db_url
     async with FakeSlack() as fake:
         env = grace_env(
             data_dir,
+            GRACE_DATABASE_URL=url,
             SLACK_BOT_TOKEN="xoxb-test",
             SLACK_SIGNING_SECRET=SECRET,
             SLACK_API_URL=fake.base_url,
             GRACE_SLACK__MAX_CONCURRENT_RUNS="1",
+            GRACE_SLACK__PLAN_DISPLAY="message",  # the delayed postMessage holds the slot
         )
         port = free_port()
         first = await _serve(env, port)

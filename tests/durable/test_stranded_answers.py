@@ -21,7 +21,6 @@ from storage.run_store import SqlRunStore
 from tests.durable.helpers import (
     audit_trail,
     copy_data_dir,
-    database_url,
     grace_async,
     grace_env,
     run_grace,
@@ -51,13 +50,13 @@ async def _claim_and_die(url: str, run_id: str, *, expire: bool = False) -> str:
 
 
 def test_an_answer_claimed_by_a_process_that_died_is_acted_on_by_grace_recover(
-    sample_data_dir: Path, tmp_path: Path
+    sample_data_dir: Path, tmp_path: Path, fresh_db_url: str
 ) -> None:
     data_dir = copy_data_dir(sample_data_dir, tmp_path / "data")
-    env = grace_env(data_dir, GRACE_EXECUTION__LEASE_SECONDS="0.5")
+    env = grace_env(data_dir, GRACE_DATABASE_URL=fresh_db_url, GRACE_EXECUTION__LEASE_SECONDS="0.5")
     asked = run_grace(env, "ask", LATEST_Q, "--no-input", "--json")
     run_id = json.loads(asked.stdout)["run_id"]
-    url = database_url(data_dir)
+    url = fresh_db_url
     asyncio.run(_claim_and_die(url, run_id))
 
     stuck = run_grace(env, "resume", run_id, "--action", "input", "--text", "Other")
@@ -77,17 +76,18 @@ def test_an_answer_claimed_by_a_process_that_died_is_acted_on_by_grace_recover(
 
 
 def test_an_expiry_claimed_by_a_process_that_died_is_applied(
-    sample_data_dir: Path, tmp_path: Path
+    sample_data_dir: Path, tmp_path: Path, fresh_db_url: str
 ) -> None:
     data_dir = copy_data_dir(sample_data_dir, tmp_path / "data")
     env = grace_env(
         data_dir,
+        GRACE_DATABASE_URL=fresh_db_url,
         GRACE_EXECUTION__LEASE_SECONDS="0.5",
         GRACE_INTERVENTION__EXPIRY_HOURS="0.0001",  # 0.36 s
     )
     run_id = json.loads(run_grace(env, "ask", LATEST_Q, "--no-input", "--json").stdout)["run_id"]
     time.sleep(1)  # the question is past its deadline; a sweeper claims its expiry, and dies
-    asyncio.run(_claim_and_die(database_url(data_dir), run_id, expire=True))
+    asyncio.run(_claim_and_die(fresh_db_url, run_id, expire=True))
 
     recovered = run_grace(env, "recover")
 
@@ -97,14 +97,14 @@ def test_an_expiry_claimed_by_a_process_that_died_is_applied(
 
 
 async def test_of_four_replicas_finishing_one_stranded_answer_exactly_one_does(
-    sample_data_dir: Path, tmp_path: Path
+    sample_data_dir: Path, tmp_path: Path, fresh_db_url: str
 ) -> None:
     data_dir = copy_data_dir(sample_data_dir, tmp_path / "data")
-    env = grace_env(data_dir)
+    env = grace_env(data_dir, GRACE_DATABASE_URL=fresh_db_url)
     code, out, err = await grace_async(env, "ask", LATEST_Q, "--no-input", "--json")
     assert code == 0, err
     run_id = json.loads(out)["run_id"]
-    url = database_url(data_dir)
+    url = fresh_db_url
     intervention_id = await _claim_and_die(url, run_id)
 
     kb = open_knowledge_base(path=data_dir / "qdrant", url=None)

@@ -44,10 +44,9 @@ def _reasoning_calls(fake: FakeGemini) -> int:
 
 
 async def _replicas(
-    fake: FakeGemini, sample_data_dir: Path, tmp_path: Path
+    fake: FakeGemini, sample_data_dir: Path, tmp_path: Path, url: str
 ) -> tuple[dict[str, str], dict[str, str], str]:
     """Two processes' environments with a two-second lease, and the shared database URL."""
-    url = f"sqlite+aiosqlite:///{tmp_path}/shared.db"
     envs = []
     for name in ("replica-a", "replica-b"):
         env = grace_env(
@@ -95,10 +94,10 @@ async def _finish(process: asyncio.subprocess.Process) -> tuple[int, dict[str, A
 
 
 async def test_a_live_worker_keeps_its_run_while_another_process_recovers(
-    sample_data_dir: Path, tmp_path: Path
+    sample_data_dir: Path, tmp_path: Path, fresh_db_url: str
 ) -> None:
     async with FakeGemini() as fake:
-        env_a, env_b, _ = await _replicas(fake, sample_data_dir, tmp_path)
+        env_a, env_b, _ = await _replicas(fake, sample_data_dir, tmp_path, fresh_db_url)
         slow_step = asyncio.Event()  # the reasoning call lasts until the test lets it end
         reasoning = CannedResponse(generate_body(ANSWER), hold=slow_step)
         worker = await _ask_until_reasoning(fake, env_a, reasoning)
@@ -124,10 +123,10 @@ async def test_a_live_worker_keeps_its_run_while_another_process_recovers(
 
 
 async def test_a_frozen_worker_loses_its_run_and_writes_nothing_when_it_wakes(
-    sample_data_dir: Path, tmp_path: Path
+    sample_data_dir: Path, tmp_path: Path, fresh_db_url: str
 ) -> None:
     async with FakeGemini() as fake:
-        env_a, env_b, url = await _replicas(fake, sample_data_dir, tmp_path)
+        env_a, env_b, url = await _replicas(fake, sample_data_dir, tmp_path, fresh_db_url)
         late = asyncio.Event()  # its reasoning call answers only once it has woken up
         reasoning = CannedResponse(generate_body("a late answer"), hold=late)
         frozen = await _ask_until_reasoning(fake, env_a, reasoning)

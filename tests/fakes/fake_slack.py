@@ -8,6 +8,12 @@ a web page added; `grace dev` runs it.
 
 from __future__ import annotations
 
+# ---- the assistant pane (assistant.threads.*, assistant_thread_started) -------------
+from bot.simulator.assistant import (
+    AssistantPane,
+    AssistantThread,
+    assistant_thread_started_envelope,
+)
 from bot.simulator.requests import (
     FORM_CONTENT_TYPE,
     JSON_CONTENT_TYPE,
@@ -53,6 +59,8 @@ __all__ = [
     "JSON_CONTENT_TYPE",
     "MAX_BLOCKS",
     "MAX_TEXT",
+    "AssistantPane",
+    "AssistantThread",
     "EphemeralMessage",
     "FakeSlack",
     "Handler",
@@ -63,6 +71,7 @@ __all__ = [
     "WorkspaceError",
     "WorkspaceEvent",
     "app_mention_envelope",
+    "assistant_thread_started_envelope",
     "block_actions_payload",
     "check_blocks",
     "event_envelope",

@@ -31,6 +31,9 @@ QUESTION = "How many vacation days do new employees get?"
 
 
 def serve_env(data_dir: Path, fake: FakeSlack, **extra: str) -> dict[str, str]:
+    """These faults hit `chat.postMessage`: the plan is the posted message, not a stream
+    (streams under faults: tests/bot/test_plan_stream.py)."""
+    extra.setdefault("GRACE_SLACK__PLAN_DISPLAY", "message")
     return grace_env(
         data_dir,
         SLACK_BOT_TOKEN="xoxb-test",

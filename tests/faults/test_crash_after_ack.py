@@ -34,13 +34,13 @@ Counted from acks, not from the start, so a slow machine still kills at these mo
 
 @pytest.mark.parametrize(("after_acks", "delay"), KILL_MOMENTS)
 async def test_kill_9_after_the_ack_loses_no_question_and_doubles_no_answer(
-    after_acks: int, delay: float, sample_data_dir: Path, tmp_path: Path
+    after_acks: int, delay: float, sample_data_dir: Path, tmp_path: Path, fresh_db_url: str
 ) -> None:
     data_dir = copy_data_dir(sample_data_dir, tmp_path / "data")
     threads = [f"17000{after_acks:03d}{int(delay):02d}.{n:06d}" for n in range(1, BURST + 1)]
     deliveries = [mention(ts) for ts in threads]
     async with FakeSlack() as fake, aiohttp.ClientSession() as http:
-        env = serve_env(data_dir, fake)
+        env = serve_env(data_dir, fake, GRACE_DATABASE_URL=fresh_db_url)
         first = await start_server(env, free_port(), tmp_path / "first.log")
 
         enough_acks = asyncio.Event()

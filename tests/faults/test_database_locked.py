@@ -1,6 +1,7 @@
-"""SQLite held by another process (a write transaction open for 40 s, past the 30 s busy
-timeout): no question is dropped — each is answered once the lock is released — and
-/healthz says the service is degraded meanwhile, with a short reason."""
+"""The database held by another process — SQLite: a write transaction open for 40 s, past
+the 30 s busy timeout; PostgreSQL: the tables locked against writes for 20 s (it has no
+busy timeout: writes wait) — no question is dropped, each is answered once the lock is
+released, and /healthz says the service is degraded meanwhile, with a short reason."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ import sys
 from pathlib import Path
 
 import aiohttp
+from sqlalchemy.engine import make_url
 
 from tests.durable.helpers import copy_data_dir
 from tests.fakes.fake_slack import FakeSlack
@@ -27,6 +29,7 @@ from .helpers import (
 )
 
 LOCKED_S = float(os.environ.get("GRACE_FAULTS_LOCK_SECONDS", "40"))
+PG_LOCKED_S = min(LOCKED_S, 20.0)  # past the 8 s write stall that degrades /healthz
 
 _HOLD_LOCK = """
 import sqlite3, sys, time
@@ -37,6 +40,30 @@ time.sleep(float(sys.argv[2]))
 db.execute("ROLLBACK")
 """
 
+_HOLD_PG_LOCK = """
+import asyncio, sys, asyncpg
+async def main():
+    db = await asyncpg.connect(sys.argv[1])
+    async with db.transaction():
+        await db.execute(
+            "LOCK TABLE runs, inbox, deliveries, processed_events, run_events, interventions"
+            " IN EXCLUSIVE MODE"  # writes wait, reads go on: SQLite's write lock
+        )
+        print("locked", flush=True)
+        await asyncio.sleep(float(sys.argv[2]))
+        raise SystemExit(0)
+asyncio.run(main())
+"""
+
+
+def _holder_command(url: str) -> tuple[list[str], float]:
+    """The program that holds the database's write lock, and for how long."""
+    parsed = make_url(url)
+    if parsed.get_backend_name() == "sqlite":
+        return [sys.executable, "-c", _HOLD_LOCK, str(parsed.database), str(LOCKED_S)], LOCKED_S
+    plain = parsed.set(drivername="postgresql").render_as_string(hide_password=False)
+    return [sys.executable, "-c", _HOLD_PG_LOCK, plain, str(PG_LOCKED_S)], PG_LOCKED_S
+
 
 async def _health(http: aiohttp.ClientSession, base: str) -> tuple[int, dict[str, object]]:
     async with http.get(f"{base}/healthz", timeout=aiohttp.ClientTimeout(total=10)) as response:
@@ -44,17 +71,16 @@ async def _health(http: aiohttp.ClientSession, base: str) -> tuple[int, dict[str
 
 
 async def test_a_locked_database_delays_questions_but_loses_none(
-    sample_data_dir: Path, tmp_path: Path
+    sample_data_dir: Path, tmp_path: Path, fresh_db_url: str
 ) -> None:
     data_dir = copy_data_dir(sample_data_dir, tmp_path / "data")
     threads = [f"1700040000.{n:06d}" for n in range(1, 6)]
     deliveries = [mention(ts) for ts in threads]
     async with FakeSlack() as fake, aiohttp.ClientSession() as http:
-        server = await start_server(serve_env(data_dir, fake), free_port(), tmp_path / "serve.log")
-        holder = await asyncio.create_subprocess_exec(
-            sys.executable, "-c", _HOLD_LOCK, str(data_dir / "grace.db"), str(LOCKED_S),
-            stdout=asyncio.subprocess.PIPE,
-        )  # fmt: skip
+        env = serve_env(data_dir, fake, GRACE_DATABASE_URL=fresh_db_url)
+        server = await start_server(env, free_port(), tmp_path / "serve.log")
+        command, locked_s = _holder_command(fresh_db_url)
+        holder = await asyncio.create_subprocess_exec(*command, stdout=asyncio.subprocess.PIPE)
         try:
             assert holder.stdout is not None
             assert (await asyncio.wait_for(holder.stdout.readline(), 30)).strip() == b"locked"
@@ -68,7 +94,7 @@ async def test_a_locked_database_delays_questions_but_loses_none(
                     degraded.append(body)
                 return status == 503
 
-            await wait_until(reports_degraded, within=LOCKED_S, what="/healthz to degrade")
+            await wait_until(reports_degraded, within=locked_s, what="/healthz to degrade")
             assert degraded[0] == {
                 "ok": False,
                 "status": "degraded",
@@ -76,7 +102,7 @@ async def test_a_locked_database_delays_questions_but_loses_none(
             }
             assert holder.returncode is None, "the database was still locked"
 
-            await asyncio.wait_for(holder.wait(), timeout=LOCKED_S + 30)
+            await asyncio.wait_for(holder.wait(), timeout=locked_s + 30)
             await redeliver_unacked(http, server.base, deliveries)  # Slack's retries
             assert all(d.acked for d in deliveries), [d.statuses for d in deliveries]
 

@@ -10,20 +10,24 @@ import aiohttp
 
 from storage.db import make_engine
 from storage.run_store import SqlRunStore
-from tests.durable.helpers import copy_data_dir, database_url
+from tests.durable.helpers import copy_data_dir
 from tests.fakes.fake_slack import FakeSlack
 
 from .helpers import answers, free_port, mention, send, serve_env, start_server, wait_until
 
 
 async def test_one_message_under_two_event_ids_and_a_retry_is_one_run(
-    sample_data_dir: Path, tmp_path: Path
+    sample_data_dir: Path, tmp_path: Path, fresh_db_url: str
 ) -> None:
     data_dir = copy_data_dir(sample_data_dir, tmp_path / "data")
     thread = "1700050000.000100"
     first, second = mention(thread, event_id="Ev0DUP0001"), mention(thread, event_id="Ev0DUP0002")
     async with FakeSlack() as fake, aiohttp.ClientSession() as http:
-        server = await start_server(serve_env(data_dir, fake), free_port(), tmp_path / "serve.log")
+        server = await start_server(
+            serve_env(data_dir, fake, GRACE_DATABASE_URL=fresh_db_url),
+            free_port(),
+            tmp_path / "serve.log",
+        )
         try:
             await asyncio.gather(send(http, server.base, first), send(http, server.base, second))
             await send(http, server.base, first, retry_num=1)
@@ -33,7 +37,7 @@ async def test_one_message_under_two_event_ids_and_a_retry_is_one_run(
         finally:
             code = await server.stop()
     assert code == 0, server.stderr()[-3000:]
-    engine = make_engine(database_url(data_dir))
+    engine = make_engine(fresh_db_url)
     try:
         runs = await SqlRunStore(engine).list_runs(limit=10)
     finally:

@@ -12,6 +12,7 @@ import statistics
 from pathlib import Path
 
 import aiohttp
+import pytest
 
 from tests.durable.helpers import grace_env
 from tests.fakes.fake_slack import FakeSlack
@@ -44,6 +45,7 @@ def _error_lines(log: str) -> list[str]:
     return bad
 
 
+@pytest.mark.db("sqlite", reason="refused before any database is touched: one is enough")
 async def test_hostile_bodies_are_refused_before_parsing(tmp_path: Path) -> None:
     port = free_port()
     log_path = tmp_path / "serve.log"

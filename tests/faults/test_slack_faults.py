@@ -28,12 +28,16 @@ async def _ask(http: aiohttp.ClientSession, base: str, threads: list[str]) -> No
 
 
 async def test_500s_with_json_and_plain_text_bodies_lose_no_answer(
-    sample_data_dir: Path, tmp_path: Path
+    sample_data_dir: Path, tmp_path: Path, fresh_db_url: str
 ) -> None:
     data_dir = copy_data_dir(sample_data_dir, tmp_path / "data")
     threads = [f"1700030000.{n:06d}" for n in range(1, 11)]
     async with FakeSlack() as fake, aiohttp.ClientSession() as http:
-        server = await start_server(serve_env(data_dir, fake), free_port(), tmp_path / "serve.log")
+        server = await start_server(
+            serve_env(data_dir, fake, GRACE_DATABASE_URL=fresh_db_url),
+            free_port(),
+            tmp_path / "serve.log",
+        )
         try:
             await _ask(http, server.base, threads)
             fake.fail_for("*", 3, 500)
@@ -58,13 +62,17 @@ async def test_500s_with_json_and_plain_text_bodies_lose_no_answer(
 
 
 async def test_429s_for_a_long_stretch_are_waited_out(
-    sample_data_dir: Path, tmp_path: Path
+    sample_data_dir: Path, tmp_path: Path, fresh_db_url: str
 ) -> None:
     data_dir = copy_data_dir(sample_data_dir, tmp_path / "data")
     threads = [f"1700031000.{n:06d}" for n in range(1, 11)]
     retry_after = 5
     async with FakeSlack() as fake, aiohttp.ClientSession() as http:
-        server = await start_server(serve_env(data_dir, fake), free_port(), tmp_path / "serve.log")
+        server = await start_server(
+            serve_env(data_dir, fake, GRACE_DATABASE_URL=fresh_db_url),
+            free_port(),
+            tmp_path / "serve.log",
+        )
         try:
             await _ask(http, server.base, threads)
             started = time.monotonic()
@@ -88,12 +96,17 @@ async def test_429s_for_a_long_stretch_are_waited_out(
 
 
 async def test_a_post_slack_took_but_answered_too_late_is_not_posted_again(
-    sample_data_dir: Path, tmp_path: Path
+    sample_data_dir: Path, tmp_path: Path, fresh_db_url: str
 ) -> None:
     data_dir = copy_data_dir(sample_data_dir, tmp_path / "data")
     thread = "1700032000.000100"
     async with FakeSlack() as fake, aiohttp.ClientSession() as http:
-        env = serve_env(data_dir, fake, GRACE_SLACK__REQUEST_TIMEOUT_SECONDS="2")
+        env = serve_env(
+            data_dir,
+            fake,
+            GRACE_DATABASE_URL=fresh_db_url,
+            GRACE_SLACK__REQUEST_TIMEOUT_SECONDS="2",
+        )
         server = await start_server(env, free_port(), tmp_path / "serve.log")
         try:
             fake.answer_late("chat.postMessage", 4, times=3)  # each post lands, then times out

@@ -18,6 +18,13 @@ def test_english_numbers_are_kept_and_normalised() -> None:
     assert "the" not in tokens and "," not in tokens and "per" not in tokens
 
 
+def test_a_pair_of_numbers_is_one_token_however_it_is_spelled() -> None:
+    for spelling in ("my 1:1", "weekly 1-1s", "a 1-on-1", "a one-on-one"):
+        assert "1-1" in tokenize(spelling), spelling
+    # dates and decimals are not pairs
+    assert tokenize("2023-11-08, 1.5-2 hrs") == ["2023", "11", "08", "1.5", "2", "hrs"]
+
+
 def test_japanese_drops_particles_and_punctuation() -> None:
     tokens = tokenize("経費精算の締め切りはいつですか？")
     assert "経費精算" in tokens

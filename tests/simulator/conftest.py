@@ -25,7 +25,7 @@ from slack_sdk.socket_mode.response import SocketModeResponse
 from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.dev import DevEnvironment, dev_environment
-from bot.settings import LLMSettings, Settings
+from bot.settings import LLMSettings, Settings, SlackSettings
 from bot.simulator.server import SlackSimulator
 from bot.simulator.workspace import DEFAULT_CHANNEL_ID, StoredMessage
 
@@ -197,7 +197,9 @@ async def http() -> AsyncIterator[aiohttp.ClientSession]:
 
 
 def dev_test_settings(data_dir: Path) -> Settings:
-    """Embedded defaults, explicitly: offline model, local Qdrant and SQLite in `data_dir`."""
+    """Embedded defaults, explicitly: offline model, local Qdrant and SQLite in `data_dir`.
+    The plan is the edited message here (these tests read the thread message by message);
+    the streamed plan in `grace dev`: tests/browser/test_plan_stream_page.py."""
     return Settings(
         data_dir=data_dir,
         database_url=None,
@@ -210,6 +212,7 @@ def dev_test_settings(data_dir: Path) -> Settings:
         approvers=[],
         log_format="text",
         llm=LLMSettings(provider="offline"),
+        slack=SlackSettings(plan_display="message"),
     )
 
 

@@ -9,6 +9,8 @@ import threading
 from datetime import timedelta
 from pathlib import Path
 
+import pytest
+from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from agent.schemas import RunState, ThreadKey, utcnow
@@ -16,6 +18,7 @@ from storage import db
 from storage.inbox import InboxItem, SqlInbox
 from storage.outbox import GAVE_UP, SqlDeliveries
 from storage.run_store import SqlRunStore
+from tests.databases import create_database, drop_database
 
 
 def _item(event_id: str, ts: str | None) -> InboxItem:
@@ -91,6 +94,7 @@ async def test_delivered_clears_the_entry_and_a_given_up_one_stays_listed(
     assert [d.run_id for d in listed] == [lost.run_id] and listed[0].gave_up
 
 
+@pytest.mark.db("sqlite", reason="SQLite's file lock and busy timeout; PostgreSQL: next test")
 async def test_a_write_waits_out_a_database_locked_past_its_busy_timeout(
     tmp_path: Path,
 ) -> None:
@@ -124,3 +128,28 @@ async def test_a_write_waits_out_a_database_locked_past_its_busy_timeout(
     assert store.health.problem() is None
     assert (await store.load(state.run_id)) is not None
     await engine.dispose()
+
+
+@pytest.mark.db("postgresql", reason="PostgreSQL's side of the locked-database test above")
+async def test_a_write_waits_out_a_locked_table_on_postgresql(postgres_admin_url: str) -> None:
+    """PostgreSQL has no busy timeout: a write meeting another transaction's table lock
+    waits, and /healthz's health reports it until the lock goes."""
+    url = await create_database(postgres_admin_url)
+    engine = db.make_engine(url)
+    try:
+        await db.migrate(url)
+        store = SqlRunStore(engine, health=db.WriteHealth(stall=0.5))
+        async with engine.connect() as holder:
+            lock = await holder.begin()
+            await holder.execute(text("LOCK TABLE runs IN ACCESS EXCLUSIVE MODE"))
+            saving = asyncio.create_task(_slack_run(store))
+            await asyncio.sleep(1.0)
+            assert not saving.done()
+            assert store.health.problem() == "database unavailable"
+            await lock.rollback()
+        state = await asyncio.wait_for(saving, 10)
+        assert store.health.problem() is None
+        assert (await store.load(state.run_id)) is not None
+    finally:
+        await engine.dispose()
+        await drop_database(postgres_admin_url, url)

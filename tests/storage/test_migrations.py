@@ -6,6 +6,7 @@ import asyncio
 import sqlite3
 from pathlib import Path
 
+import pytest
 from alembic import command
 from alembic.autogenerate import compare_metadata
 from alembic.runtime.migration import MigrationContext
@@ -35,6 +36,7 @@ def _tables_and_run_columns(connection: Connection) -> tuple[set[str], set[str]]
     return set(inspector.get_table_names()), {c["name"] for c in inspector.get_columns("runs")}
 
 
+@pytest.mark.db("sqlite", reason="a database file and its missing parent directories")
 async def test_fresh_file_migrates_to_head_matching_the_models(tmp_path: Path) -> None:
     url = f"sqlite+aiosqlite:///{tmp_path}/new/dir/grace.db"  # parent dirs do not exist yet
     assert await current_revision(url) is None
@@ -53,12 +55,13 @@ async def test_migrated_schema_matches_the_models(db_url: str, engine: AsyncEngi
         assert await connection.run_sync(_schema_drift) == []
 
 
-async def test_concurrent_migrations_serialise(tmp_path: Path) -> None:
-    url = _url(tmp_path)
+async def test_concurrent_migrations_serialise(fresh_db_url: str) -> None:
+    url = fresh_db_url
     await asyncio.gather(migrate(url), migrate(url), migrate(url))
     assert await current_revision(url) == HEAD
 
 
+@pytest.mark.db("sqlite", reason="seeds and inspects the file with the sqlite3 module")
 async def test_upgrade_from_0001_keeps_rows_and_adds_the_new_schema(tmp_path: Path) -> None:
     url = _url(tmp_path)
     # The command-line path: Alembic builds its own engine from the URL.
@@ -115,6 +118,7 @@ async def test_upgrade_from_0001_keeps_rows_and_adds_the_new_schema(tmp_path: Pa
         await engine.dispose()
 
 
+@pytest.mark.db("sqlite", reason="inspects the file with the sqlite3 module")
 async def test_downgrade_to_0001_keeps_runs_and_interventions(tmp_path: Path) -> None:
     url = _url(tmp_path)
     await migrate(url)

@@ -1,0 +1,138 @@
+"""The assistant pane (Slack's Agents & AI Apps), through Bolt's `AsyncAssistant`.
+
+- `assistant_thread_started`: a greeting and suggested prompts from the knowledge base.
+- A person's message in an assistant thread: a question (or the answer to the thread's
+  pause), handled by the same run machinery as a mention — the thread is titled with
+  the question and its status line follows the run (see `bot.assistant_status`).
+
+Like every listener, these only store the event in the durable inbox before the ack;
+the work happens after it, from the inbox.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+from collections.abc import Coroutine
+from functools import partial
+from typing import Any
+
+from slack_bolt.async_app import AsyncApp
+from slack_bolt.middleware.assistant.async_assistant import AsyncAssistant
+from slack_sdk.web.async_client import AsyncWebClient
+
+from agent.schemas import ThreadKey
+from bot.assistant_prompts import welcome
+from bot.assistant_status import AssistantThreads
+from bot.conversation import entry_key, process_question, strip_mentions
+from bot.deps import BotDeps
+from bot.intake import derived_run_id
+from bot.listeners.events import inbox_item, thread_key
+from storage.inbox import InboxEntry, InboxItem
+
+log = logging.getLogger(__name__)
+
+THREAD_STARTED = "assistant_thread_started"
+QUESTION = "assistant_question"
+GREETING = "assistant_greeting"
+READING = "is reading your question…"
+STATUS_TIMEOUT_S = 5
+
+
+def greeting_owner(key: ThreadKey) -> str:
+    """The message-ref owner of a thread's greeting (an id no run ever has): one greeting
+    per thread, whichever delivery of the event it came from."""
+    thread = f"{key.team_id}:{key.channel_id}:{key.thread_ts}"
+    return "greeting:" + hashlib.sha256(thread.encode()).hexdigest()[:16]
+
+
+async def greet(deps: BotDeps, threads: AssistantThreads, entry: InboxEntry) -> None:
+    """A new assistant thread: say hello and offer prompts from the knowledge base.
+    The greeting's ts is stored, so a replayed or repeated event does not greet twice."""
+    key, user = entry_key(entry), str(entry.payload.get("user", ""))
+    greeted = greeting_owner(key)
+    hello = await welcome(deps.orchestrator.knowledge_base, user)
+    if await deps.store.get_message_ref(run_id=greeted, kind=GREETING) is None:
+        ts = await deps.publisher.post_text(key.channel_id, key.thread_ts, hello.greeting)
+        if ts is not None:
+            await deps.store.set_message_ref(
+                run_id=greeted, kind=GREETING, channel_id=key.channel_id, ts=ts
+            )
+    if hello.prompts:
+        await threads.set_prompts(key, hello.prompts, title="Try asking about")
+    return None
+
+
+async def take_question(
+    deps: BotDeps, threads: AssistantThreads, entry: InboxEntry
+) -> Coroutine[Any, Any, None] | None:
+    """A message in an assistant thread. A new question titles the thread (when it is
+    the first), marks its run as an assistant run and shows a status at once; then the
+    usual question handling (start, follow up, or answer the thread's pause)."""
+    key, run_id = entry_key(entry), derived_run_id(entry)
+    if await deps.store.load(run_id) is not None:
+        return None  # replayed after the run was registered
+    existing = await deps.store.latest_run_in_thread(key)
+    starts_run = existing is None or existing.status.is_final
+    if starts_run:
+        question = strip_mentions(str(entry.payload.get("text", "")))
+        await threads.mark(run_id, key)
+        if existing is None and question:
+            await threads.set_title(key, question)
+        await threads.show(run_id, key, READING)
+    follow_up = await process_question(deps, entry)
+    if starts_run and await deps.store.load(run_id) is None:
+        await threads.set_status(key, "")  # refused (told in the thread): nothing running
+    return follow_up
+
+
+def started_item(body: dict[str, Any], event: dict[str, Any]) -> InboxItem | None:
+    thread = event.get("assistant_thread") or {}
+    channel, ts = thread.get("channel_id"), thread.get("thread_ts")
+    if not isinstance(channel, str) or not channel or not isinstance(ts, str) or not ts:
+        log.warning("ignoring an assistant_thread_started event without its thread")
+        return None
+    team = str(body.get("team_id") or (thread.get("context") or {}).get("team_id") or "T0")
+    key = ThreadKey(team_id=team, channel_id=channel, thread_ts=ts)
+    return InboxItem(
+        event_id=str(body.get("event_id") or f"{THREAD_STARTED}:{channel}:{ts}"),
+        kind=THREAD_STARTED,
+        payload={
+            "team": key.team_id,
+            "channel": key.channel_id,
+            "thread_ts": key.thread_ts,
+            "user": str(thread.get("user_id", "")),
+        },
+    )
+
+
+def status_client(client: AsyncWebClient) -> AsyncWebClient:
+    """The app's client without its retry handlers: a status line is not worth waiting
+    out a rate limit inside a run."""
+    return AsyncWebClient(token=client.token, base_url=client.base_url, timeout=STATUS_TIMEOUT_S)
+
+
+def register(app: AsyncApp, deps: BotDeps) -> None:
+    threads = AssistantThreads(client=status_client(app.client), store=deps.store)
+    deps.orchestrator.observers[:] = [
+        o for o in deps.orchestrator.observers if not isinstance(o, AssistantThreads)
+    ] + [threads]
+    deps.intake.processors[THREAD_STARTED] = (partial(greet, deps, threads), False)
+    deps.intake.processors[QUESTION] = (partial(take_question, deps, threads), True)
+    assistant = AsyncAssistant(logger=logging.getLogger("slack_bolt"))
+
+    @assistant.thread_started
+    async def on_thread_started(body: dict[str, Any], event: dict[str, Any]) -> None:
+        item = started_item(body, event)
+        if item is not None:
+            await deps.intake.accept(item)
+
+    @assistant.user_message
+    async def on_user_message(body: dict[str, Any], event: dict[str, Any]) -> None:
+        key = thread_key(body, event)
+        if key is None or "user" not in event:
+            return
+        text = str(event.get("text", ""))
+        await deps.intake.accept(inbox_item(QUESTION, body, event, key, str(event["user"]), text))
+
+    app.assistant(assistant)

@@ -1,0 +1,328 @@
+"""The plan as a streamed reply: Slack's native plan, updated live, with the answer in it.
+
+For a run in a workspace that streams, the publisher's pass calls `PlanStreamer.deliver`
+before it renders anything else. The stream is an optimisation of the live view, never a
+second source of truth — everything it shows is recomputed from the stored run:
+
+- `chat.startStream` (`task_display_mode="plan"`, the asker as recipient) opens it with a
+  `plan_update` title and one `task_update` per step; each later pass appends the tasks
+  (and title) that changed; when the run is answered, the answer is appended as
+  `markdown_text` and `chat.stopStream` ends it with the sources, feedback and run id.
+- Its progress is one `message_refs` row (kind `stream`): the stream's ts and a short
+  token — `starting`, `o:<digest of the tasks shown>`, `a:` (answer being appended),
+  `A:` (answer appended, stop pending), `done`, `plan-done` (stopped without the answer:
+  after a pause the answer is a message below it, where the person reads on), or
+  `message` (this run uses the edited plan message). So a restart resumes from the stored state.
+- 429, 5xx and timeouts on task updates retry the pass (a `task_update` sent twice shows
+  the same thing). Anything that cannot be repeated safely — a `startStream` or answer
+  append whose outcome is unknown — and any refusal of a started stream stops it (when
+  Slack still lets us) and hands the run to the edited plan message and answer message:
+  finished or replaced, never left half-written, nothing posted twice.
+- A refused `chat.startStream` (`not_allowed`, `unknown_method`, …) sends this run to the
+  plan message; with `plan_display="auto"` the workspace is remembered (in memory) and
+  its next runs do not try again until a restart.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+from typing import Any, Literal, Protocol
+
+from slack_sdk.models.messages.chunk import Chunk
+from slack_sdk.web.async_client import AsyncWebClient
+
+from agent.schemas import (
+    InterventionKind,
+    RunState,
+    RunStatus,
+)
+from blocks.answer import answer_fallback_text, answer_footer
+from blocks.plan_card import PlanTask, answer_markdown, plan_tasks, task_chunk, title_chunk
+from bot.slack_io import ANSWER, METADATA_EVENT, PLAN, classify_failure, payload, slack_error
+
+log = logging.getLogger(__name__)
+
+PlanDisplay = Literal["auto", "stream", "message"]
+Cover = Literal["all", "plan", "message", "undecided"]
+STREAM = "stream"
+STARTING = "starting"
+DONE = "done"
+PLAN_DONE = "plan-done"
+MESSAGE = "message"
+OPEN, ANSWERING, ANSWERED = "o:", "a:", "A:"
+
+REFUSALS = frozenset(
+    {
+        "not_allowed",
+        "unknown_method",
+        "feature_not_enabled",
+        "not_allowed_token_type",
+        "missing_scope",
+        "method_deprecated",
+        "team_not_allowed",
+        "not_supported",
+    }
+)
+"""`chat.startStream` errors that mean "this workspace does not stream": remembered."""
+
+
+class StreamRefs(Protocol):
+    """The pass's view of the run's stored message refs (`slack_io._ThreadSync`)."""
+
+    def ref(self, kind: str) -> tuple[str, str, str | None] | None: ...
+
+    async def remember(self, kind: str, channel: str, ts: str, digest: str | None) -> None: ...
+
+    async def posted(self) -> dict[str, str]: ...
+
+    def kinds(self) -> list[str]: ...
+
+
+class StreamChoices:
+    """Workspaces that refused to stream (in memory: a restart tries them again)."""
+
+    def __init__(self) -> None:
+        self._refused: dict[str, str] = {}
+
+    def refused(self, team_id: str) -> bool:
+        return team_id in self._refused
+
+    def refuse(self, team_id: str, error: str) -> None:
+        if team_id not in self._refused:
+            log.warning("this workspace does not stream (%s): the plan is an edited message", error)
+        self._refused[team_id] = error
+
+
+def _digest(data: Any) -> str:
+    raw = json.dumps(data, sort_keys=True, ensure_ascii=False, default=str)
+    return hashlib.sha256(raw.encode()).hexdigest()[:20]
+
+
+def _paused_below(refs: StreamRefs) -> bool:
+    """A pause (Confirm, Escalate, a question) was posted below the stream."""
+    return any(kind.startswith("intervention:") for kind in refs.kinds())
+
+
+def _view(state: RunState) -> tuple[str, list[PlanTask]]:
+    return title_chunk(state).title, plan_tasks(state)
+
+
+class PlanStreamer:
+    """Delivers a run's plan (and answer) as a streamed reply; see the module doc."""
+
+    def __init__(
+        self,
+        *,
+        client: AsyncWebClient,
+        display: PlanDisplay = "auto",
+        choices: StreamChoices | None = None,
+    ) -> None:
+        self._client = client
+        self.display = display
+        self.choices = choices or StreamChoices()
+        self._shown: dict[str, dict[str, str]] = {}
+        """run id → task id (and `title`) → digest of what this process appended."""
+
+    # ------------------------------------------------------------------ the pass
+
+    async def deliver(self, state: RunState, refs: StreamRefs) -> Cover:
+        """Bring the run's stream up to date and say what it shows: `all` (the plan and,
+        once answered, the answer), `plan` (stopped; the answer is a message of its own),
+        `message` (no stream: the caller renders the plan message) or `undecided` (the
+        plan is made but may still ask for approval: nothing to show yet)."""
+        ref = refs.ref(STREAM)
+        if ref is None:
+            if state.plan is None:
+                return "message"  # nothing to show yet
+            if not self._wants_stream(state) or refs.ref(PLAN) is not None:
+                await refs.remember(STREAM, state.thread.channel_id, "", MESSAGE)
+                return "message"
+            if state.status is RunStatus.PLANNING and state.plan.requires_confirmation:
+                return "undecided"  # plan approval's buttons need the plan message
+            ref = await self._start(state, refs)
+            if ref is None:
+                return "message"
+        channel, ts, token = ref[0], ref[1], ref[2] or ""
+        if token == DONE:
+            return "all"
+        if token == PLAN_DONE:
+            return "plan"
+        if token == MESSAGE:
+            return "message"
+        if token == STARTING or token.startswith(ANSWERING):
+            why = "starting" if token == STARTING else "appending the answer"
+            await self._drop(state, refs, channel, ts, f"an earlier {why} did not finish")
+            return "message"
+        if token.startswith(OPEN):
+            if not await self._append_tasks(state, refs, channel, ts, token):
+                return "message"
+            if not state.status.is_final:
+                return "all"
+            if state.status is not RunStatus.ANSWERED or _paused_below(refs):
+                # an answer after a pause goes below it, where the person is reading
+                await self._stop(state, refs, channel, ts, answered=False)
+                return "plan"
+            if not await self._append_answer(state, refs, channel, ts):
+                return "message"
+        return "all" if await self._stop(state, refs, channel, ts, answered=True) else "message"
+
+    def _wants_stream(self, state: RunState) -> bool:
+        if self.display == "message":
+            return False
+        if self.display == "auto" and self.choices.refused(state.thread.team_id):
+            return False
+        if state.asker[:1] not in ("U", "W") or not state.thread.team_id:
+            return False  # no Slack user to stream to
+        # plan approval's Run / Edit / Cancel live on the plan message
+        return not any(
+            r.kind is InterventionKind.PLAN_APPROVAL
+            for r in [*state.interventions, *([state.pending] if state.pending else [])]
+        )
+
+    # ------------------------------------------------------------------ steps
+
+    async def _start(self, state: RunState, refs: StreamRefs) -> tuple[str, str, str] | None:
+        channel = state.thread.channel_id
+        await refs.remember(STREAM, channel, "", STARTING)
+        title, tasks = _view(state)
+        chunks: list[Chunk] = [title_chunk(state), *[task_chunk(t) for t in tasks]]
+        try:
+            response = await self._client.chat_startStream(
+                channel=channel,
+                thread_ts=state.thread.thread_ts,
+                recipient_user_id=state.asker,
+                recipient_team_id=state.thread.team_id,
+                task_display_mode="plan",
+                chunks=chunks,
+            )
+        except Exception as exc:
+            retry = classify_failure(exc, "chat.startStream")
+            if retry is not None:
+                raise retry from exc  # unknown outcome: the next pass uses the message
+            error = slack_error(exc)
+            if self.display == "auto" and error.split(" ")[0] in REFUSALS:
+                self.choices.refuse(state.thread.team_id, error)
+            log.warning("chat.startStream refused: %s", error, extra={"run_id": state.run_id})
+            await refs.remember(STREAM, channel, "", MESSAGE)
+            return None
+        ts = str(response["ts"])
+        token = OPEN + _digest([title, tasks])
+        await refs.remember(STREAM, channel, ts, token)
+        self._shown[state.run_id] = {"title": title, **{t.task_id: _digest(t) for t in tasks}}
+        return channel, ts, token
+
+    async def _append(
+        self,
+        state: RunState,
+        refs: StreamRefs,
+        channel: str,
+        ts: str,
+        chunks: list[Chunk],
+        *,
+        repeatable: bool,
+    ) -> bool:
+        """One `chat.appendStream`; False when the stream was dropped. A retryable
+        failure of a `repeatable` append retries the pass; otherwise the stream is
+        dropped (its outcome is unknown, or Slack refused it for good) and the caller
+        renders the messages instead."""
+        try:
+            await self._client.chat_appendStream(channel=channel, ts=ts, chunks=chunks)
+        except Exception as exc:
+            retry = classify_failure(exc, "chat.appendStream")
+            if retry is not None and repeatable:
+                raise retry from exc
+            await self._drop(state, refs, channel, ts, f"chat.appendStream: {slack_error(exc)}")
+            return False
+        return True
+
+    async def _append_tasks(
+        self, state: RunState, refs: StreamRefs, channel: str, ts: str, token: str
+    ) -> bool:
+        title, tasks = _view(state)
+        wanted = OPEN + _digest([title, tasks])
+        if wanted == token:
+            return True
+        shown = self._shown.get(state.run_id, {})
+        chunks: list[Chunk] = []
+        if shown.get("title") != title:
+            chunks.append(title_chunk(state))
+        changed = [t for t in tasks if shown.get(t.task_id) != _digest(t)]
+        chunks.extend(task_chunk(t) for t in changed)
+        if chunks and not await self._append(state, refs, channel, ts, chunks, repeatable=True):
+            return False
+        self._shown[state.run_id] = {"title": title, **{t.task_id: _digest(t) for t in tasks}}
+        await refs.remember(STREAM, channel, ts, wanted)
+        return True
+
+    async def _append_answer(
+        self, state: RunState, refs: StreamRefs, channel: str, ts: str
+    ) -> bool:
+        await refs.remember(STREAM, channel, ts, ANSWERING + _digest(state.final_answer))
+        for chunk in answer_markdown(state):
+            if not await self._append(state, refs, channel, ts, [chunk], repeatable=False):
+                return False
+        await refs.remember(STREAM, channel, ts, ANSWERED + _digest(state.final_answer))
+        return True
+
+    async def _stop(
+        self, state: RunState, refs: StreamRefs, channel: str, ts: str, *, answered: bool
+    ) -> bool:
+        """End the stream: with the answer's sources, feedback and run id when answered."""
+        blocks = payload(answer_footer(state)) if answered else None
+        metadata = {
+            "event_type": METADATA_EVENT,
+            "event_payload": {"run_id": state.run_id, "kind": ANSWER if answered else STREAM},
+        }
+        try:
+            await self._client.chat_stopStream(
+                channel=channel, ts=ts, blocks=blocks, metadata=metadata
+            )
+        except Exception as exc:
+            retry = classify_failure(exc, "chat.stopStream")
+            if retry is not None:
+                raise retry from exc  # stopping again is safe: Slack refuses a second stop
+            if answered and (await refs.posted()).get(ANSWER) != ts:
+                # not stopped by an earlier try: the answer goes in a message of its own
+                await self._drop(state, refs, channel, ts, f"chat.stopStream: {slack_error(exc)}")
+                return False
+            log.warning(
+                "chat.stopStream: %s (already stopped)",
+                slack_error(exc),
+                extra={"run_id": state.run_id},
+            )
+        await refs.remember(STREAM, channel, ts, DONE if answered else PLAN_DONE)
+        if answered:
+            digest = _digest([blocks, answer_fallback_text(state)])[:32]
+            await refs.remember(ANSWER, channel, ts, digest)
+        self._shown.pop(state.run_id, None)
+        return True
+
+    async def _drop(
+        self, state: RunState, refs: StreamRefs, channel: str, ts: str, why: str
+    ) -> None:
+        """Stop the stream if Slack still lets us, and hand the run to the messages."""
+        log.warning(
+            "the plan stream failed (%s): continuing with the plan message",
+            why,
+            extra={"run_id": state.run_id},
+        )
+        if ts:
+            try:
+                await self._client.chat_stopStream(channel=channel, ts=ts)
+            except Exception as exc:  # best effort: Slack ends an idle stream itself
+                log.info("chat.stopStream after a failure: %s", slack_error(exc))
+        await refs.remember(STREAM, channel, ts, MESSAGE)
+        self._shown.pop(state.run_id, None)
+
+
+__all__ = [
+    "MESSAGE",
+    "STREAM",
+    "Cover",
+    "PlanDisplay",
+    "PlanStreamer",
+    "StreamChoices",
+    "StreamRefs",
+]

@@ -1,0 +1,248 @@
+"""The plan as Slack's native plan: a streamed reply in the question's thread.
+
+Driven as Slack drives the bot (signed events) against the fake Web API, which checks
+every chunk with slack_sdk's models: `chat.startStream` opens the plan, `appendStream`
+moves its tasks pending → in progress → complete and adds the answer, `stopStream` ends
+it with the sources, feedback and run id. Where the workspace refuses to stream, the
+plan is the edited message made of `plan` / `task_card` blocks, and the workspace is
+remembered. A stream Slack interrupts still ends with exactly one complete answer.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from agent.llm.offline import OfflineModel
+from agent.schemas import RunStatus
+from blocks.common import short_id
+from bot.dev import PacedModel
+from tests.fakes.fake_slack import FakeSlack, RecordedCall, StoredMessage, WorkspaceError
+
+from .conftest import (
+    ASKER,
+    CHANNEL,
+    MONGOLIA_Q,
+    TEAM,
+    VACATION_Q,
+    BotHarness,
+    HarnessFactory,
+    has_feedback_buttons,
+    message_text,
+    proceed_through_confirms,
+)
+
+TS = "1700070000.000100"
+TS2 = "1700070001.000100"
+ORDER = {"pending": 0, "in_progress": 1, "complete": 2, "error": 2}
+
+
+def _chunks(calls: list[RecordedCall]) -> list[dict[str, Any]]:
+    return [c for call in calls if call.response.get("ok") for c in call.params.get("chunks", [])]
+
+
+def _stream_calls(fake: FakeSlack) -> list[RecordedCall]:
+    wanted = ("chat.startStream", "chat.appendStream", "chat.stopStream")
+    return [c for c in fake.calls if c.method in wanted]
+
+
+def _answers(harness: BotHarness, ts: str) -> list[StoredMessage]:
+    return [m for m in harness.thread(ts) if has_feedback_buttons(m)]
+
+
+async def test_the_plan_streams_tasks_through_their_states_then_the_answer(
+    make_harness: HarnessFactory, fake: FakeSlack
+) -> None:
+    harness = await make_harness(plan_display="auto", llm=PacedModel(OfflineModel(), 0.2))
+    await harness.mention(VACATION_Q, ts=TS)
+    state = await harness.run_in(TS)
+    assert state.status is RunStatus.ANSWERED and state.plan is not None
+
+    calls = _stream_calls(fake)
+    assert calls[0].method == "chat.startStream"
+    assert calls[-1].method == "chat.stopStream"
+    assert all(c.response.get("ok") for c in calls), [c.response for c in calls]
+    start = calls[0].params
+    assert start["thread_ts"] == TS and start["channel"] == CHANNEL
+    assert start["recipient_user_id"] == ASKER and start["recipient_team_id"] == TEAM
+    assert start["task_display_mode"] == "plan"
+    assert start["chunks"][0]["type"] == "plan_update"
+
+    # every task moves forward only, and ends complete; at least one was seen working
+    seen: dict[str, list[str]] = {}
+    for chunk in _chunks(calls):
+        if chunk["type"] == "task_update":
+            seen.setdefault(chunk["id"], []).append(chunk["status"])
+    assert sorted(seen) == [str(s.step_id) for s in state.plan.steps]
+    for statuses in seen.values():
+        ranks = [ORDER[s] for s in statuses]
+        assert ranks == sorted(ranks), statuses
+        assert statuses[-1] == "complete"
+    # the stream opens as soon as the plan is made: every task starts pending; the
+    # reasoning step (two paced model calls) is seen waiting, working, then done
+    assert all(statuses[0] == "pending" for statuses in seen.values()), seen
+    assert seen[str(state.plan.steps[-1].step_id)] == ["pending", "in_progress", "complete"]
+    titles = {c["title"] for c in _chunks(calls) if c["type"] == "task_update"}
+    assert {s.description for s in state.plan.steps} <= titles
+    search = next(c for c in _chunks(calls) if c["type"] == "task_update" and c.get("output"))
+    assert search["details"].startswith("Looked in the knowledge base for")
+    assert search["output"].startswith("found")
+
+    # the answer arrives as markdown_text, then the stop adds the final blocks
+    markdown = [c["text"] for c in _chunks(calls) if c["type"] == "markdown_text"]
+    assert len(markdown) == 1 and state.final_answer.split()[0] in markdown[0]
+    stop = calls[-1].params
+    kinds = [b["type"] for b in stop["blocks"]]
+    assert "context_actions" in kinds and "plan" not in kinds
+    assert f"run `{short_id(state.run_id)}`" in str(stop["blocks"])
+    assert stop["metadata"]["event_payload"] == {"run_id": state.run_id, "kind": "answer"}
+
+    # one reply in the thread: the plan, the answer and the feedback buttons together
+    assert fake.calls_to("chat.postMessage") == []
+    (message,) = harness.thread(TS)
+    assert not message.streaming and has_feedback_buttons(message)
+    plan = message.blocks[0]
+    assert plan["type"] == "plan" and plan["title"] == "Done"
+    assert [t["status"] for t in plan["tasks"]] == ["complete"] * len(state.plan.steps)
+    assert message.blocks[1]["type"] == "markdown"
+    assert (await harness.answer_message(state)).ts == message.ts
+
+
+async def test_a_workspace_that_refuses_streaming_gets_the_plan_card_message(
+    make_harness: HarnessFactory, fake: FakeSlack
+) -> None:
+    fake.workspace.refuse_streaming = "feature_not_enabled"
+    harness = await make_harness(plan_display="auto")
+    await harness.mention(VACATION_Q, ts=TS)
+    state = await harness.run_in(TS)
+    assert state.status is RunStatus.ANSWERED and state.plan is not None
+    assert len(fake.calls_to("chat.startStream")) == 1
+    assert fake.calls_to("chat.appendStream") == fake.calls_to("chat.stopStream") == []
+
+    plan = await harness.plan_message(state)
+    blocks = [b for b in plan.blocks if b["type"] == "plan"]
+    assert len(blocks) == 1
+    tasks = blocks[0]["tasks"]
+    assert [t["type"] for t in tasks] == ["task_card"] * len(state.plan.steps)
+    assert [t["status"] for t in tasks] == ["complete"] * len(state.plan.steps)
+    assert tasks[0]["title"] == state.plan.steps[0].description
+    assert plan.edits >= 1, "the plan message is edited as the steps progress"
+    assert len(_answers(harness, TS)) == 1
+
+    # the workspace is remembered: the next question does not try to stream
+    await harness.mention(VACATION_Q, ts=TS2)
+    assert (await harness.run_in(TS2)).status is RunStatus.ANSWERED
+    assert len(fake.calls_to("chat.startStream")) == 1
+    assert len(_answers(harness, TS2)) == 1
+
+
+async def test_a_server_error_mid_stream_is_retried_and_the_answer_arrives_once(
+    make_harness: HarnessFactory, fake: FakeSlack
+) -> None:
+    harness = await make_harness(plan_display="auto", llm=PacedModel(OfflineModel(), 0.1))
+    fake.fail_next("chat.appendStream", 500)
+    await harness.mention(VACATION_Q, ts=TS)
+    state = await harness.run_in(TS)
+    assert state.status is RunStatus.ANSWERED
+
+    appends = fake.calls_to("chat.appendStream")
+    assert appends[0].status == 500 and any(c.response.get("ok") for c in appends[1:])
+    assert len(fake.calls_to("chat.startStream")) == 1
+    assert fake.calls_to("chat.postMessage") == []
+    (message,) = harness.thread(TS)
+    assert not message.streaming and has_feedback_buttons(message)
+    assert [b["type"] for b in message.blocks].count("markdown") == 1
+    assert message.stream is not None
+    assert message.stream["markdown"].count(state.final_answer.split("\n")[0][:40]) == 1
+
+
+async def test_an_answer_append_slack_fails_ends_the_stream_and_posts_the_answer(
+    make_harness: HarnessFactory, fake: FakeSlack
+) -> None:
+    """The outcome of a failed answer append is unknown (sending it again could show
+    the answer twice): the stream is stopped and the answer is a message of its own."""
+    workspace = fake.workspace
+
+    def append(params: dict[str, Any], call: RecordedCall) -> dict[str, Any]:
+        if any(c.get("type") == "markdown_text" for c in params.get("chunks") or []):
+            raise WorkspaceError("internal_error")
+        message = workspace.append_stream(
+            str(params["channel"]), str(params["ts"]), chunks=params.get("chunks")
+        )
+        return {"channel": message.channel, "ts": message.ts}
+
+    fake.add_method("chat.appendStream", append)
+    harness = await make_harness(plan_display="auto")
+    await harness.mention(VACATION_Q, ts=TS)
+    state = await harness.run_in(TS)
+    assert state.status is RunStatus.ANSWERED
+
+    thread = harness.thread(TS)
+    assert all(not m.streaming for m in thread), "the stream was stopped"
+    answers = _answers(harness, TS)
+    assert len(answers) == 1 and state.final_answer.split()[0] in message_text(answers[0])
+    plan = await harness.plan_message(state)
+    assert any(b["type"] == "plan" for b in plan.blocks)
+    assert len(fake.calls_to("chat.startStream")) == 1
+
+
+async def test_after_a_restart_the_stream_is_finished_from_the_stored_state(
+    make_harness: HarnessFactory, fake: FakeSlack
+) -> None:
+    harness = await make_harness(plan_display="auto")
+    fake.fail_for("chat.appendStream", 600, 503)
+    await harness.mention(VACATION_Q, ts=TS, settle=False)
+    await harness.bot.deps.tasks.idle()
+    assert (await harness.run_in(TS)).status is RunStatus.ANSWERED
+    (streaming,) = harness.thread(TS)
+    assert streaming.streaming, "Slack refused every append so far"
+    run_id = (await harness.run_in(TS)).run_id
+    for _ in range(200):  # stop between two tries (as a process stopped mid-pass would
+        # leave a lease its own pid still seems to hold for a while)
+        delivery = await harness.bot.services.deliveries.get(run_id)
+        if delivery is not None and delivery.last_error and delivery.owner is None:
+            break
+        await asyncio.sleep(0.05)
+
+    await harness.stop(grace=1)
+    fake.clear_faults()
+    await harness.start()
+    await harness.bot.recover()
+    for _ in range(400):  # the stored backoff runs out; the sweep (`resume`) picks it up
+        await harness.bot.deps.publisher.resume()
+        await harness.settle()
+        if not harness.thread(TS)[0].streaming:
+            break
+        await asyncio.sleep(0.1)
+
+    state = await harness.run_in(TS)
+    (message,) = harness.thread(TS)
+    assert message.ts == streaming.ts and not message.streaming
+    assert has_feedback_buttons(message)
+    assert message.blocks[0]["type"] == "plan"
+    assert len(fake.calls_to("chat.startStream")) == 1
+    assert (await harness.answer_message(state)).ts == message.ts
+
+
+async def test_after_a_pause_the_answer_is_a_message_below_it(
+    make_harness: HarnessFactory, fake: FakeSlack
+) -> None:
+    """The stream stays above the pause; the answer goes below it, where the person who
+    answered the pause reads on — and the stream is stopped, its tasks final."""
+    harness = await make_harness(plan_display="auto")
+    await harness.mention(MONGOLIA_Q, ts=TS)
+    paused = await harness.run_in(TS)
+    assert paused.pending is not None
+    stream, pause = harness.thread(TS)
+    assert stream.streaming and stream.blocks[0]["title"] == "Waiting for you (see below)"
+
+    state = await proceed_through_confirms(harness, TS)
+    assert state.status is RunStatus.ANSWERED
+    thread = harness.thread(TS)
+    assert [m.ts for m in thread[:2]] == [stream.ts, pause.ts]
+    (answer,) = _answers(harness, TS)
+    assert answer.ts > pause.ts and answer.ts != stream.ts
+    stopped = fake.message(CHANNEL, stream.ts)
+    assert not stopped.streaming and stopped.blocks[0]["title"] == "Done"
+    assert all(b["type"] != "markdown" for b in stopped.blocks), "no answer in the stream"
+    assert len(fake.calls_to("chat.stopStream")) == 1
