@@ -16,6 +16,7 @@ import pytest
 TESTS = Path(__file__).resolve().parent
 
 SLOW_FIRST = (
+    "faults/test_two_replicas.py",
     "faults/test_crash_after_ack.py",
     "faults/test_slack_faults.py",
     "faults/test_database_locked.py",
