@@ -52,9 +52,11 @@ _HTML_COMMENT = re.compile(r"<!--.*?(?:-->|$)", re.S)
 _MARKUP = re.compile(r"\*\*|__|`|\[([^\]]*)\]\([^)]*\)")
 _STALE_SUFFIX = re.compile(
     r"^(?P<stem>.+?)[ _\-]+(?P<tag>(?:19|20)\d\d(?:[-_.]?\d\d){0,2}|v\d+(?:\.\d+)*|old|"
+    r"(?:[a-z]+[-_ ]?)?v?\d+(?:\.\d+)+|"
     r"archive[d]?|backup|copy|draft|previous|旧版?|(?:令和|平成|昭和)\S*?年版?|\d+年版?)$",
     re.IGNORECASE,
 )
+_VERSION_IN_NAME = re.compile(r"\d+(?:\.\d+)+")
 _DATE_IN_NAME = re.compile(r"((?:19|20)\d\d)[-_.]?(\d\d)?[-_.]?(\d\d)?")
 
 # ---------------------------------------------------------------- question types
@@ -90,7 +92,7 @@ _VALUE_PATTERNS: dict[str, re.Pattern[str]] = {
     "deadline": re.compile(r"\d|末日|月末|翌|前日|当日|直ちに|速やか|immediately|same day|end of", re.I),
     "count": re.compile(r"\d|\b(?:one|two|three|four|five|six|seven|eight|nine|ten)\b", re.I),
     "quantity": re.compile(r"\d|\b(?:one|two|three|four|five|six|seven|eight|nine|ten|twelve|thirty)\b", re.I),
-    "version": re.compile(r"\b[vV]?\d+(?:\.\d+)+\b|\bv\d+\b"),
+    "version": re.compile(r"\b[vV]?\d+(?:\.\d+)+\b|\bv\d+\b|\bversions?\s+\d+\b|バージョン\s*\d+", re.I),
     "place": re.compile(r"#[\w-]+|https?://|\b[A-Z][a-z]+[A-Z]?\w*|@\w|[ァ-ヴー]{2,}|\S+@\S+"),
 }  # fmt: skip
 _TWO_PART = re.compile(
@@ -276,7 +278,8 @@ def source_families(passages: Sequence[Source]) -> dict[str, Family]:
 def _date_key(tag: str) -> tuple[int, ...]:
     match = _DATE_IN_NAME.search(tag)
     if not match:
-        return (0,)
+        version = _VERSION_IN_NAME.search(tag)  # "guide_rust-1.95": newer numbers win
+        return (0, *(int(n) for n in version.group(0).split("."))) if version else (0,)
     return tuple(int(g) if g else 0 for g in match.groups())
 
 
@@ -345,8 +348,22 @@ def split_units(text: str) -> list[tuple[str, str]]:
             _sentences_into(" ".join(paragraph), heading, lead, out)
             paragraph.clear()
 
+    in_code = False
     for raw in lines:
         line = raw.strip()
+        if line.startswith(("```", "~~~")):
+            # A fenced block is quoted as text under the line that introduced it
+            # ("…review unused dependencies using:"); a "# comment" in it is no heading.
+            flush()
+            in_code = not in_code
+            lead = lead if in_code else ""
+            continue
+        if in_code:
+            if line:
+                paragraph.append(line)
+            else:
+                flush()
+            continue
         if not line:
             flush()
             header = []
@@ -378,7 +395,12 @@ def split_units(text: str) -> list[tuple[str, str]]:
             continue
         if line.endswith((":", "：")) and len(line) < 200:
             flush()
-            lead = _clean(line)
+            # Only the last sentence introduces what follows; the ones before it are
+            # content ("`rustc` supports a flag … This is the maximum. For example:").
+            *said, last = _SENTENCE_END.split(_clean(line)) or [""]
+            if said:
+                _sentences_into(" ".join(said), heading, "", out)
+            lead = last
             continue
         lead = "" if not paragraph else lead
         paragraph.append(line)

@@ -4,8 +4,8 @@
                               [--scale 2000,20000] [--json] [--misses]
 
 For each dev set (a `kb/` folder and a `cases.jsonl`, see `devsets/README.md`) this
-ingests `kb/` into a temporary Qdrant local-mode directory (the embedded default: no
-dense model) and searches every question with `limit=5`, as the agent does. A question
+ingests `kb/` into a temporary directory of the embedded engine (Qdrant Edge, no dense
+model) and searches every question with `limit=5`, as the agent does. A question
 counts as found at rank r when the r-th passage comes from one of its `source` files;
 for a contradictory case only the current file (the first `source`) counts.
 
@@ -13,8 +13,12 @@ for a contradictory case only the current file (the first `source`) counts.
   same for "answer passage" (a hit from a source file that contains an expected string), and
   on every case that names a source (answerable, multi, contradictory);
 - retrieval latency p50/p95 over the questions (after one warm-up query);
-- a scale run: the dev-set documents copied under new names until the collection holds
-  N chunks, then the same questions timed (p50/p95) against it.
+- a scale run per engine (`--engines edge,local`: Qdrant Edge, the default, or
+  qdrant-client's local mode), each in its own process: the dev-set documents, then
+  varied copies of them (paragraphs shuffled, one word in six swapped, numbers changed)
+  until the collection holds about N chunks; ingest time and peak RSS, the same questions
+  timed (p50/p95), and recall@5 / @15 of the engine's sparse search against exact brute
+  force scoring of every stored vector (1.0 = the engine misses nothing).
 
 It is a benchmark: the exit code is 0 whatever the numbers.
 """
@@ -24,8 +28,10 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import shutil
+import random
+import resource
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -39,8 +45,16 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
+from qdrant_client import models  # noqa: E402
+
 from agent.knowledge.ingest import ingest_paths  # noqa: E402
-from agent.knowledge.qdrant_kb import QdrantKnowledgeBase, open_knowledge_base  # noqa: E402
+from agent.knowledge.lexical import QueryTerms, query_sparse_vector  # noqa: E402
+from agent.knowledge.qdrant_kb import (  # noqa: E402
+    SPARSE_VECTOR,
+    QdrantKnowledgeBase,
+    open_knowledge_base,
+)
+from agent.knowledge.sparse_index import SparseIndex  # noqa: E402
 from agent.schemas import Source  # noqa: E402
 
 DEFAULT_DEVSETS = Path("/work/shared/devsets")
@@ -194,60 +208,172 @@ async def evaluate_set(directory: Path, *, with_misses: bool) -> SetResult:
     )
 
 
-def _copy_until(kb_dirs: Sequence[Path], target: Path, copies: int) -> None:
-    """Copies of every dev-set document under new names (`c7-travel.md`)."""
+def _varied(text: str, rng: random.Random, vocabulary: Sequence[str]) -> str:
+    """A variant of a document: paragraphs shuffled under their headings' document, about
+    one word in six swapped for another word of the corpus, numbers changed — so copies
+    are near-duplicates, not duplicates, as in a real wiki that grew by copy-and-edit."""
+    paragraphs = [p for p in text.split("\n\n") if p.strip()]
+    head, body = paragraphs[:1], paragraphs[1:]
+    rng.shuffle(body)
+    varied: list[str] = []
+    for paragraph in head + body:
+        words = paragraph.split(" ")
+        for i, word in enumerate(words):
+            if word.isdigit():
+                words[i] = str(rng.randint(1, 400))
+            elif word.isalpha() and rng.random() < 0.16:
+                words[i] = rng.choice(vocabulary)
+        varied.append(" ".join(words))
+    return "\n\n".join(varied)
+
+
+def _write_corpus(kb_dirs: Sequence[Path], target: Path, copies: int) -> None:
+    """Copy 0 is the dev-set documents as they are; copies 1.. are varied (`_varied`)."""
+    files = sorted(f for kb_dir in kb_dirs for f in kb_dir.iterdir() if f.is_file())
+    texts = [(f.name, f.read_text(encoding="utf-8")) for f in files]
+    vocabulary = [w for _, t in texts for w in t.split() if w.isalpha()]
+    rng = random.Random(11)
     for n in range(copies):
-        for kb_dir in kb_dirs:
-            for file in sorted(kb_dir.iterdir()):
-                if file.is_file():
-                    shutil.copyfile(file, target / f"c{n}-{file.name}")
+        for name, text in texts:
+            body = text if n == 0 or name.endswith(".csv") else _varied(text, rng, vocabulary)
+            (target / f"c{n}-{name}").write_text(body, encoding="utf-8")
+
+
+def _open(engine: str, directory: Path) -> QdrantKnowledgeBase:
+    if engine == "edge":
+        return open_knowledge_base(path=directory, url=None)
+    from qdrant_client import AsyncQdrantClient
+
+    return QdrantKnowledgeBase(
+        client=AsyncQdrantClient(path=str(directory)), embedder=None, in_process_index=True
+    )
+
+
+async def _reference(kb: QdrantKnowledgeBase) -> SparseIndex:
+    """Exact scores over every stored sparse vector (numpy brute force, Qdrant's formula)."""
+    client: Any = kb._client
+    rows: list[Any] = []
+    offset: Any = None
+    while True:
+        records, offset = await client.scroll(
+            kb.default_collection,
+            limit=2048,
+            offset=offset,
+            with_payload=False,
+            with_vectors=[SPARSE_VECTOR],
+        )
+        for record in records:
+            vector = (record.vector or {}).get(SPARSE_VECTOR)
+            if vector is not None:
+                rows.append((str(record.id), {}, vector.indices, vector.values))
+        if offset is None:
+            break
+    return SparseIndex(rows)
+
+
+async def _recall(
+    kb: QdrantKnowledgeBase, engine: str, reference: SparseIndex, question: str, k: int
+) -> float | None:
+    """Share of the exact top k the engine's sparse search returns (ties count as found)."""
+    indices, values = query_sparse_vector(QueryTerms.from_query(question).tokens)
+    exact = reference.search(indices, values, k)
+    if not exact:
+        return None
+    if engine == "edge":
+        sparse = models.SparseVector(indices=indices, values=values)
+        found = await kb._query_qdrant(kb.default_collection, sparse, None, k)
+        ids = [c.point_id for c in found]
+    else:
+        index = await kb._sparse_index(kb.default_collection)
+        ids = [point.point_id for _, point in index.search(indices, values, k)]
+    floor = exact[-1][0] * (1 - 1e-5)
+    scores = {point.point_id: score for score, point in reference.search(indices, values, 10**9)}
+    return sum(1 for i in ids if scores.get(i, 0.0) >= floor) / len(exact)
 
 
 async def scale_run(
-    kb_dirs: Sequence[Path], questions: Sequence[str], chunks_wanted: int
+    kb_dirs: Sequence[Path], questions: Sequence[str], chunks_wanted: int, engine: str = "edge"
 ) -> dict[str, Any]:
-    """Latency of the same questions against about `chunks_wanted` chunks."""
+    """Latency and recall of the same questions against about `chunks_wanted` chunks."""
+    from agent.knowledge.ingest import load_documents
+
     with tempfile.TemporaryDirectory(prefix="grace-bench-scale-") as tmp:
         probe = Path(tmp) / "probe"
         probe.mkdir()
-        _copy_until(kb_dirs, probe, 1)
-        from agent.knowledge.ingest import load_documents
-
-        per_copy = len(load_documents(probe))
-        copies = max(1, -(-chunks_wanted // max(1, per_copy)))
+        _write_corpus(kb_dirs, probe, 3)  # varied copies chunk a little differently
+        per_copy = len(load_documents(probe)) / 3
+        copies = max(1, round(chunks_wanted / max(1.0, per_copy)))
         docs = Path(tmp) / "docs"
         docs.mkdir()
-        _copy_until(kb_dirs, docs, copies)
-        kb = open_knowledge_base(path=Path(tmp) / "qdrant", url=None)
+        _write_corpus(kb_dirs, docs, copies)
+        kb = _open(engine, Path(tmp) / "qdrant")
         try:
             started = time.perf_counter()
             await ingest_paths(kb, [docs])
             ingest_seconds = time.perf_counter() - started
+            ingest_rss = _peak_rss_mb()
             chunks = await kb.count(kb.default_collection)
             cold = time.perf_counter()
-            await kb.search(questions[0], limit=LIMIT)  # builds the in-process index
+            await kb.search(questions[0], limit=LIMIT)  # local mode: builds its index
             first_ms = (time.perf_counter() - cold) * 1000
             CPU_MS.clear()
             latencies = [(await timed_search(kb, q))[1] for q in questions]
             cpu = percentiles(CPU_MS)
+            search_rss = _peak_rss_mb()
+            reference = await _reference(kb)
+            recalls = {
+                k: [
+                    r
+                    for q in questions
+                    if (r := await _recall(kb, engine, reference, q, k)) is not None
+                ]
+                for k in (5, 15)
+            }
         finally:
             await kb.close()
     return {
+        "engine": engine,
         "chunks": chunks,
         "ingest_seconds": round(ingest_seconds, 2),
         "latency_ms": percentiles(latencies),
         "cpu_ms": cpu,
         "first_search_ms": round(first_ms, 1),
+        "recall": {
+            f"@{k}": round(statistics.fmean(v), 4) if v else None for k, v in recalls.items()
+        },
+        "peak_rss_mb": {"after_ingest": ingest_rss, "after_search": search_rss},
     }
+
+
+def _peak_rss_mb() -> float:
+    return round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
+
+
+def _scale_in_subprocess(args: argparse.Namespace, chunks: int, engine: str) -> dict[str, Any]:
+    """One scale run in its own process, so its peak RSS is its own."""
+    command = [
+        sys.executable,
+        __file__,
+        "--devsets",
+        str(args.devsets),
+        "--sets",
+        args.sets,
+        "--one-scale",
+        f"{engine}:{chunks}",
+    ]
+    done = subprocess.run(command, capture_output=True, text=True, check=False)
+    if done.returncode != 0:
+        return {"engine": engine, "chunks": chunks, "error": done.stderr[-1500:]}
+    return dict(json.loads(done.stdout.strip().splitlines()[-1]))
 
 
 async def main_async(args: argparse.Namespace) -> dict[str, Any]:
     root: Path = args.devsets
     names = [name for name in args.sets.split(",") if name]
     results = [await evaluate_set(root / name, with_misses=args.misses) for name in names]
-    questions = [c.question for name in names for c in load_cases(root / name / "cases.jsonl")]
     scales = [int(n) for n in args.scale.split(",") if n]
-    scale = [await scale_run([root / n / "kb" for n in names], questions, n) for n in scales]
+    engines = [e for e in args.engines.split(",") if e]
+    scale = [_scale_in_subprocess(args, n, e) for n in scales for e in engines]
     return {"sets": [asdict(r) for r in results], "scale": scale}
 
 
@@ -272,12 +398,17 @@ def print_text(report: dict[str, Any]) -> None:
                 f"want={miss['want']} got={miss['got']}"
             )
     for run in report["scale"]:
-        lat = run["latency_ms"]
+        if "error" in run:
+            print(f"scale {run['engine']} {run['chunks']}: failed\n{run['error']}")
+            continue
+        lat, rss, recall = run["latency_ms"], run["peak_rss_mb"], run["recall"]
         print(
-            f"scale: {run['chunks']} chunks (ingest {run['ingest_seconds']} s, first search "
-            f"{run['first_search_ms']} ms): "
+            f"scale [{run['engine']}]: {run['chunks']} chunks (ingest {run['ingest_seconds']} s, "
+            f"peak RSS {rss['after_ingest']} MB; first search {run['first_search_ms']} ms): "
             f"latency p50 {lat['p50']} ms  p95 {lat['p95']} ms "
-            f"(CPU p50 {run['cpu_ms']['p50']} ms  p95 {run['cpu_ms']['p95']} ms)"
+            f"(CPU p50 {run['cpu_ms']['p50']} ms  p95 {run['cpu_ms']['p95']} ms), "
+            f"recall@5 {recall['@5']}  recall@15 {recall['@15']} vs exact brute force, "
+            f"peak RSS after searching {rss['after_search']} MB"
         )
 
 
@@ -286,9 +417,23 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--devsets", type=Path, default=DEFAULT_DEVSETS)
     parser.add_argument("--sets", default=",".join(DEFAULT_SETS))
     parser.add_argument("--scale", default="2000", help="comma-separated chunk counts")
+    parser.add_argument(
+        "--engines", default="edge", help="edge (the embedded default), local (qdrant-client)"
+    )
+    parser.add_argument("--one-scale", help=argparse.SUPPRESS)  # internal: ENGINE:CHUNKS
     parser.add_argument("--json", action="store_true")
     parser.add_argument("--misses", action="store_true", help="list cases not found at rank 1")
     args = parser.parse_args(argv)
+    if args.one_scale:
+        engine, chunks = args.one_scale.split(":")
+        names = [name for name in args.sets.split(",") if name]
+        questions = [
+            c.question for name in names for c in load_cases(args.devsets / name / "cases.jsonl")
+        ]
+        kb_dirs = [args.devsets / n / "kb" for n in names]
+        run = asyncio.run(scale_run(kb_dirs, questions, int(chunks), engine))
+        print(json.dumps(run))
+        return 0
     report = asyncio.run(main_async(args))
     if args.json:
         print(json.dumps(report, indent=2))

@@ -150,47 +150,21 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-def _pg_bin(name: str) -> str:
-    found = shutil.which(name)
-    if found:
-        return found
-    for directory in sorted(Path("/usr/lib/postgresql").glob("*/bin"), reverse=True):
-        if (directory / name).is_file():
-            return str(directory / name)
-    raise SystemExit(
-        f"{name} not found: install PostgreSQL (apt-get install postgresql) or pass "
-        "--postgres-url postgresql+asyncpg://USER@HOST:PORT/postgres"
-    )
-
-
 @contextlib.contextmanager
 def throwaway_cluster() -> Iterator[str]:
-    """A PostgreSQL cluster in a temporary directory on a free port; its admin URL."""
-    as_user = ["runuser", "-u", "nobody", "--"] if os.geteuid() == 0 else []
-    home = Path(tempfile.mkdtemp(prefix="grace-bench-pg-"))
-    data, port = home / "data", free_port()
-    if as_user:
-        shutil.chown(home, user="nobody")
-    initdb, pg_ctl = _pg_bin("initdb"), _pg_bin("pg_ctl")
-    options = f"-p {port} -k {home} -c listen_addresses=127.0.0.1 -c max_connections=200"
+    """A PostgreSQL cluster of the test command's kind (scripts/postgres.sh); its admin URL."""
+    script = Path(__file__).resolve().parent.parent / "scripts" / "postgres.sh"
+    home = Path(tempfile.gettempdir()) / f"grace-bench-pg-{uuid.uuid4().hex[:10]}"
+    started = subprocess.run(
+        ["bash", str(script), "start", str(home)],
+        capture_output=True, text=True, timeout=300, check=False,
+    )  # fmt: skip
+    if started.returncode != 0:
+        raise SystemExit(f"could not start PostgreSQL: {started.stderr.strip()[-500:]}")
     try:
-        subprocess.run(
-            [*as_user, initdb, "-D", str(data), "-U", "grace", "-A", "trust", "-E", "UTF8",
-             "--locale=C", "--no-sync"],
-            check=True, capture_output=True, timeout=300,
-        )  # fmt: skip
-        subprocess.run(
-            [*as_user, pg_ctl, "-D", str(data), "-o", options, "-l", str(home / "log"), "-w",
-             "start"],
-            check=True, capture_output=True, timeout=120,
-        )  # fmt: skip
-        yield f"postgresql+asyncpg://grace@127.0.0.1:{port}/postgres"
+        yield started.stdout.strip().splitlines()[-1]
     finally:
-        subprocess.run(
-            [*as_user, pg_ctl, "-D", str(data), "-m", "immediate", "-w", "stop"],
-            capture_output=True, timeout=120, check=False,
-        )  # fmt: skip
-        shutil.rmtree(home, ignore_errors=True)
+        subprocess.run(["bash", str(script), "stop", str(home)], timeout=120, check=False)
 
 
 @contextlib.asynccontextmanager

@@ -324,6 +324,7 @@ async def _ingest(args: argparse.Namespace, services: Services) -> int:
             collection=args.collection,
             on_start=progress.start if progress else None,
             on_file=progress.advance if progress else None,
+            on_read=progress.read if progress else None,
         )
     finally:
         if progress is not None:
@@ -356,20 +357,30 @@ def ingest_summary(result: IngestResult, *, collection: str, total: int) -> str:
 
 
 class _IngestProgress:
-    """A progress bar on stderr (only used when stderr is a terminal)."""
+    """A progress bar on stderr (only used when stderr is a terminal), in bytes, so it
+    moves through one large file as well as through many small ones."""
 
     def __init__(self) -> None:
         self._bar: tqdm[None] | None = None
+        self._files = 0
+        self._done = 0
 
-    def start(self, files: int) -> None:
+    def start(self, files: int, size: int) -> None:
         from tqdm import tqdm  # only when a bar is shown: `grace` starts faster without it
 
-        self._bar = tqdm(total=files, unit="file", file=sys.stderr, leave=False)
+        self._files = files
+        self._bar = tqdm(
+            total=size, unit="B", unit_scale=True, file=sys.stderr, leave=False, smoothing=0.1
+        )
+
+    def read(self, size: int) -> None:
+        if self._bar is not None:
+            self._bar.update(size)
 
     def advance(self, path: Path, chunks: int) -> None:
+        self._done += 1
         if self._bar is not None:
-            self._bar.set_postfix_str(path.name[-30:], refresh=False)
-            self._bar.update(1)
+            self._bar.set_postfix_str(f"{self._done}/{self._files} {path.name[-30:]}")
 
     def close(self) -> None:
         if self._bar is not None:

@@ -9,6 +9,10 @@ Slack retries it, and the retry is dropped if the first write landed after all.
 
 Processing marks the row done once its effect is stored (a run registered under an id
 derived from the row, so a replay finds the run instead of creating a second one).
+
+Each row is claimed by the process that stored it, for `claim_seconds`, renewed by every
+sweep while it works; another replica takes a row over only once that claim has lapsed
+or its holder is visibly dead (see agent/workers.py) — never while it is being worked on.
 """
 
 from __future__ import annotations
@@ -17,10 +21,11 @@ import asyncio
 import hashlib
 import logging
 from collections.abc import Awaitable, Callable, Coroutine
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
 from agent.schemas import utcnow
+from agent.workers import is_dead_here, new_worker_id, retire
 from bot.tasks import TaskRunner
 from storage.inbox import InboxEntry, InboxItem, SqlInbox
 
@@ -28,8 +33,9 @@ log = logging.getLogger(__name__)
 
 BATCH = 200
 MAX_ATTEMPTS = 5
-STALE_AFTER_S = 30.0
-"""A pending row older than this, not being processed here, is picked up by the sweep."""
+CLAIM_SECONDS = 60.0
+"""How long a row stays with the process working on it without a renewal (the sweep
+renews every few seconds); after that another replica may take it."""
 
 Processor = Callable[[InboxEntry], Awaitable[Coroutine[Any, Any, None] | None]]
 """Processes an entry; may hand back a follow-up (e.g. answering a paused run, which drives
@@ -53,8 +59,12 @@ class Intake:
         tasks: TaskRunner,
         processors: dict[str, tuple[Processor, bool]] | None = None,
         ack_wait: float = 2.5,
+        owner: str | None = None,
+        claim_seconds: float = CLAIM_SECONDS,
     ) -> None:
         self._inbox = inbox
+        self.owner = owner or new_worker_id()
+        self._claim = timedelta(seconds=claim_seconds)
         self._tasks = tasks
         self.processors: dict[str, tuple[Processor, bool]] = dict(processors or {})
         """kind → (processor, runs in the intake lane)."""
@@ -100,7 +110,9 @@ class Intake:
 
     async def _write(self, batch: list[tuple[InboxItem, asyncio.Future[int | None]]]) -> None:
         try:
-            ids = await self._inbox.add([item for item, _ in batch])
+            ids = await self._inbox.add(
+                [item for item, _ in batch], owner=self.owner, claimed_until=self._until()
+            )
         except Exception as exc:  # retried inside for a long while; now give up on these
             log.exception("storing Slack requests failed")
             for _, future in batch:
@@ -120,8 +132,12 @@ class Intake:
                         payload=item.payload,
                         attempts=0,
                         created_at=utcnow(),
+                        owner=self.owner,
                     )
                 )
+
+    def _until(self) -> datetime:
+        return utcnow() + self._claim
 
     async def flush(self) -> None:
         """Write what is queued (shutdown, tests)."""
@@ -135,6 +151,7 @@ class Intake:
             self._writer.cancel()
             await asyncio.gather(self._writer, return_exceptions=True)
             self._writer = None
+        retire(self.owner)  # what it still holds may be taken over at once
 
     # ------------------------------------------------------------------ processing
 
@@ -184,15 +201,27 @@ class Intake:
         finally:
             self._working.discard(entry.id)
 
-    async def resume(self, *, stale_after: float | None = STALE_AFTER_S) -> int:
-        """Process what is left in the inbox: at start-up everything (`stale_after=None`),
-        later only rows pending for a while that nobody here is working on."""
-        before = None if stale_after is None else utcnow() - timedelta(seconds=stale_after)
-        left = [e for e in await self._inbox.pending(before=before) if e.id not in self._working]
-        for entry in left:
+    async def resume(self) -> int:
+        """Renew the claims on what this process is working on, then take over and
+        process the rows nobody is working on: unclaimed, claim lapsed, holder dead, or
+        ours but dropped (a failed attempt). Returns how many were taken."""
+        await self._inbox.renew(sorted(self._working), owner=self.owner, until=self._until())
+        now = utcnow()
+        taken = 0
+        for entry in await self._inbox.pending():
+            if entry.id in self._working or not self._free(entry, now):
+                continue
+            if not await self._inbox.claim(entry, owner=self.owner, until=self._until()):
+                continue  # another replica took it first
             log.warning(
                 "processing a Slack request left in the inbox",
                 extra={"kind": entry.kind, "attempt": entry.attempts + 1},
             )
             self._spawn(entry)
-        return len(left)
+            taken += 1
+        return taken
+
+    def _free(self, entry: InboxEntry, now: datetime) -> bool:
+        if entry.owner is None or entry.owner == self.owner or entry.claimed_until is None:
+            return True
+        return entry.claimed_until <= now or is_dead_here(entry.owner)

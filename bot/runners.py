@@ -52,7 +52,7 @@ class Bot:
             self.deps.tasks.spawn(
                 self.services.orchestrator.run_adopted(state), name=f"recover {state.run_id}"
             )
-        left = await self.deps.intake.resume(stale_after=None)
+        left = await self.deps.intake.resume()
         undelivered = await self.deps.publisher.resume()
         if left or undelivered:
             log.warning(

@@ -4,6 +4,9 @@ A row is written (in a batch, one transaction) before the ack leaves, so a proce
 dies after the ack leaves the request behind for the next one. Slack's event id and the
 message itself (team:channel:ts) are both unique, so a retry, or the same message under
 a second event id, is refused by the database — whichever process receives it.
+
+A row is claimed by the worker that processes it until `claimed_until` (renewed while it
+works), so replicas sharing one database never process the same request twice at once.
 """
 
 from __future__ import annotations
@@ -46,6 +49,8 @@ class InboxEntry(BaseModel):
     payload: dict[str, Any]
     attempts: int
     created_at: datetime
+    owner: str | None = None
+    claimed_until: datetime | None = None
 
 
 class SqlInbox:
@@ -56,9 +61,16 @@ class SqlInbox:
         self._reads = async_sessionmaker(reader(engine), expire_on_commit=False)
 
     @retried_write
-    async def add(self, items: Sequence[InboxItem]) -> list[int | None]:
-        """Store a batch in one transaction: the new row's id for each item taken, None
-        for a duplicate (same event id, or same message under another id)."""
+    async def add(
+        self,
+        items: Sequence[InboxItem],
+        *,
+        owner: str | None = None,
+        claimed_until: datetime | None = None,
+    ) -> list[int | None]:
+        """Store a batch in one transaction, claimed by `owner` (the process that will
+        process it): the new row's id for each item taken, None for a duplicate (same
+        event id, or same message under another id)."""
         now = utcnow()
         ids: list[int | None] = []
         async with self._sessions.begin() as session:
@@ -73,6 +85,8 @@ class SqlInbox:
                         status=PENDING,
                         attempts=0,
                         created_at=now,
+                        owner=owner,
+                        claimed_until=claimed_until,
                     )
                     .on_conflict_do_nothing()
                     .returning(InboxRow.id)
@@ -97,9 +111,50 @@ class SqlInbox:
                     payload=json.loads(row.payload_json),
                     attempts=row.attempts,
                     created_at=row.created_at,
+                    owner=row.owner,
+                    claimed_until=row.claimed_until,
                 )
                 for row in await session.scalars(query)
             ]
+
+    @retried_write
+    async def claim(self, entry: InboxEntry, *, owner: str, until: datetime) -> bool:
+        """Take `entry` over from whoever held it when it was read (compare-and-set on
+        that holder and claim): False when another process got there first."""
+        same_owner = (
+            InboxRow.owner.is_(None) if entry.owner is None else InboxRow.owner == entry.owner
+        )
+        same_claim = (
+            InboxRow.claimed_until.is_(None)
+            if entry.claimed_until is None
+            else InboxRow.claimed_until == entry.claimed_until
+        )
+        async with self._sessions.begin() as session:
+            result = await session.execute(
+                update(InboxRow)
+                .where(InboxRow.id == entry.id, InboxRow.status == PENDING, same_owner, same_claim)
+                .values(owner=owner, claimed_until=until)
+                .execution_options(synchronize_session=False)
+            )
+            return _rowcount(result) == 1
+
+    @retried_write
+    async def renew(self, entry_ids: Sequence[int], *, owner: str, until: datetime) -> int:
+        """Extend `owner`'s claims on the rows it is still working on."""
+        if not entry_ids:
+            return 0
+        async with self._sessions.begin() as session:
+            result = await session.execute(
+                update(InboxRow)
+                .where(
+                    InboxRow.id.in_(list(entry_ids)),
+                    InboxRow.owner == owner,
+                    InboxRow.status == PENDING,
+                )
+                .values(claimed_until=until)
+                .execution_options(synchronize_session=False)
+            )
+            return _rowcount(result)
 
     @retried_write
     async def attempt(self, entry_id: int) -> None:

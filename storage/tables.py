@@ -234,6 +234,10 @@ class InboxRow(Base):
     attempts: Mapped[int] = mapped_column(Integer, default=0)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime())
     done_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
+    owner: Mapped[str | None] = mapped_column(String(255))
+    """The worker processing the row (0005); another may take it once `claimed_until`
+    has passed or the worker is visibly dead."""
+    claimed_until: Mapped[datetime | None] = mapped_column(UTCDateTime())
 
 
 class DeliveryRow(Base):

@@ -17,11 +17,15 @@ in the result with the reason; only when nothing at all can be ingested is it an
 
 from __future__ import annotations
 
+import asyncio
 import codecs
 import csv
 import datetime as dt
+import multiprocessing
+import os
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Awaitable, Callable, Iterator, Sequence
+from concurrent.futures import Executor, ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TextIO
@@ -44,6 +48,7 @@ from agent.knowledge.chunks import (
     chunk_point_id,
 )
 from agent.knowledge.qdrant_kb import QdrantKnowledgeBase, StoredDocument
+from agent.knowledge.vectors import SparseValues, chunk_sparse_vectors
 from agent.knowledge.versions import (
     DocumentInfo,
     current_versions,
@@ -75,12 +80,17 @@ SAMPLE_KB_DIR = Path(__file__).resolve().parent.parent / "sample_kb"
 SUPPORTED_SUFFIXES: frozenset[str] = frozenset({".md", ".markdown", ".txt", ".csv"})
 WRITE_BATCH = 512
 """Chunks buffered (across files) before one write to Qdrant."""
+PARALLEL_BYTES = 8 << 20
+"""Inputs at least this large compute sparse vectors in a worker process (`_Writer`)."""
 PRECHECK_BYTES = 1 << 20
 """Files larger than this are checked for UTF-8 and NUL bytes before any chunk is
 written, so a bad byte deep inside cannot leave half a file in the knowledge base."""
 
 ProgressCallback = Callable[[Path, int], None]
 """Called after each file with the file and the chunks it gave (0 when skipped)."""
+ReadCallback = Callable[[int], None]
+"""Called as files are read with how many more bytes were read and stored since the last
+call, so a progress bar moves through one large file too."""
 
 
 # --------------------------------------------------------------------------- files
@@ -149,6 +159,8 @@ class _Document:
 
     path: Path
     facts: DocumentFacts = field(default_factory=DocumentFacts)
+    bytes_read: int = 0
+    """Bytes of Markdown / plain text read so far (CSV files count at the end)."""
 
     def title(self) -> str:
         fields = front_matter_fields(self.facts.front_matter)
@@ -176,10 +188,11 @@ class _Document:
                 if suffix == ".csv":
                     yield from _csv_chunks(stream, path)
                 elif suffix in {".md", ".markdown"}:
-                    lines = read_lines(stream)
+                    lines = read_lines(_Counting(stream, self))
                     yield from markdown_chunks(lines, self.facts, keep_line=is_revision_line)
                 else:
-                    yield from text_chunks(self._noting_revisions(read_lines(stream)))
+                    lines = read_lines(_Counting(stream, self))
+                    yield from text_chunks(self._noting_revisions(lines))
         except UnicodeDecodeError as exc:
             raise InvalidInputError(f"cannot read {path}: not UTF-8 text") from exc
         except BinaryTextError as exc:
@@ -194,6 +207,19 @@ class _Document:
             if not line.continued and len(line.text) < 300 and is_revision_line(line.text):
                 self.facts.revision_lines.append(line.text)
             yield line
+
+
+class _Counting:
+    """A text stream that counts the bytes read through it into its document."""
+
+    def __init__(self, stream: TextIO, document: _Document) -> None:
+        self._stream = stream
+        self._document = document
+
+    def read(self, size: int = -1) -> str:
+        block = self._stream.read(size)
+        self._document.bytes_read += len(block.encode("utf-8", "surrogatepass"))
+        return block
 
 
 def _csv_chunks(stream: TextIO, path: Path) -> Iterator[tuple[str, str]]:
@@ -323,30 +349,70 @@ def _unique_names(files: Sequence[Path]) -> list[Path]:
 
 
 class _Writer:
-    """Buffers chunks across files and writes them in batches."""
+    """Buffers chunks across files and writes them in batches.
 
-    def __init__(self, kb: QdrantKnowledgeBase, collection: str) -> None:
+    With a worker `pool`, a batch's sparse vectors are computed in the worker while the
+    caller reads and chunks on, and the batch is written when the next one is handed
+    over (at most one write outstanding, in order): two cores instead of one."""
+
+    def __init__(
+        self, kb: QdrantKnowledgeBase, collection: str, pool: Executor | None = None
+    ) -> None:
         self.kb = kb
         self.collection = collection
+        self.pool = pool
         self.buffer: list[Chunk] = []
         self.doomed: list[str] = []
         """Point ids to delete: the tails of shorter new versions."""
+        self.pending: asyncio.Task[int] | None = None
 
     async def add(self, chunk: Chunk) -> bool:
         """Buffer a chunk; True when that flushed the buffer."""
         self.buffer.append(chunk)
         if len(self.buffer) >= WRITE_BATCH:
-            await self.flush()
+            await self.flush(final=False)
             return True
         return False
 
-    async def flush(self) -> None:
+    async def flush(self, *, final: bool = True) -> None:
+        """Hand the buffer over; `final`: and wait until everything handed over is stored."""
         if self.buffer:
             batch, self.buffer = self.buffer, []
-            await self.kb.upsert_chunks(self.collection, batch)
+            if self.pool is None:
+                await self.kb.upsert_chunks(self.collection, batch)
+            else:
+                pieces = [(c.title, c.text) for c in batch]
+                vectors = asyncio.get_running_loop().run_in_executor(
+                    self.pool, chunk_sparse_vectors, pieces
+                )
+                await self.drain()
+                self.pending = asyncio.ensure_future(self._write(batch, vectors))
+        if final or self.doomed:
+            await self.drain()
         if self.doomed:
             doomed, self.doomed = self.doomed, []
             await self.kb.delete_points(self.collection, doomed)
+
+    async def _write(self, batch: list[Chunk], vectors: Awaitable[list[SparseValues]]) -> int:
+        return await self.kb.upsert_chunks(self.collection, batch, sparse=await vectors)
+
+    async def drain(self) -> None:
+        """Wait for the outstanding write, if any (its errors surface here)."""
+        if self.pending is not None:
+            pending, self.pending = self.pending, None
+            await pending
+
+    def abandon(self) -> None:
+        if self.pending is not None and not self.pending.done():
+            self.pending.cancel()
+
+
+def _worker_pool(total_bytes: int, parallel_bytes: int) -> Executor | None:
+    """A worker process for inputs worth it (starting one costs about a second), when
+    there is a second core to run it on."""
+    if total_bytes < parallel_bytes or (os.cpu_count() or 1) < 2:
+        return None
+    return ProcessPoolExecutor(max_workers=1, mp_context=multiprocessing.get_context("spawn"))
 
 
 async def ingest(
@@ -355,12 +421,17 @@ async def ingest(
     *,
     collection: str | None = None,
     on_file: ProgressCallback | None = None,
-    on_start: Callable[[int], None] | None = None,
+    on_start: Callable[[int, int], None] | None = None,
+    on_read: ReadCallback | None = None,
+    parallel_bytes: int = PARALLEL_BYTES,
 ) -> IngestResult:
     """Ingest files and directories into `collection` (default: the KB's default).
 
-    `on_start` hears how many files will be read, `on_file` about each one as it is
-    done (for a progress bar)."""
+    Streamed: a file is read in blocks and its chunks are written in batches as they
+    come, so memory stays bounded whatever the file's size. For a progress bar,
+    `on_start` hears how many files and bytes will be read, `on_read` how many more
+    bytes were read and written, `on_file` about each file as it is done. From
+    `parallel_bytes` of input on, a second process computes the sparse vectors."""
     started = time.perf_counter()
     name = collection or kb.default_collection
     files, skipped = _scan(paths)
@@ -369,58 +440,78 @@ async def ingest(
         kinds = ", ".join(sorted(SUPPORTED_SUFFIXES))
         where = ", ".join(str(p) for p in paths)
         raise InvalidInputError(f"cannot ingest {where}: no supported files ({kinds}) inside")
+    sizes = {file: _size(file) for file in files}
     if on_start is not None:
-        on_start(len(files))
+        on_start(len(files), sum(sizes.values()))
     await kb.ensure_collection(name)
     stored = await kb.documents(name)
-    writer = _Writer(kb, name)
+    pool = _worker_pool(sum(sizes.values()), parallel_bytes)
+    writer = _Writer(kb, name, pool)
     reports: list[IngestReport] = []
     infos: dict[str, DocumentInfo] = {
         source: doc.info for source, doc in stored.items() if doc.info is not None
     }
     written: dict[str, int] = {}
-    for file in files:
-        document = _Document(file)
-        source = file.name
-        count = 0
-        flushed_early = False
-        try:
-            for chunk in _chunks_of(document):
-                count += 1
-                flushed_early |= await writer.add(chunk)
-        except InvalidInputError as exc:
-            writer.buffer = [c for c in writer.buffer if c.source != source]
-            if flushed_early:  # only possible for an I/O error mid-way through a big file
-                await writer.flush()
-                await kb.delete_source(name, source)
-                infos.pop(source, None)
-            skipped.append(SkippedFile(path=str(file), reason=_reason(exc, file)))
+    try:
+        for file in files:
+            document = _Document(file)
+            source = file.name
+            count = 0
+            flushed_early = False
+            reported = 0
+            try:
+                for chunk in _chunks_of(document):
+                    count += 1
+                    if await writer.add(chunk):
+                        flushed_early = True
+                        if on_read is not None and document.bytes_read > reported:
+                            on_read(document.bytes_read - reported)
+                            reported = document.bytes_read
+            except InvalidInputError as exc:
+                writer.buffer = [c for c in writer.buffer if c.source != source]
+                if flushed_early:  # only possible for an I/O error mid-way through a big file
+                    await writer.flush()
+                    await kb.delete_source(name, source)
+                    infos.pop(source, None)
+                skipped.append(SkippedFile(path=str(file), reason=_reason(exc, file)))
+                if on_file is not None:
+                    on_file(file, 0)
+                if on_read is not None and sizes[file] > reported:
+                    on_read(sizes[file] - reported)
+                continue
+            old = stored.get(source)
+            old_count = len(old.ids) if old is not None else 0
+            if count == 0:
+                skipped.append(SkippedFile(path=str(file), reason="empty: no text in it"))
+                if old_count:
+                    writer.doomed.extend(old.ids if old is not None else [])
+                    infos.pop(source, None)
+                if on_file is not None:
+                    on_file(file, 0)
+                if on_read is not None and sizes[file] > reported:
+                    on_read(sizes[file] - reported)
+                continue
+            info = document.info()
+            infos[source] = info
+            written[source] = count
+            writer.buffer = [
+                _with_info(c, info) if c.source == source else c for c in writer.buffer
+            ]
+            if old is not None:
+                keep = {chunk_point_id(source, i) for i in range(count)}
+                writer.doomed.extend(i for i in old.ids if i not in keep)
+            reports.append(
+                IngestReport(path=str(file), source=source, chunks=count, replaced=old_count)
+            )
             if on_file is not None:
-                on_file(file, 0)
-            continue
-        old = stored.get(source)
-        old_count = len(old.ids) if old is not None else 0
-        if count == 0:
-            skipped.append(SkippedFile(path=str(file), reason="empty: no text in it"))
-            if old_count:
-                writer.doomed.extend(old.ids if old is not None else [])
-                infos.pop(source, None)
-            if on_file is not None:
-                on_file(file, 0)
-            continue
-        info = document.info()
-        infos[source] = info
-        written[source] = count
-        writer.buffer = [_with_info(c, info) if c.source == source else c for c in writer.buffer]
-        if old is not None:
-            keep = {chunk_point_id(source, i) for i in range(count)}
-            writer.doomed.extend(i for i in old.ids if i not in keep)
-        reports.append(
-            IngestReport(path=str(file), source=source, chunks=count, replaced=old_count)
-        )
-        if on_file is not None:
-            on_file(file, count)
-    await writer.flush()
+                on_file(file, count)
+            if on_read is not None and sizes[file] > reported:
+                on_read(sizes[file] - reported)
+        await writer.flush()
+    finally:
+        writer.abandon()
+        if pool is not None:
+            pool.shutdown(wait=True, cancel_futures=True)
     await _resolve_versions(kb, name, infos, stored, written)
     return IngestResult(
         reports=reports, skipped=skipped, seconds=round(time.perf_counter() - started, 3)
@@ -447,6 +538,13 @@ async def _resolve_versions(
                 continue
             ids = old.ids
         await kb.mark_superseded(collection, ids, superseded_by=superseded_by)
+
+
+def _size(file: Path) -> int:
+    try:
+        return file.stat().st_size
+    except OSError:
+        return 0  # named in the skipped list when it is read
 
 
 def _reason(exc: InvalidInputError, file: Path) -> str:

@@ -1,7 +1,10 @@
 """The knowledge base on Qdrant: hybrid (sparse BM25 + optional dense) search fused with RRF.
 
-One class serves local on-disk mode (the default: no server, one process per directory)
-and a Qdrant server (`QDRANT_URL`): `qdrant-client` gives both the same API.
+One class serves the embedded engine (the default: Qdrant Edge in-process, no server,
+one process per directory; `edge_client.py` gives it qdrant-client's API) and a Qdrant
+server (`QDRANT_URL`, through `qdrant-client`). qdrant-client's own local mode still works
+(`client=AsyncQdrantClient(path=...)`, with `in_process_index=True`) but is no longer the
+default: it keeps every point in memory and searches by brute force in Python.
 
 Every collection has a named sparse vector "sparse" with Qdrant's IDF modifier. When a
 real embedding model is configured, it also has a named dense vector "dense" (cosine) and
@@ -13,7 +16,6 @@ similarity so the confidence scorer can compare results across backends.
 from __future__ import annotations
 
 import contextlib
-import functools
 import logging
 import math
 import sqlite3
@@ -35,9 +37,11 @@ from agent.errors import (
     VectorStoreError,
 )
 from agent.knowledge.chunks import Chunk
-from agent.knowledge.lexical import QueryTerms, query_sparse_vector, sparse_vector
+from agent.knowledge.edge_client import EdgeClient, EdgeLockedError
+from agent.knowledge.lexical import QueryTerms, query_sparse_vector
+from agent.knowledge.local_migration import has_local_mode_data, migrate_local_mode
 from agent.knowledge.sparse_index import SparseIndex
-from agent.knowledge.tokenize import search_terms
+from agent.knowledge.vectors import SparseValues, chunk_sparse_vector
 from agent.knowledge.versions import DocumentInfo
 from agent.ports import Embedder
 from agent.schemas import Source
@@ -64,6 +68,8 @@ DENSE_WEIGHT = 0.5
 DENSE_ONLY_KEEP = 0.8
 """A hybrid hit sharing no word with the query is kept only when its dense cosine is at
 least this high (e.g. an English question and a Japanese passage saying the same)."""
+EDGE_DIR = "edge"
+"""Where the embedded engine keeps its shards inside the knowledge-base directory."""
 EMBED_BATCH = 100  # gemini: the API takes up to 100 texts per request
 UPSERT_BATCH = 256
 SCROLL_BATCH = 1024
@@ -114,7 +120,7 @@ class QdrantKnowledgeBase:
     def __init__(
         self,
         *,
-        client: AsyncQdrantClient,
+        client: AsyncQdrantClient | EdgeClient,
         embedder: Embedder | None,
         default_collection: str = "grace_docs",
         location: str = "",
@@ -289,8 +295,17 @@ class QdrantKnowledgeBase:
                 )
         return found.count
 
-    async def upsert_chunks(self, collection: str, chunks: Sequence[Chunk]) -> int:
-        """Store chunks (creating the collection if needed); returns how many were written."""
+    async def upsert_chunks(
+        self,
+        collection: str,
+        chunks: Sequence[Chunk],
+        *,
+        sparse: Sequence[SparseValues] | None = None,
+    ) -> int:
+        """Store chunks (creating the collection if needed); returns how many were written.
+
+        `sparse`: the chunks' `chunk_sparse_vector`s when already computed (ingest
+        computes them in another process while it reads on)."""
         await self.ensure_collection(collection)
         if not chunks:
             return 0
@@ -304,9 +319,9 @@ class QdrantKnowledgeBase:
                 dense.extend(await embed_documents(self._embedder, texts, titles))
         points: list[models.PointStruct] = []
         for i, chunk in enumerate(chunks):
-            # The heading trail is in the text already; counting it once more weighs a
-            # section's own words above a passing mention (BM25F-style field weight).
-            indices, values = sparse_vector(_title_terms(chunk.title) + search_terms(chunk.text))
+            indices, values = (
+                sparse[i] if sparse is not None else chunk_sparse_vector(chunk.title, chunk.text)
+            )
             vector: dict[str, Any] = {
                 SPARSE_VECTOR: models.SparseVector(indices=indices, values=values)
             }
@@ -604,12 +619,6 @@ def _stored_dense(stored: Any) -> list[float] | None:
     return [float(v) for v in vector] if isinstance(vector, list) else None
 
 
-@functools.lru_cache(maxsize=4096)
-def _title_terms(title: str) -> list[str]:
-    """Search terms of a heading trail (cached: every chunk of a section shares it)."""
-    return search_terms(title)
-
-
 def _body(text: str) -> str:
     return " ".join(text.split())
 
@@ -672,10 +681,12 @@ def open_knowledge_base(
     default_collection: str = "grace_docs",
     timeout: float = 10.0,
 ) -> QdrantKnowledgeBase:
-    """Open a Qdrant server at `url`, else local on-disk mode at `path`, else in memory.
+    """Open a Qdrant server at `url`, else the embedded engine (Qdrant Edge) at `path`,
+    else the embedded engine in a temporary directory removed on close.
 
-    Local mode locks its directory: a second process (or a second client in the same
-    process) gets `KnowledgeBaseLockedError` explaining what to do."""
+    The embedded engine locks its directory: a second process (or a second client in the
+    same process) gets `KnowledgeBaseLockedError` explaining what to do. A directory
+    written by qdrant-client's local mode (before Edge) is moved to Edge on first open."""
     if url:
         client = AsyncQdrantClient(
             url=url,
@@ -692,27 +703,46 @@ def open_knowledge_base(
             raise VectorStoreError(
                 f"cannot create the knowledge base directory {directory}: {exc.strerror or exc}"
             ) from exc
-        try:
-            client = AsyncQdrantClient(path=str(directory))
-        except RuntimeError as exc:
-            if "already accessed" not in str(exc):
-                raise VectorStoreError(
-                    f"cannot open the knowledge base at {directory}: {exc}"
-                ) from exc
-            raise KnowledgeBaseLockedError(
-                f"The knowledge base directory {directory} is already in use by another "
-                f"process. Qdrant local mode allows one process at a time per directory. "
-                f"Stop the other grace process, set GRACE_DATA_DIR to a different directory, "
-                f"or run a Qdrant server and set QDRANT_URL."
-            ) from exc
+        client = _open_embedded(directory)
         location = str(directory)
     else:
-        client = AsyncQdrantClient(location=":memory:")
+        client = EdgeClient(None)
         location = ":memory:"
     return QdrantKnowledgeBase(
         client=client,
         embedder=embedder,
         default_collection=default_collection,
         location=location,
-        in_process_index=not url,
     )
+
+
+def _locked(directory: Path) -> KnowledgeBaseLockedError:
+    return KnowledgeBaseLockedError(
+        f"The knowledge base directory {directory} is already in use by another "
+        f"process. The embedded knowledge base allows one process at a time per "
+        f"directory. Stop the other grace process, set GRACE_DATA_DIR to a different "
+        f"directory, or run a Qdrant server and set QDRANT_URL."
+    )
+
+
+def _open_embedded(directory: Path) -> EdgeClient:
+    """The embedded engine in `directory/edge`, moving a local-mode store there first."""
+    edge_root = directory / EDGE_DIR
+    if not edge_root.exists() and has_local_mode_data(directory):
+        try:
+            migrate_local_mode(directory, edge_root)
+        except RuntimeError as exc:
+            if "already accessed" in str(exc):
+                raise _locked(directory) from exc
+            raise VectorStoreError(
+                f"cannot move the knowledge base at {directory} to the embedded engine: "
+                f"{exc}; run `grace ingest` again into a new GRACE_DATA_DIR"
+            ) from exc
+    try:
+        return EdgeClient(edge_root)
+    except EdgeLockedError as exc:
+        raise _locked(directory) from exc
+    except OSError as exc:
+        raise VectorStoreError(
+            f"cannot open the knowledge base at {directory}: {exc.strerror or exc}"
+        ) from exc

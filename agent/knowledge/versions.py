@@ -8,10 +8,11 @@ and confidence can tell a stale value from a contradiction.
 - Two files are versions of one document when their names match once dates and version
   marks are removed (`document_key`) and their titles (front matter or first heading)
   are the same.
-- A date in a file name marks a snapshot: a version whose name carries no date is the
-  living document, and supersedes the dated ones. When every name is dated the newest
-  name wins; when none is, the newest date found in the text (front matter `date` /
-  `updated`, "Last updated: …", 改定 / 施行 lines) wins. Ties decide nothing.
+- A date or a release number ("_1.95", "_rust-1.95") in a file name marks a snapshot: a
+  version whose name carries neither is the living document, and supersedes the others.
+  When every name is dated the newest name wins; when none is, the newest date found in
+  the text (front matter `date` / `updated`, "Last updated: …", 改定 / 施行 lines) wins.
+  Ties decide nothing.
 """
 
 from __future__ import annotations
@@ -84,6 +85,8 @@ _VERSION_MARK_RE = re.compile(
     r"(?=$|[\s_\-.()\[\]（）【】])",
     re.IGNORECASE,
 )
+_VERSION_TAG_RE = re.compile(r"(?<=\w)[\s_\-]+(?:[a-z]+[\s_\-]?)?v?\d+(?:\.\d+)+$")
+"""A release number at the end of a name ("guide_1.95", "guide_rust-1.95"): a snapshot."""
 _FRONT_FIELD_RE = re.compile(r"^([A-Za-z_][\w-]*)\s*:\s*(.*?)\s*$")
 _TITLE_FIELDS = ("title", "name")
 _DATE_FIELDS = (
@@ -165,6 +168,7 @@ def date_in_text(text: str, front_matter: Mapping[str, str] | None = None) -> dt
 def document_key(name: str) -> str:
     """The file name without extension, dates and version marks: what versions share."""
     stem = unicodedata.normalize("NFKC", name.rsplit(".", 1)[0]).lower()
+    stem = _VERSION_TAG_RE.sub("", stem) or stem
     for pattern in (_ERA_RE, _ISO_RE, _KANJI_DATE_RE, _YEAR_MONTH_RE, _YEAR_RE):
         stem = pattern.sub(" ", stem)
     stem = re.sub(r"年度?版?", " ", stem) if "年" in stem else stem
@@ -207,8 +211,13 @@ class DocumentInfo:
     """ISO date of the newest revision the text states, if any."""
 
 
+def _is_snapshot_name(source: str) -> bool:
+    stem = unicodedata.normalize("NFKC", source.rsplit(".", 1)[0]).lower()
+    return _VERSION_TAG_RE.search(stem) is not None
+
+
 def _pick_current(members: Sequence[DocumentInfo]) -> DocumentInfo | None:
-    undated = [m for m in members if m.name_date is None]
+    undated = [m for m in members if m.name_date is None and not _is_snapshot_name(m.source)]
     if undated and len(undated) < len(members):
         return undated[0] if len(undated) == 1 else None
     attribute = "name_date" if not undated else "text_date"

@@ -260,3 +260,47 @@ def test_a_value_counted_in_another_period_does_not_answer() -> None:
     from agent.evidence import asked_unit, has_value
 
     assert not has_value("標準となる1日の労働時間は、6時間とする。", "duration", asked_unit("何日"))
+
+
+def test_a_release_number_in_a_name_is_an_older_copy_and_higher_numbers_are_newer() -> None:
+    found = families(["sdk.md", "sdk_rust-1.95.md", "api_1.2.md", "api_1.10.md"])
+    assert found["sdk_rust-1.95.md"].stale and not found["sdk.md"].stale
+    assert found["sdk.md"].key == found["sdk_rust-1.95.md"].key
+    assert found["api_1.2.md"].stale and not found["api_1.10.md"].stale
+
+
+def test_sentences_before_a_closing_lead_in_are_kept_as_units() -> None:
+    text = (
+        "Limits › Capping\n\n"
+        "The tool supports a flag, --cap LEVEL, that sets the maximum level. "
+        "For example, take the code above:\n\n"
+        "```\nrun --cap warn\n```\n"
+    )
+    units = split_units(text)
+    assert ("The tool supports a flag, --cap LEVEL, that sets the maximum level.", "Capping") in [
+        (u, c.split(" › ")[-1]) for u, c in units
+    ]
+    assert not any("For example" in u for u, _ in units)  # the lead-in itself answers nothing
+
+
+def test_version_followed_by_a_whole_number_is_a_version() -> None:
+    from agent.evidence import has_value
+
+    assert has_value("At this time version 33 is the minimum needed.", "version")
+    assert not has_value("Install the latest tools first.", "version")
+
+
+def test_a_code_block_keeps_its_lead_in_and_its_comments_are_no_headings() -> None:
+    text = (
+        "Build › Unused dependencies\n\n"
+        "Recommendation: review unused dependencies for removal using:\n\n"
+        "```\n$ tool check --workspace\n```\n\n"
+        '```\n# Package A\n[dependencies]\nlog = "0.4"\n```\n\n'
+        "After the block the lead-in is over.\n"
+    )
+    units = dict(split_units(text))
+    assert units["$ tool check --workspace"].endswith(
+        "Recommendation: review unused dependencies for removal using:"
+    )
+    assert '# Package A [dependencies] log = "0.4"' in units
+    assert units["After the block the lead-in is over."] == "Build › Unused dependencies"

@@ -113,7 +113,7 @@ async def test_a_new_thread_gets_a_greeting_and_prompts_from_the_knowledge_base(
     assert not await harness.store.list_runs(limit=5), "a greeting is not a run"
 
     # Slack delivers it again under another event id (or the inbox replays it): one greeting
-    await harness.bot.deps.intake.resume(stale_after=None)
+    await harness.bot.deps.intake.resume()
     envelope = assistant_thread_started_envelope(
         user=ASKER,
         channel=thread.channel,

@@ -108,3 +108,11 @@ async def test_ingesting_the_old_copy_later_still_marks_it(
         ("time-off.md", False),
         ("time-off_2022-12-19.md", True),
     ]
+
+
+def test_a_release_number_in_the_name_marks_an_older_snapshot() -> None:
+    assert document_key("wasm32-wasip1_rust-1.95.md") == document_key("wasm32-wasip1.md")
+    assert document_key("guide_2.1.md") == document_key("guide-v2.1.md") == "guide"
+    assert document_key("python3.md") == "python3"  # a digit inside a word is no release
+    decided = current_versions([_info("guide_release-2.3.md"), _info("guide.md")])
+    assert decided == {"guide.md": None, "guide_release-2.3.md": "guide.md"}

@@ -41,6 +41,34 @@ async def test_the_inbox_takes_a_message_once_whatever_its_event_id(engine: Asyn
     assert [e.event_id for e in await inbox.pending()] == ["Ev3"]
 
 
+async def test_an_inbox_row_is_taken_over_only_from_the_holder_that_was_read(
+    engine: AsyncEngine,
+) -> None:
+    inbox = SqlInbox(engine)
+    soon = utcnow() + timedelta(seconds=60)
+    [entry_id] = await inbox.add([_item("Ev1", "1.1")], owner="a", claimed_until=soon)
+    [entry] = await inbox.pending()
+    assert entry.id == entry_id and entry.owner == "a" and entry.claimed_until == soon
+
+    # two replicas race for the row they both read: exactly one wins
+    wins = await asyncio.gather(
+        inbox.claim(entry, owner="b", until=soon), inbox.claim(entry, owner="c", until=soon)
+    )
+    assert sorted(wins) == [False, True]
+    [now_held] = await inbox.pending()
+    assert now_held.owner in {"b", "c"}
+
+    # only the holder renews; a done row is no longer claimable
+    later = soon + timedelta(seconds=30)
+    assert await inbox.renew([entry_id], owner="a", until=later) == 0
+    assert await inbox.renew([entry_id], owner=now_held.owner or "", until=later) == 1
+    assert (await inbox.pending())[0].claimed_until == later
+    assert await inbox.claim(now_held, owner="d", until=later) is False, "stale read"
+    assert await inbox.done(entry_id) is True
+    fresh = now_held.model_copy(update={"claimed_until": later})
+    assert await inbox.claim(fresh, owner="d", until=later) is False, "done rows stay done"
+
+
 async def _slack_run(store: SqlRunStore) -> RunState:
     state = RunState(query="q", asker="U1", thread=ThreadKey(channel_id="C1", thread_ts="1.5"))
     await store.save(state)

@@ -19,7 +19,7 @@ from storage.run_store import SqlRunStore
 from storage.tables import Base
 from tests.storage.helpers import make_state
 
-HEAD = "0004_inbox_outbox"
+HEAD = "0005_inbox_claims"
 
 
 def _url(tmp_path: Path, name: str = "grace.db") -> str:

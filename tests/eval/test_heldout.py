@@ -1,0 +1,83 @@
+"""The held-out set (tests/eval/heldout/): Rust toolchain documents nobody on the project
+tuned for, questions written before GRACE ever answered them. Never used to fit anything.
+
+Only the properties that hold on it are asserted; the README's "How good is it?" section
+gives the figures that do not (one-fact answers, confidently wrong, unanswerable)."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from bot.cli import main
+
+HELDOUT = Path(__file__).parent / "heldout"
+
+
+@pytest.fixture(scope="module")
+def report(tmp_path_factory: pytest.TempPathFactory) -> dict[str, object]:
+    """One in-process `grace eval --json` run on the set, shared by the tests below."""
+    home = tmp_path_factory.mktemp("heldout")
+    buffer = io.StringIO()
+    with pytest.MonkeyPatch.context() as patch, contextlib.redirect_stdout(buffer):
+        for key in list(os.environ):
+            if key.startswith(("GRACE_", "GOOGLE_")):
+                patch.delenv(key)
+        patch.setenv("GRACE_DATA_DIR", str(home / "data"))
+        code = main(["eval", str(HELDOUT / "cases.jsonl"), "--kb", str(HELDOUT / "kb"), "--json"])
+    assert code == 0, buffer.getvalue()[-2000:]
+    parsed = json.loads(buffer.getvalue())
+    assert isinstance(parsed, dict)
+    return parsed
+
+
+def _records(report: dict[str, object], kind: str) -> list[dict[str, object]]:
+    records = report["records"]
+    assert isinstance(records, list)
+    return [r for r in records if r["kind"] == kind]
+
+
+def test_the_whole_set_is_scored(report: dict[str, object]) -> None:
+    metrics = report["metrics"]
+    assert isinstance(metrics, dict)
+    assert metrics["cases"] == 30
+    assert {k: metrics["per_kind"][k]["n"] for k in metrics["per_kind"]} == {
+        "answerable": 15, "multi": 3, "unanswerable": 5, "ambiguous": 4,
+        "contradictory": 3, "all": 30,
+    }  # fmt: skip
+
+
+def test_nothing_the_documents_cannot_answer_or_that_they_dispute_is_answered_silently(
+    report: dict[str, object],
+) -> None:
+    for kind in ("unanswerable", "contradictory"):
+        silent = [r["id"] for r in _records(report, kind) if r["level"] == "silent"]
+        assert silent == [], (kind, silent)
+
+
+def test_vague_questions_ask_or_escalate(report: dict[str, object]) -> None:
+    vague = _records(report, "ambiguous")
+    held = [r for r in vague if r["level"] in {"asked", "escalate"}]
+    assert len(held) >= 0.6 * len(vague)
+
+
+def test_the_right_document_is_found_and_confidence_separates_right_from_wrong(
+    report: dict[str, object],
+) -> None:
+    metrics = report["metrics"]
+    assert isinstance(metrics, dict)
+    assert metrics["recall_at_5"] >= 0.9
+    assert metrics["auroc"] >= 0.8
+
+
+def test_confidently_wrong_answers_stay_rare(report: dict[str, object]) -> None:
+    # The goal is at most 5 %; this set measures 2 of 30 (7 %), so this only keeps it
+    # from getting worse. The README says so.
+    metrics = report["metrics"]
+    assert isinstance(metrics, dict)
+    assert metrics["confidently_wrong"] <= 2, metrics["confidently_wrong_ids"]
