@@ -11,7 +11,7 @@ import pytest
 
 from tests.databases import BACKENDS, Cluster, create_database, drop_database, sqlite_url
 
-pytest_plugins = ["tests.fakes.gemini_fixtures"]
+pytest_plugins = ["tests.fakes.gemini_fixtures", "tests.ordering"]
 
 DB_NAMES = {"sqlite": "SQLite", "postgresql": "PostgreSQL"}
 

@@ -29,6 +29,7 @@ from agent.ports import (
     UsageLedger,
     WebSearchProvider,
 )
+from tests.shared_dirs import built_once
 
 ASKER = "U_ASKER"
 
@@ -45,10 +46,12 @@ async def _build_template(path: Path) -> int:
 @pytest.fixture(scope="session")
 def sample_kb_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The shipped sample KB ingested once (sparse-only, as offline mode runs it)."""
-    path = tmp_path_factory.mktemp("sample_kb") / "qdrant"
-    chunks = asyncio.run(_build_template(path))
-    assert chunks > 20, f"the sample KB produced only {chunks} chunks"
-    return path
+
+    def build(root: Path) -> None:
+        chunks = asyncio.run(_build_template(root / "qdrant"))
+        assert chunks > 20, f"the sample KB produced only {chunks} chunks"
+
+    return built_once(tmp_path_factory, "sample_kb", build) / "qdrant"
 
 
 @pytest.fixture

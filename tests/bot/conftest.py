@@ -64,6 +64,7 @@ from tests.fakes.fake_slack import (
     slash_command_form,
     view_submission_payload,
 )
+from tests.shared_dirs import built_once
 
 SECRET = "test-signing-secret-0123456789"
 CHANNEL = DEFAULT_CHANNEL_ID
@@ -147,9 +148,9 @@ async def _ingest_template(data_dir: Path) -> None:
 @pytest.fixture(scope="session")
 def kb_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A data dir with the shipped sample KB ingested (offline: sparse vectors only)."""
-    data_dir = tmp_path_factory.mktemp("grace_template")
-    asyncio.run(_ingest_template(data_dir))
-    return data_dir
+    return built_once(
+        tmp_path_factory, "grace_template", lambda path: asyncio.run(_ingest_template(path))
+    )
 
 
 @pytest.fixture

@@ -41,19 +41,11 @@ def grace(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
     )
 
 
-@pytest.fixture(scope="module")
-def template(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    data_dir = tmp_path_factory.mktemp("template")
-    ingested = grace(grace_env(data_dir), "ingest", "--sample")
-    assert ingested.returncode == 0, ingested.stderr
-    assert "vacation-policy.md" in ingested.stdout
-    return data_dir
-
-
 @pytest.fixture
-def env(template: Path, tmp_path: Path) -> Iterator[dict[str, str]]:
+def env(sample_data_dir: Path, tmp_path: Path) -> Iterator[dict[str, str]]:
+    """A copy of the data dir `grace ingest --sample` made once (tests/durable/conftest.py)."""
     data_dir = tmp_path / "data"
-    shutil.copytree(template, data_dir)
+    shutil.copytree(sample_data_dir, data_dir)
     yield grace_env(data_dir)
 
 

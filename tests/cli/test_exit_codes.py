@@ -45,21 +45,11 @@ def check_error(value: dict[str, Any], code: str, words: str) -> None:
     assert words in value["error"]["message"]
 
 
-@pytest.fixture(scope="module")
-def template(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    data_dir = tmp_path_factory.mktemp("template")
-    result = subprocess.run(
-        [*GRACE, "ingest", "--sample"], env=grace_env(data_dir), capture_output=True,
-        text=True, timeout=120, check=False,
-    )  # fmt: skip
-    assert result.returncode == 0, result.stderr
-    return data_dir
-
-
 @pytest.fixture
-def data_dir(template: Path, tmp_path: Path) -> Path:
+def data_dir(sample_data_dir: Path, tmp_path: Path) -> Path:
+    """A copy of the data dir `grace ingest --sample` made once (tests/durable/conftest.py)."""
     copy = tmp_path / "data"
-    shutil.copytree(template, copy)
+    shutil.copytree(sample_data_dir, copy)
     return copy
 
 

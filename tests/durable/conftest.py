@@ -1,5 +1,5 @@
-"""The sample knowledge base ingested once by the real `grace ingest`, for every test
-here to copy."""
+"""The sample knowledge base ingested once by the real `grace ingest` (once per run, for
+every xdist worker), for every test here to copy."""
 
 from __future__ import annotations
 
@@ -8,11 +8,14 @@ from pathlib import Path
 import pytest
 
 from tests.durable.helpers import grace_env, run_grace
+from tests.shared_dirs import built_once
 
 
 @pytest.fixture(scope="session")
 def sample_data_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    data_dir = tmp_path_factory.mktemp("grace-data")
-    result = run_grace(grace_env(data_dir), "ingest", "--sample")
-    assert result.returncode == 0, result.stderr
-    return data_dir
+    def ingest(data_dir: Path) -> None:
+        result = run_grace(grace_env(data_dir), "ingest", "--sample")
+        assert result.returncode == 0, result.stderr
+        assert "vacation-policy.md" in result.stdout
+
+    return built_once(tmp_path_factory, "grace-data", ingest)

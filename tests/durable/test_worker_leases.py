@@ -54,9 +54,13 @@ async def _replicas(
             GOOGLE_API_KEY="test-key",
             GRACE_LLM__BASE_URL=fake.base_url,
             GRACE_LLM__RETRY_ATTEMPTS="1",
-            # the slow reasoning call lasts as long as the test needs: no call deadline cuts it
-            GRACE_LLM__TIMEOUT_SECONDS="60",
-            GRACE_LLM__CALL_DEADLINE_SECONDS="60",
+            # the slow reasoning call lasts as long as the test needs — on a starved machine
+            # (a parallel test run) `grace recover` and `grace show` may take a minute or
+            # more meanwhile: no call, step or run deadline cuts it
+            GRACE_LLM__TIMEOUT_SECONDS="600",
+            GRACE_LLM__CALL_DEADLINE_SECONDS="600",
+            GRACE_EXECUTION__DEFAULT_STEP_TIMEOUT="600",
+            GRACE_EXECUTION__RUN_DEADLINE_SECONDS="1200",
             GRACE_DATABASE_URL=url,
             GRACE_KNOWLEDGE__COLLECTION="gemini_docs",
             GRACE_INTERVENTION__PAUSE_ON_CONFIRM="false",
@@ -80,7 +84,7 @@ async def _ask_until_reasoning(
         *GRACE, "ask", QUESTION, "--no-input", "--json", env=env,
         stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
     )  # fmt: skip
-    deadline = time.monotonic() + 60
+    deadline = time.monotonic() + 180
     while _reasoning_calls(fake) == 0:
         assert time.monotonic() < deadline, "the reasoning step never started"
         assert process.returncode is None
@@ -89,7 +93,7 @@ async def _ask_until_reasoning(
 
 
 async def _finish(process: asyncio.subprocess.Process) -> tuple[int, dict[str, Any], str]:
-    out, err = await asyncio.wait_for(process.communicate(), timeout=60)
+    out, err = await asyncio.wait_for(process.communicate(), timeout=180)
     return process.returncode or 0, json.loads(out), err.decode()
 
 

@@ -120,9 +120,10 @@ async def test_grace_dev_command_serves_the_page_and_stops_on_ctrl_c(
     )
     try:
         assert process.stdout is not None
-        first = await asyncio.wait_for(process.stdout.readline(), 30)
+        # A loaded machine may take a while to start it (the sample KB is ingested first).
+        first = await asyncio.wait_for(process.stdout.readline(), 120)
         assert first.decode().strip() == f"GRACE dev: open http://127.0.0.1:{port}/"
-        banner = [(await asyncio.wait_for(process.stdout.readline(), 30)).decode() for _ in "abc"]
+        banner = [(await asyncio.wait_for(process.stdout.readline(), 60)).decode() for _ in "abc"]
         assert any("paced: 0.5 s per call" in line for line in banner), banner
         async with http.get(f"http://127.0.0.1:{port}/sim/state") as response:
             state = await response.json()
@@ -133,7 +134,7 @@ async def test_grace_dev_command_serves_the_page_and_stops_on_ctrl_c(
     finally:
         if process.returncode is None:
             process.send_signal(signal.SIGINT)
-        out, err = await asyncio.wait_for(process.communicate(), 30)
+        out, err = await asyncio.wait_for(process.communicate(), 60)
     assert process.returncode == 0, err.decode()[-2000:]
     assert "stopping" in out.decode()
     assert (tmp_path / "grace" / "simulator.json").exists()
