@@ -2,7 +2,7 @@
 tuned for, questions written before GRACE ever answered them. Never used to fit anything.
 
 Only the properties that hold on it are asserted; the README's "How good is it?" section
-gives the figures that do not (one-fact answers, confidently wrong, unanswerable)."""
+gives the figures that do not (one-fact answers, unanswerable)."""
 
 from __future__ import annotations
 
