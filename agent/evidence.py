@@ -45,7 +45,7 @@ NEIGHBOUR_UNITS = 3
 topic when that sentence holds none of the kind asked for."""
 
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'(*_\[$#])|(?<=[。！？])")
-_INLINE_ITEM = re.compile(r"\s+[-•*]\s+(?=\S)")
+_INLINE_ITEM = re.compile(r"(?<!\d)\s+[-•*]\s+(?=\S)")
 _ITEM_PREFIX = re.compile(r"^\s*(?:[-*•+]|\d+[.)]|[(（]\d+[)）]|[QA][:：])\s*")
 _TABLE_SEPARATOR = re.compile(r"^\|?\s*:?-+:?\s*(\|\s*:?-+:?\s*)*\|?$")
 _HTML_COMMENT = re.compile(r"<!--.*?(?:-->|$)", re.S)
@@ -74,12 +74,13 @@ _QTYPE_PATTERNS: list[tuple[str, re.Pattern[str]]] = [
 _QTYPE_ASKS: list[tuple[str, re.Pattern[str]]] = [
     ("percent", re.compile(r"what percent|how much of|percentage|何\s*[%％]|何割|何倍", re.I)),
     ("duration", re.compile(r"how long|how much (?:heads.?up|notice|time|advance)|how far ahead|how far in advance|how many (?:\w+ ){0,2}(?:days|weeks|months|years|hours|minutes)|how soon|how fast|how quickly|何日(?!に)|何週|何[かヶカケ]月|何時間|何分|いつまで", re.I)),
-    ("money", re.compile(r"how much|いくら|何円", re.I)),
+    ("money", re.compile(r"how much(?=\s*(?:[?.!,]|$|(?:is|are|was|were|do|does|did|can|could|will|would|should|money|budget|cash|per|for|in|\$)\b))|いくら|何円", re.I)),
+    ("quantity", re.compile(r"how much (?!(?:of|is|are|was|were|do|does|did|can|could|will|would|should|money|budget|cash|per|for|in|heads.?up|notice|time|advance)\b)(?=[a-z])", re.I)),
     ("deadline", re.compile(r"by when|deadline|cut-?off|期限|締め?切り?", re.I)),
     ("date", re.compile(r"(?:^|[,;?.!]\s*|\band\s+)when\b|\bwhen (?:is|are|was|were|do|does|did|will|would|should|can|must|'s)\b|what date|which day|what time|いつ|何月|何日に|何時から|何時まで|時間帯", re.I)),
     ("count", re.compile(r"how many|how old|what age|何歳|何人|何回|何個|何年", re.I)),
     ("place", re.compile(r"\bwhere\b|which (?:tool|app|system|channel|site|platform)|what (?:tool|app|system|channel)|どこ|どの(?:ツール|システム|アプリ)", re.I)),
-    ("version", re.compile(r"\bversions?\b|\brelease\b|バージョン|版数", re.I)),
+    ("version", re.compile(r"\bversions?\b|\b(?:which|what|latest|newest|current|minimum|oldest)\s+(?:\w+\s+)?releases?\b|\breleases?\s+(?:number|version)|バージョン|版数", re.I)),
 ]  # fmt: skip
 """Interrogatives only ("how much", "いつまで"): they name the value asked for more surely
 than the topic's nouns in `_QTYPE_PATTERNS` do."""
@@ -93,7 +94,7 @@ _VALUE_PATTERNS: dict[str, re.Pattern[str]] = {
     "count": re.compile(r"\d|\b(?:one|two|three|four|five|six|seven|eight|nine|ten)\b", re.I),
     "quantity": re.compile(r"\d|\b(?:one|two|three|four|five|six|seven|eight|nine|ten|twelve|thirty)\b", re.I),
     "version": re.compile(r"\b[vV]?\d+(?:\.\d+)+\b|\bv\d+\b|\bversions?\s+\d+\b|バージョン\s*\d+", re.I),
-    "place": re.compile(r"#[\w-]+|https?://|\b[A-Z][a-z]+[A-Z]?\w*|@\w|[ァ-ヴー]{2,}|\S+@\S+"),
+    "place": re.compile(r"#[\w-]+|https?://|(?<![\w.])(?:~|\$\w+)?/[\w.-]+|\b[A-Z][a-z]+[A-Z]?\w*|@\w|[ァ-ヴー]{2,}|\S+@\S+"),
 }  # fmt: skip
 _TWO_PART = re.compile(
     r"\?\s*\S.*\?|\band\b.*\b(?:how|what|which|who|where|when|why)\b|"
@@ -191,6 +192,9 @@ def asked_period(query: str) -> re.Pattern[str] | None:
     return None
 
 
+_NOT_A_FIGURE = re.compile(r"\b[A-Za-z_][A-Za-z_-]*\d\w*", re.I)
+_PRONOUN_ONE = re.compile(r"\bone\b", re.I)
+
 _COUNTED = re.compile(r"\d+(?:[.,]\d+)*[\s-]*(?=[A-Za-z]{2})(?!(?:usd|eur|gbp|jpy|k|m)\b)", re.I)
 """A number followed by a word: a count of that thing, not a bare value."""
 
@@ -201,6 +205,13 @@ def has_value(text: str, qtype: str | None, unit: re.Pattern[str] | None = None)
     if qtype is None:
         return True
     text = _REFERENCE.sub(" ", text)  # "第61条" is a reference, not a value
+    if qtype not in ("version", "place"):
+        # A digit inside a name ("MD5", "ip6", "x86_64") is no figure.
+        text = _NOT_A_FIGURE.sub(" ", text)
+    if qtype in ("count", "quantity"):
+        # "One" is far more often a pronoun ("one of the domains", "one must") than
+        # the count asked for, which documents write as a digit.
+        text = _PRONOUN_ONE.sub(" ", text)
     pattern = _VALUE_PATTERNS.get(qtype)
     if pattern is None:
         return True
@@ -304,6 +315,7 @@ class Unit:
     typed: bool = True
 
 
+_CAPITALISED = re.compile(r"\b[A-Z][a-z]+\b")
 _FIRST_WORD = re.compile(r"^\W*([A-Z][a-z]+)\b")
 _THOUSANDS = re.compile(r"(?<=\d),(?=\d{3}(?:\D|$))")
 _GIVEN_NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
@@ -460,6 +472,11 @@ class Evidence:
             first = _FIRST_WORD.match(text)
             if first and first.group(1).lower() in self.common:
                 text = text[first.end() :]
+            # The thing the question asks about ("where does Cargo put…") is not where.
+            text = _CAPITALISED.sub(
+                lambda m: " " if _stem(m.group(0).lower()) in self.query_tokens else m.group(0),
+                text,
+            )
         return typed_value(text, self.kinds, self.unit)
 
     @cached_property
@@ -700,7 +717,33 @@ def select(evidence: Evidence, *, max_units: int = 3) -> list[Unit]:
         if near:
             closest = min(near, key=lambda u: (abs(u.order - best.order), -u.score))
             chosen = [best, closest, *chosen[1:]][:max_units]
+    if not any(_DEFAULT.search(c.text) for c in chosen):
+        # Reference pages define a setting in one sentence and give its default in the
+        # next ("Defaults to 0700."), sharing no word with the question: quote it with
+        # the definition, or a little further on when the question asks for the default.
+        reach = NEIGHBOUR_UNITS if _DEFAULT.search(evidence.query) else 1
+        near = [
+            u
+            for u in evidence.units
+            if u.rank == best.rank
+            and 0 < u.order - best.order <= reach
+            and (reach > 1 or _STATES_DEFAULT.match(u.text))
+            and _DEFAULT.search(u.text)
+            and evidence.holds_value(u.text)
+            and _NUMBER_OR_NAME.search(u.text)
+        ]
+        if near:
+            closest = min(near, key=lambda u: u.order)
+            chosen = [best, closest, *chosen[1:]][:max_units]
     return chosen
+
+
+_DEFAULT = re.compile(r"\bdefaults?\b|デフォルト|既定|初期値", re.I)
+"""A question about a default value, and the sentence that states one."""
+_STATES_DEFAULT = re.compile(r"(?:defaults? (?:to|is)|the default (?:is|value is)|default:)", re.I)
+_NUMBER_OR_NAME = re.compile(
+    r"\d|(?<![\w.])[~$]?/\w|\"\w|\b(?:yes|no|true|false|none|empty)\b", re.I
+)
 
 
 # ---------------------------------------------------------------- conflicts

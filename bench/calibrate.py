@@ -1,6 +1,6 @@
 """Refit the offline model's confidence calibration on the dev sets, and check it.
 
-    python bench/calibrate.py [--devsets DIR] [--sets en-sourcegraph,ja-tuqulore] [--l2 1.0]
+    python bench/calibrate.py [--devsets DIR] [--sets en-sourcegraph,ja-tuqulore,PATH] [--l2 1.0]
 
 Each dev set's `kb/` is ingested into an in-memory knowledge base and every question
 is run through the real orchestrator with the offline model (paused runs are moved
@@ -37,7 +37,16 @@ from agent.schemas import InterventionAction, InterventionAnswer, RunStatus
 DEFAULT_DEVSETS = Path("/work/shared/devsets")
 FEATURES = list(CALIBRATIONS["offline"].weights)
 
+EXTRA_DEVSET = "tests/eval/devset-extra"
+"""Long reference pages (Debian man pages): the shape the two handbook sets lack."""
+
 Row = tuple[list[float], int]
+
+
+def _devset(devsets: Path, name: str) -> Path:
+    """A set named under the shared dev-set directory, else a path to one."""
+    shared = devsets / name
+    return shared if shared.is_dir() else Path(name)
 
 
 def _right(case: dict[str, object], answer: str) -> bool:
@@ -121,10 +130,16 @@ def _sigmoid(z: float) -> float:
 async def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     parser.add_argument("--devsets", type=Path, default=DEFAULT_DEVSETS)
-    parser.add_argument("--sets", default="en-sourcegraph,ja-tuqulore")
+    parser.add_argument(
+        "--sets",
+        default=f"en-sourcegraph,ja-tuqulore,{EXTRA_DEVSET}",
+        help="names under --devsets, or paths to other sets in the same format",
+    )
     parser.add_argument("--l2", type=float, default=1.0)
     args = parser.parse_args()
-    data = {name: await collect(args.devsets / name) for name in args.sets.split(",")}
+    data = {
+        Path(name).name: await collect(_devset(args.devsets, name)) for name in args.sets.split(",")
+    }
     for train, rows in data.items():
         theta = fit(rows, args.l2)
         for test, other in data.items():

@@ -8,7 +8,9 @@ from agent.evidence import (
     answer_features,
     families,
     gather,
+    has_value,
     question_type,
+    question_types,
     select,
     split_units,
     supplies_facts,
@@ -304,3 +306,52 @@ def test_a_code_block_keeps_its_lead_in_and_its_comments_are_no_headings() -> No
     )
     assert '# Package A [dependencies] log = "0.4"' in units
     assert units["After the block the lead-in is over."] == "Build › Unused dependencies"
+
+
+def test_a_digit_in_a_name_or_a_pronoun_one_is_no_figure() -> None:
+    assert not has_value("encrypted with the MD5-based algorithm on x86_64", "quantity")
+    assert not has_value("attempted with each one of the domains in turn", "count")
+    assert has_value("crates.io has a 10MB size limit", "quantity")
+    assert has_value("the default pam_unix module has its own built in of 3 retries", "count")
+
+
+def test_how_much_of_a_thing_is_a_quantity_and_release_asks_a_version_only_as_the_focus() -> None:
+    assert question_types("how much RAM does the standard laptop come with?") == ("quantity",)
+    assert question_types("how much is the referral bonus?") == ("money",)
+    assert question_types("how much per day for meals?") == ("money",)
+    assert "version" not in question_types("what happens when I release a crate?")
+    assert "version" in question_types("which release added the resolver?")
+
+
+def test_the_thing_asked_about_is_not_where_it_is() -> None:
+    home = Source(
+        source="home.md",
+        score=10.0,
+        similarity=0.7,
+        text=(
+            "Home › Files\n\n"
+            "Cargo stores downloaded dependencies in the home directory. "
+            "By default, the home is located in $HOME/.store/."
+        ),
+    )
+    evidence = gather("where does cargo put downloaded dependencies?", [home])
+    typed = {u.text.split()[0]: u.typed for u in evidence.units}
+    assert typed == {"Cargo": False, "By": True}
+
+
+def test_a_definition_is_quoted_with_the_default_stated_after_it() -> None:
+    conf = Source(
+        source="adduser.md",
+        score=10.0,
+        similarity=0.7,
+        text=(
+            "adduser.conf › DIR_MODE\n\n"
+            "The permissions mode for home directories of non-system users. "
+            "Defaults to 0700. Note that some configurations will require changes."
+        ),
+    )
+    answer = extract_answer(
+        "what permissions do new home directories of non-system users get?", [conf], japanese=False
+    )
+    assert "The permissions mode for home directories" in answer
+    assert "Defaults to 0700." in answer

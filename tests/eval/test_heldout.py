@@ -2,7 +2,7 @@
 tuned for, questions written before GRACE ever answered them. Never used to fit anything.
 
 Only the properties that hold on it are asserted; the README's "How good is it?" section
-gives the figures that do not (one-fact answers, confidently wrong, unanswerable)."""
+gives the figures that do not (one-fact answers, unanswerable)."""
 
 from __future__ import annotations
 
@@ -76,8 +76,8 @@ def test_the_right_document_is_found_and_confidence_separates_right_from_wrong(
 
 
 def test_confidently_wrong_answers_stay_rare(report: dict[str, object]) -> None:
-    # The goal is at most 5 %; this set measures 2 of 30 (7 %), so this only keeps it
-    # from getting worse. The README says so.
+    # The goal is at most 5 %; this set measures 1 of 30 (3 %) since the calibration was
+    # refitted with long reference pages (devset-extra), 2 before; this keeps it there.
     metrics = report["metrics"]
     assert isinstance(metrics, dict)
-    assert metrics["confidently_wrong"] <= 2, metrics["confidently_wrong_ids"]
+    assert metrics["confidently_wrong"] <= 1, metrics["confidently_wrong_ids"]
