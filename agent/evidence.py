@@ -80,10 +80,12 @@ _QTYPE_ASKS: list[tuple[str, re.Pattern[str]]] = [
     ("date", re.compile(r"(?:^|[,;?.!]\s*|\band\s+)when\b|\bwhen (?:is|are|was|were|do|does|did|will|would|should|can|must|'s)\b|what date|which day|what time|いつ|何月|何日に|何時から|何時まで|時間帯", re.I)),
     ("count", re.compile(r"how many|how old|what age|何歳|何人|何回|何個|何年", re.I)),
     ("place", re.compile(r"\bwhere\b|which (?:tool|app|system|channel|site|platform)|what (?:tool|app|system|channel)|どこ|どの(?:ツール|システム|アプリ)", re.I)),
+    ("length", re.compile(r"how long\b(?!.*\b(?:take|takes|took|last|lasts|wait|keep|kept|stay|ago|before|after|until|till|notice|advance|valid|open)\b)", re.I)),
     ("version", re.compile(r"\bversions?\b|\b(?:which|what|latest|newest|current|minimum|oldest)\s+(?:\w+\s+)?releases?\b|\breleases?\s+(?:number|version)|バージョン|版数", re.I)),
 ]  # fmt: skip
 """Interrogatives only ("how much", "いつまで"): they name the value asked for more surely
-than the topic's nouns in `_QTYPE_PATTERNS` do."""
+than the topic's nouns in `_QTYPE_PATTERNS` do. "How long" asks for a duration, or a
+length when nothing in the question is about time ("how long must my password be")."""
 _NUMBER = re.compile(r"\d|[一二三四五六七八九十百千万]+(?:円|日|か月|ヶ月|年|週|時間|分|歳)")
 _VALUE_PATTERNS: dict[str, re.Pattern[str]] = {
     "percent": re.compile(r"\d+(?:\.\d+)?\s*(?:%|％|percent)|\d+(?:\.\d+)?\s*倍|\d割|\b\d\.\d+\b|full premium", re.I),
@@ -93,6 +95,7 @@ _VALUE_PATTERNS: dict[str, re.Pattern[str]] = {
     "deadline": re.compile(r"\d|末日|月末|翌|前日|当日|直ちに|速やか|immediately|same day|end of", re.I),
     "count": re.compile(r"\d|\b(?:one|two|three|four|five|six|seven|eight|nine|ten)\b", re.I),
     "quantity": re.compile(r"\d|\b(?:one|two|three|four|five|six|seven|eight|nine|ten|twelve|thirty)\b", re.I),
+    "length": re.compile(r"\d+(?:[.,]\d+)?\s*(?:characters?|chars?|letters?|digits?|words?|pages?|lines?|slides?|mm|cm|m|km|meters?|metres?|kilomet(?:er|re)s?|inch(?:es)?|in|feet|foot|ft|miles?|px|pixels?|bytes?|kb|mb|gb|文字|桁|ページ|行|枚)\b", re.I),
     "version": re.compile(r"\b[vV]?\d+(?:\.\d+)+\b|\bv\d+\b|\bversions?\s+\d+\b|バージョン\s*\d+", re.I),
     "place": re.compile(r"#[\w-]+|https?://|(?<![\w.])(?:~|\$\w+)?/[\w.-]+|\b[A-Z][a-z]+[A-Z]?\w*|@\w|[ァ-ヴー]{2,}|\S+@\S+"),
 }  # fmt: skip

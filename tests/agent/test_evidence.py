@@ -14,6 +14,7 @@ from agent.evidence import (
     select,
     split_units,
     supplies_facts,
+    typed_value,
 )
 from agent.intervention import ambiguity_options
 from agent.llm.offline import NOT_FOUND, extract_answer
@@ -68,6 +69,15 @@ def test_the_question_type_asks_for_the_right_kind_of_value() -> None:
     assert question_type("給料日はいつですか？") == "date"
     assert question_type("which tool do we keep the inventory in?") == "place"
     assert question_type("do we have an office dog?") is None
+
+
+def test_how_long_asks_for_a_length_when_nothing_in_it_is_about_time() -> None:
+    assert question_types("How long must my password be?") == ("duration", "length")
+    assert question_types("How long does approval take?") == ("duration",)
+    rule = "Passwords must be at least 14 characters long."
+    assert typed_value(rule, question_types("How long must my password be?"))
+    assert not typed_value(rule, question_types("How long does approval take?"))
+    assert typed_value("Approval takes 3 business days.", ("duration",))
 
 
 def test_the_sentence_holding_the_fact_is_quoted_with_its_citation() -> None:

@@ -3,6 +3,7 @@ outcome has its documented exit code: 0 done, 1 failed, 2 bad input, 3 not allow
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import shutil
@@ -12,7 +13,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from qdrant_client import QdrantClient
+
+from agent.knowledge.edge_client import EdgeClient
+from agent.knowledge.qdrant_kb import EDGE_DIR
 
 GRACE = [sys.executable, "-m", "bot.cli"]
 AMBIGUOUS_Q = "What is the latest version?"
@@ -103,7 +106,7 @@ def test_resume_as_someone_else_is_not_allowed_and_an_answered_run_is_not_waitin
 
 def test_a_data_directory_in_use_is_one_clear_line_and_exit_1(data_dir: Path) -> None:
     env = grace_env(data_dir)
-    holder = QdrantClient(path=str(data_dir / "qdrant"))  # another process's lock
+    holder = EdgeClient(data_dir / "qdrant" / EDGE_DIR)  # another process's lock
     try:
         status, value = grace_json(env, "runs", "--status", "paused", "--json")
         plain = subprocess.run(
@@ -111,7 +114,7 @@ def test_a_data_directory_in_use_is_one_clear_line_and_exit_1(data_dir: Path) ->
             check=False,
         )  # fmt: skip
     finally:
-        holder.close()
+        asyncio.run(holder.close())
     assert status == 1
     check_error(value, "data_dir_in_use", "already in use by another grace process")
     assert "GRACE_DATA_DIR" in value["error"]["message"]
