@@ -353,6 +353,12 @@ def ingest_summary(result: IngestResult, *, collection: str, total: int) -> str:
     if result.skipped:
         named = "; ".join(f"{item.path} ({item.reason})" for item in result.skipped)
         line += f". Skipped {len(result.skipped)}: {named}"
+    if result.not_reindexed:
+        line += (
+            f". {len(result.not_reindexed)} other document(s) in {collection!r} were "
+            f"indexed by an older GRACE and will be missed by some searches: ingest them "
+            f"again too"
+        )
     return line + "."
 
 

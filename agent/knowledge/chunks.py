@@ -81,6 +81,8 @@ class IngestResult(BaseModel):
     reports: list[IngestReport] = Field(default_factory=list)
     skipped: list[SkippedFile] = Field(default_factory=list)
     seconds: float = 0.0
+    not_reindexed: list[str] = Field(default_factory=list)
+    """Stored sources still indexed by an older tokeniser (not in this ingest's input)."""
 
     @property
     def files(self) -> int:

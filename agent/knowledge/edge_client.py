@@ -117,16 +117,37 @@ class EdgeClient:
         return (self._dir(name) / META_FILE).is_file()
 
     async def get_collection(self, name: str) -> models.CollectionInfo:
-        """Only `config.params.vectors` is filled in: all the knowledge base reads."""
+        """Only `config.params.vectors` and `config.metadata` are filled in: all the
+        knowledge base reads."""
         vectors = {
             key: models.VectorParams(size=size, distance=models.Distance.COSINE)
             for key, size in self._dense_vectors(name).items()
         }
+        metadata = self._meta(name).get("metadata") or {}
         return models.CollectionInfo.model_construct(
             config=models.CollectionConfig.model_construct(
-                params=models.CollectionParams.model_construct(vectors=vectors)
+                params=models.CollectionParams.model_construct(vectors=vectors),
+                metadata=dict(metadata),
             )
         )
+
+    async def update_collection(self, name: str, *, metadata: dict[str, Any]) -> bool:
+        """Merge `metadata` into the collection's metadata (kept in its `grace.json`),
+        like a Qdrant server's collection metadata."""
+        meta = self._meta(name)
+        meta["metadata"] = {**(meta.get("metadata") or {}), **metadata}
+        path = self._dir(name) / META_FILE
+        temporary = path.with_suffix(".tmp")
+        temporary.write_text(json.dumps(meta), encoding="utf-8")
+        temporary.replace(path)
+        return True
+
+    def _meta(self, name: str) -> dict[str, Any]:
+        path = self._dir(name) / META_FILE
+        if not path.is_file():
+            raise ValueError(f"Collection {name} not found")
+        meta: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
+        return meta
 
     def _dense_vectors(self, name: str) -> dict[str, int]:
         """The collection's dense vectors and their sizes, from its `grace.json`."""

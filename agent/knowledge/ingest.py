@@ -21,6 +21,7 @@ import asyncio
 import codecs
 import csv
 import datetime as dt
+import logging
 import multiprocessing
 import os
 import time
@@ -59,6 +60,8 @@ from agent.knowledge.versions import (
     front_matter_title,
     is_revision_line,
 )
+
+log = logging.getLogger(__name__)
 
 __all__ = [
     "CHUNK_CHARS",
@@ -444,6 +447,7 @@ async def ingest(
     if on_start is not None:
         on_start(len(files), sum(sizes.values()))
     await kb.ensure_collection(name)
+    stale = await kb.index_is_stale(name)
     stored = await kb.documents(name)
     pool = _worker_pool(sum(sizes.values()), parallel_bytes)
     writer = _Writer(kb, name, pool)
@@ -513,8 +517,22 @@ async def ingest(
         if pool is not None:
             pool.shutdown(wait=True, cancel_futures=True)
     await _resolve_versions(kb, name, infos, stored, written)
+    not_reindexed = sorted(source for source in infos if source not in written)
+    if stale and not not_reindexed:
+        await kb.stamp_lexical_version(name)  # every document was indexed by today's rules
+    elif stale:
+        log.warning(
+            "collection %s still has %d document(s) indexed by an older GRACE (%s); "
+            "ingest them again to re-index the collection",
+            name,
+            len(not_reindexed),
+            ", ".join(not_reindexed[:5]) + (" …" if len(not_reindexed) > 5 else ""),
+        )
     return IngestResult(
-        reports=reports, skipped=skipped, seconds=round(time.perf_counter() - started, 3)
+        reports=reports,
+        skipped=skipped,
+        seconds=round(time.perf_counter() - started, 3),
+        not_reindexed=not_reindexed if stale else [],
     )
 
 

@@ -41,6 +41,7 @@ from agent.knowledge.edge_client import EdgeClient, EdgeLockedError
 from agent.knowledge.lexical import QueryTerms, query_sparse_vector
 from agent.knowledge.local_migration import has_local_mode_data, migrate_local_mode
 from agent.knowledge.sparse_index import SparseIndex
+from agent.knowledge.tokenize import LEXICAL_VERSION
 from agent.knowledge.vectors import SparseValues, chunk_sparse_vector
 from agent.knowledge.versions import DocumentInfo
 from agent.ports import Embedder
@@ -68,6 +69,9 @@ DENSE_WEIGHT = 0.5
 DENSE_ONLY_KEEP = 0.8
 """A hybrid hit sharing no word with the query is kept only when its dense cosine is at
 least this high (e.g. an English question and a Japanese passage saying the same)."""
+LEXICAL_VERSION_KEY = "grace_lexical_version"
+"""Collection metadata key holding the `LEXICAL_VERSION` its sparse vectors were made with
+(Qdrant collection metadata on a server; `grace.json` beside the shards on Edge)."""
 EDGE_DIR = "edge"
 """Where the embedded engine keeps its shards inside the knowledge-base directory."""
 EMBED_BATCH = 100  # gemini: the API takes up to 100 texts per request
@@ -138,6 +142,7 @@ class QdrantKnowledgeBase:
         self._location = location or "Qdrant"
         self._layouts: dict[str, _Layout] = {}
         self._warned_no_dense: set[str] = set()
+        self._checked_format: set[str] = set()
 
     # ------------------------------------------------------------------ properties
 
@@ -245,7 +250,44 @@ class QdrantKnowledgeBase:
             await self._client.create_payload_index(
                 collection, "source", models.PayloadSchemaType.KEYWORD
             )
+        await self.stamp_lexical_version(collection)
         log.info("created collection %s (dense=%s)", collection, bool(vectors))
+
+    async def lexical_version(self, collection: str) -> int | None:
+        """The `LEXICAL_VERSION` the collection was indexed with (None: not stamped, i.e.
+        ingested before stamps existed)."""
+        with self._store_errors(f"reading collection {collection!r}"):
+            info = await self._client.get_collection(collection)
+        value = (getattr(info.config, "metadata", None) or {}).get(LEXICAL_VERSION_KEY)
+        return int(value) if isinstance(value, int | str) and str(value).isdigit() else None
+
+    async def stamp_lexical_version(self, collection: str) -> None:
+        """Record that every document in the collection was indexed by today's rules."""
+        with self._store_errors(f"stamping collection {collection!r}"):
+            await self._client.update_collection(
+                collection, metadata={LEXICAL_VERSION_KEY: LEXICAL_VERSION}
+            )
+        self._checked_format.add(collection)
+
+    async def index_is_stale(self, collection: str) -> bool:
+        """Whether the collection was indexed by older tokenisation rules."""
+        version = await self.lexical_version(collection)
+        return version is None or version < LEXICAL_VERSION
+
+    async def _check_format(self, collection: str) -> None:
+        """Warn once per collection when its sparse vectors predate today's tokeniser:
+        queries then miss terms whose spelling changed. Answering goes on."""
+        if collection in self._checked_format:
+            return
+        self._checked_format.add(collection)
+        if await self.index_is_stale(collection):
+            log.warning(
+                "the knowledge base collection %s was indexed by an older GRACE; some "
+                "searches will miss passages until it is re-indexed: run `grace ingest "
+                "PATH... --collection %s` with all of its documents",
+                collection,
+                collection,
+            )
 
     async def _dense_size(self, collection: str) -> int | None:
         """Dense dimension to use for this collection, or None for sparse-only."""
@@ -458,6 +500,7 @@ class QdrantKnowledgeBase:
             raise InvalidInputError(f"search limit must be at least 1, got {limit}")
         name = collection or self._default_collection
         await self._require(name)
+        await self._check_format(name)
         terms = QueryTerms.from_query(query)
         if not terms.tokens and not terms.keywords:
             return []
