@@ -49,6 +49,7 @@ from agent.knowledge.chunks import (
     chunk_point_id,
 )
 from agent.knowledge.qdrant_kb import QdrantKnowledgeBase, StoredDocument
+from agent.knowledge.tokenize import LEXICAL_VERSION
 from agent.knowledge.vectors import SparseValues, chunk_sparse_vectors
 from agent.knowledge.versions import (
     DocumentInfo,
@@ -456,6 +457,7 @@ async def ingest(
         source: doc.info for source, doc in stored.items() if doc.info is not None
     }
     written: dict[str, int] = {}
+    removed: set[str] = set()
     try:
         for file in files:
             document = _Document(file)
@@ -477,6 +479,7 @@ async def ingest(
                     await writer.flush()
                     await kb.delete_source(name, source)
                     infos.pop(source, None)
+                    removed.add(source)
                 skipped.append(SkippedFile(path=str(file), reason=_reason(exc, file)))
                 if on_file is not None:
                     on_file(file, 0)
@@ -490,6 +493,7 @@ async def ingest(
                 if old_count:
                     writer.doomed.extend(old.ids if old is not None else [])
                     infos.pop(source, None)
+                    removed.add(source)
                 if on_file is not None:
                     on_file(file, 0)
                 if on_read is not None and sizes[file] > reported:
@@ -517,7 +521,13 @@ async def ingest(
         if pool is not None:
             pool.shutdown(wait=True, cancel_futures=True)
     await _resolve_versions(kb, name, infos, stored, written)
-    not_reindexed = sorted(source for source in infos if source not in written)
+    not_reindexed = sorted(
+        source
+        for source, document in stored.items()
+        if source not in written
+        and source not in removed
+        and (document.lexical_version or 0) < LEXICAL_VERSION
+    )
     if stale and not not_reindexed:
         await kb.stamp_lexical_version(name)  # every document was indexed by today's rules
     elif stale:

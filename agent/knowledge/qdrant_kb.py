@@ -87,6 +87,7 @@ _DOCUMENT_FIELDS = [
     "name_date",
     "text_date",
     "superseded_by",
+    "lexical_version",
 ]
 
 
@@ -97,6 +98,8 @@ class StoredDocument:
     ids: list[str]
     info: DocumentInfo | None
     superseded_by: str | None = None
+    lexical_version: int | None = None
+    """The oldest `LEXICAL_VERSION` among its chunks (0: indexed before stamps existed)."""
 
 
 @dataclass(frozen=True)
@@ -343,11 +346,13 @@ class QdrantKnowledgeBase:
         chunks: Sequence[Chunk],
         *,
         sparse: Sequence[SparseValues] | None = None,
+        lexical_version: int = LEXICAL_VERSION,
     ) -> int:
         """Store chunks (creating the collection if needed); returns how many were written.
 
         `sparse`: the chunks' `chunk_sparse_vector`s when already computed (ingest
-        computes them in another process while it reads on)."""
+        computes them in another process while it reads on); `lexical_version`: the
+        tokeniser version they were made with, stored with each chunk."""
         await self.ensure_collection(collection)
         if not chunks:
             return 0
@@ -385,6 +390,7 @@ class QdrantKnowledgeBase:
                         "name_date": chunk.name_date,
                         "text_date": chunk.text_date,
                         "superseded_by": chunk.superseded_by,
+                        "lexical_version": lexical_version,
                     },
                 )
             )
@@ -454,6 +460,10 @@ class QdrantKnowledgeBase:
                     document.ids.append(str(record.id))
                     document.info = _merge_info(document.info, _document_info(payload))
                     document.superseded_by = payload.get("superseded_by") or None
+                    version = payload.get("lexical_version")
+                    version = version if isinstance(version, int) else 0
+                    known = document.lexical_version
+                    document.lexical_version = version if known is None else min(known, version)
                 if offset is None:
                     break
         return found
