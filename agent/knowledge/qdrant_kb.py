@@ -266,10 +266,14 @@ class QdrantKnowledgeBase:
 
     async def stamp_lexical_version(self, collection: str) -> None:
         """Record that every document in the collection was indexed by today's rules."""
-        with self._store_errors(f"stamping collection {collection!r}"):
-            await self._client.update_collection(
-                collection, metadata={LEXICAL_VERSION_KEY: LEXICAL_VERSION}
-            )
+        try:
+            with self._store_errors(f"stamping collection {collection!r}"):
+                await self._client.update_collection(
+                    collection, metadata={LEXICAL_VERSION_KEY: LEXICAL_VERSION}
+                )
+        except VectorStoreError as exc:  # a server older than Qdrant 1.16 has no metadata
+            log.warning("could not record the index format of %s: %s", collection, exc)
+            return
         self._checked_format.add(collection)
 
     async def index_is_stale(self, collection: str) -> bool:
