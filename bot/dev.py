@@ -89,6 +89,7 @@ async def ensure_sample_kb(services: Services) -> int:
     """Ingest the shipped sample KB when the default collection is empty; chunks added."""
     kb = services.knowledge_base
     if await kb.count(kb.default_collection) > 0:
+        await kb.warn_if_stale(kb.default_collection)  # at start-up, not at the first question
         return 0
     reports = await ingest_paths(kb, [SAMPLE_KB_DIR], collection=kb.default_collection)
     return sum(r.chunks for r in reports)

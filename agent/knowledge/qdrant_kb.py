@@ -281,13 +281,18 @@ class QdrantKnowledgeBase:
         version = await self.lexical_version(collection)
         return version is None or version < LEXICAL_VERSION
 
-    async def _check_format(self, collection: str) -> None:
+    async def warn_if_stale(self, collection: str) -> None:
         """Warn once per collection when its sparse vectors predate today's tokeniser:
-        queries then miss terms whose spelling changed. Answering goes on."""
+        queries then miss terms whose spelling changed. Never stops answering."""
         if collection in self._checked_format:
             return
+        try:
+            stale = await self.index_is_stale(collection)
+        except VectorStoreError as exc:
+            log.debug("could not read the index format of %s: %s", collection, exc)
+            return
         self._checked_format.add(collection)
-        if await self.index_is_stale(collection):
+        if stale:
             log.warning(
                 "the knowledge base collection %s was indexed by an older GRACE; some "
                 "searches will miss passages until it is re-indexed: run `grace ingest "
@@ -514,7 +519,7 @@ class QdrantKnowledgeBase:
             raise InvalidInputError(f"search limit must be at least 1, got {limit}")
         name = collection or self._default_collection
         await self._require(name)
-        await self._check_format(name)
+        await self.warn_if_stale(name)
         terms = QueryTerms.from_query(query)
         if not terms.tokens and not terms.keywords:
             return []

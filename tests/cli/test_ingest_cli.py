@@ -64,3 +64,16 @@ def test_progress_bar_on_a_terminal(tmp_path: Path) -> None:
     assert "%|" in child.before
     assert "B/s" in child.before or "s/B" in child.before  # counted in bytes: one big file moves it
     assert "Ingested 2 files (2 chunks)" in child.before
+
+
+def test_summary_names_documents_an_older_grace_indexed() -> None:
+    from agent.knowledge.chunks import IngestReport, IngestResult
+    from bot.cli import ingest_summary
+
+    report = IngestReport(path="docs/travel.md", source="travel.md", chunks=3, replaced=3)
+    stale = IngestResult(reports=[report], not_reindexed=["meetings.md"], seconds=0.1)
+    line = ingest_summary(stale, collection="grace_docs", total=5)
+    assert "1 other document(s) in 'grace_docs' were indexed by an older GRACE" in line
+    assert "older GRACE" not in ingest_summary(
+        IngestResult(reports=[report], seconds=0.1), collection="grace_docs", total=5
+    )
