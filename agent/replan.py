@@ -16,9 +16,18 @@ instead of repeating a search that found nothing. A reasoning step that failed b
 the model service itself was unavailable (rate limit, outage, already retried by the
 call layer) or refused the request (blocked even when rephrased) is not replanned:
 another plan would hit the same wall, or resend the refused prompt.
+
+Nor does an agent's replan run a search again that this run already ran (the same
+action, collection and query once case, whitespace and punctuation are set aside): it
+would find the same passages, and a thread showing the same search three times reads
+badly. A planner that can only repeat itself has no new plan; the run then ends as it
+would at the replan limit (see `fresh_plan`).
 """
 
 from __future__ import annotations
+
+import re
+import unicodedata
 
 from pydantic import BaseModel, Field
 
@@ -60,6 +69,79 @@ class ReplanDecision(BaseModel):
     reason: str
     failed_step_id: int | None = None
     tried: list[str] = Field(default_factory=list)
+    searched: list[str] = Field(default_factory=list)
+
+
+def search_key(step: PlanStep, run_query: str) -> str:
+    """A search's identity: its action, collection and query, normalised (Unicode NFKC,
+    case, punctuation and whitespace set aside)."""
+    text = unicodedata.normalize("NFKC", step.query or run_query).casefold()
+    words = " ".join(re.sub(r"[\W_]+", " ", text).split())
+    return f"{step.action.value}|{step.collection or ''}|{words}"
+
+
+def searches_run(state: RunState) -> list[str]:
+    """Every search this run has run: earlier plans' (from the replan history) and the
+    current plan's finished ones, oldest first."""
+    earlier = state.replan_history[-1].searched if state.replan_history else []
+    current = []
+    if state.plan is not None:
+        for step in state.plan.steps:
+            result = state.step_results.get(step.step_id)
+            if (
+                step.action in GATHERING
+                and result is not None
+                and result.status not in (StepStatus.RUNNING, StepStatus.PENDING)
+                and result.status is not StepStatus.SKIPPED
+            ):
+                current.append(search_key(step, state.query))
+    return list(dict.fromkeys([*earlier, *current]))
+
+
+def fresh_plan(
+    plan: ExecutionPlan,
+    kept: dict[int, StepResult],
+    searched: list[str],
+    run_query: str,
+    *,
+    reasoning_failed: bool,
+) -> tuple[ExecutionPlan, dict[int, StepResult]] | None:
+    """The new plan without the searches this run already ran, or None when nothing new
+    is left: no new search (unless the plan is there to redo a failed answer from the
+    passages kept)."""
+    done = set(searched)
+    repeated = {
+        s.step_id
+        for s in plan.steps
+        if s.step_id not in kept and s.action in GATHERING and search_key(s, run_query) in done
+    }
+    new_searches = [
+        s
+        for s in plan.steps
+        if s.step_id not in kept and s.action in GATHERING and s.step_id not in repeated
+    ]
+    kept_searches = [s for s in plan.steps if s.step_id in kept and s.action in GATHERING]
+    if not new_searches and not (reasoning_failed and kept_searches):
+        return None
+    if not repeated:
+        return plan, kept
+    remaining = [s for s in plan.steps if s.step_id not in repeated]
+    renumber = {s.step_id: i for i, s in enumerate(remaining, 1)}
+    steps = [
+        s.model_copy(
+            update={
+                "step_id": renumber[s.step_id],
+                "depends_on": [renumber[d] for d in s.depends_on if d in renumber],
+            }
+        )
+        for s in remaining
+    ]
+    results = {
+        renumber[k]: r.model_copy(update={"step_id": renumber[k]})
+        for k, r in kept.items()
+        if k in renumber
+    }
+    return plan.model_copy(update={"steps": steps, "estimated_steps": len(steps)}), results
 
 
 def describe_attempts(state: RunState) -> list[str]:
@@ -166,6 +248,7 @@ class ReplanManager:
         assert plan is not None
 
         tried = tried_so_far(state)
+        searched = searches_run(state)
 
         def decision(strategy: ReplanStrategy, why: str = reason) -> ReplanDecision:
             return ReplanDecision(
@@ -174,6 +257,7 @@ class ReplanManager:
                 reason=why,
                 failed_step_id=step_id,
                 tried=tried,
+                searched=searched,
             )
 
         if replans_used(state, trigger) >= self._config.max_replans:
@@ -247,6 +331,7 @@ class ReplanManager:
             old_steps=[_describe(s) for s in old.steps],
             new_steps=[_describe(s) for s in new.steps] if new else [],
             tried=decision.tried,
+            searched=decision.searched,
         )
 
 

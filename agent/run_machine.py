@@ -50,7 +50,7 @@ from agent.ports import (
     UsageLedger,
     WebSearchProvider,
 )
-from agent.replan import HUMAN_TRIGGERS, ReplanDecision, ReplanManager
+from agent.replan import HUMAN_TRIGGERS, ReplanDecision, ReplanManager, fresh_plan
 from agent.safety import sanitize_answer, urls_in
 from agent.schemas import (
     ActionType,
@@ -313,22 +313,9 @@ class RunMachine:
             )
             decision = self.replanner.decide(state, trigger, result.step_id, reason)
             if decision.strategy is ReplanStrategy.ABORT:
-                if trigger is ReplanTrigger.LOW_CONFIDENCE:
-                    await self._pause(
-                        state,
-                        escalate_request(
-                            state,
-                            result.step_id,
-                            result.confidence_detail,
-                            decision.reason,
-                            self.config.intervention,
-                            self._responders(state),
-                        ),
-                    )
-                else:
-                    await self._fail(state, f"Gave up: {decision.reason}.")
+                await self._give_up(state, decision, result)
                 return False
-            return await self._replan(state, decision)
+            return await self._replan(state, decision, failed=result)
         if self.config.intervention.pause_on_confirm and not state.low_confidence_accepted:
             for result in sorted(results, key=lambda r: r.step_id):
                 if (
@@ -350,9 +337,33 @@ class RunMachine:
                     return False
         return True
 
+    async def _give_up(self, state: RunState, decision: ReplanDecision, result: StepResult) -> None:
+        """No (new) replan: a weak result goes to a person, a failure ends the run."""
+        if decision.trigger is ReplanTrigger.LOW_CONFIDENCE:
+            await self._pause(
+                state,
+                escalate_request(
+                    state,
+                    result.step_id,
+                    result.confidence_detail,
+                    decision.reason,
+                    self.config.intervention,
+                    self._responders(state),
+                ),
+            )
+        else:
+            await self._fail(state, f"Gave up: {decision.reason}.")
+
     async def _replan(
-        self, state: RunState, decision: ReplanDecision, feedback: str | None = None
+        self,
+        state: RunState,
+        decision: ReplanDecision,
+        feedback: str | None = None,
+        failed: StepResult | None = None,
     ) -> bool:
+        """Apply a replan. The agent's own (`failed` given) never reruns a search this
+        run already ran; when its planner has nothing else, the run gives up as at the
+        replan limit instead of repeating itself."""
         assert state.plan is not None
         old = state.plan
         time_left = self._time_left(state)
@@ -372,6 +383,24 @@ class RunMachine:
             await self._fail(state, f"Replanning failed: {exc.message}")
             return False
         await self._account(state, usage, self.llm.name)
+        if (
+            failed is not None
+            and decision.trigger not in HUMAN_TRIGGERS
+            and decision.strategy in (ReplanStrategy.FULL, ReplanStrategy.PARTIAL)
+        ):
+            fresh = fresh_plan(
+                new_plan,
+                kept,
+                decision.searched,
+                state.query,
+                reasoning_failed=failed.action is ActionType.REASONING
+                and failed.status is StepStatus.FAILED,
+            )
+            if fresh is None:
+                why = f"{decision.reason}; a new plan would only repeat searches already run"
+                await self._give_up(state, decision.model_copy(update={"reason": why}), failed)
+                return False
+            new_plan, kept = fresh
         state.replan_history.append(self.replanner.record(decision, old, new_plan))
         state.plan = new_plan
         state.step_results = kept

@@ -250,6 +250,9 @@ class ReplanRecord(BaseModel):
     new_steps: list[str] = Field(default_factory=list)
     tried: list[str] = Field(default_factory=list)
     """What the run's steps had tried and found up to this replan (cumulative)."""
+    searched: list[str] = Field(default_factory=list)
+    """The searches run up to this replan, normalised (cumulative; see agent/replan.py),
+    so no later replan runs one of them again."""
     created_at: datetime = Field(default_factory=utcnow)
 
 

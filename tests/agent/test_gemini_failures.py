@@ -23,7 +23,14 @@ from google import genai
 
 from agent.config import AgentConfig, ExecutionConfig
 from agent.llm.gemini import CallPolicy, GeminiModel
-from agent.schemas import InterventionLevel, RunState, RunStatus, StepStatus, utcnow
+from agent.schemas import (
+    InterventionKind,
+    InterventionLevel,
+    RunState,
+    RunStatus,
+    StepStatus,
+    utcnow,
+)
 from storage.db import make_engine, migrate
 from storage.ledger import SqlUsageLedger
 from tests.agent.conftest import ASKER, OrchestratorFactory
@@ -269,19 +276,23 @@ async def test_replans_for_an_unanswerable_question_never_repeat_a_prompt(
     make_orchestrator: OrchestratorFactory,
     ledger: SqlUsageLedger,
 ) -> None:
-    """The model keeps proposing the same plan; the KB cannot answer. Each replan still
-    tells the model something new: what every earlier step searched and found."""
-    same_plan = {
-        **PLAN,
-        "steps": [
-            {**PLAN["steps"][0], "query": "capital of Mongolia"},
+    """The model keeps proposing plans that find nothing; the KB cannot answer. Each
+    replan still tells the model something new: what every earlier step searched and
+    found."""
+    queries = iter(["capital of Mongolia", "Mongolia capital city", "Mongolian capital"])
+
+    def next_plan(_: RecordedRequest) -> CannedResponse:
+        query = next(queries, "capital Mongolia")
+        steps = [
+            {**PLAN["steps"][0], "query": query},
             {**PLAN["steps"][1], "query": "What is the capital of Mongolia?"},
-        ],
-    }
+        ]
+        return ok(json_body({**PLAN, "steps": steps}))
+
     fake.set_responder(
         GENERATE,
         script(
-            plan=lambda _: ok(json_body(same_plan)),
+            plan=next_plan,
             reasoning=lambda _: ok(generate_body("The passages do not say.")),
             evaluation=lambda _: ok(
                 json_body({"self_eval": 0.1, "coverage": 0.0, "rationale": "not found"})
@@ -298,6 +309,40 @@ async def test_replans_for_an_unanswerable_question_never_repeat_a_prompt(
     last = by_kind(fake, "plan")[-1].prompt
     assert '"capital of Mongolia"' in last and "results" in last and "<tried>" in last
     assert "plan 1 step 1 rag_search" in last and "plan 2 step 1 rag_search" in last
+    await assert_all_usage_counted(fake, state, ledger)
+
+
+async def test_a_model_proposing_the_same_search_again_has_no_new_plan(
+    fake: FakeGemini,
+    client: genai.Client,
+    make_orchestrator: OrchestratorFactory,
+    ledger: SqlUsageLedger,
+) -> None:
+    """The same search in other case and punctuation is not run again: the run escalates
+    with what it has instead of showing the person the same search twice."""
+    same = iter(["capital of Mongolia", "Capital of  MONGOLIA?"])
+
+    def plan(_: RecordedRequest) -> CannedResponse:
+        steps = [{**PLAN["steps"][0], "query": next(same, "capital of mongolia")}, PLAN["steps"][1]]
+        return ok(json_body({**PLAN, "steps": steps}))
+
+    fake.set_responder(
+        GENERATE,
+        script(
+            plan=plan,
+            reasoning=lambda _: ok(generate_body("The passages do not say.")),
+            evaluation=lambda _: ok(
+                json_body({"self_eval": 0.1, "coverage": 0.0, "rationale": "not found"})
+            ),
+        ),
+    )
+
+    state = await run(fake, client, make_orchestrator, ledger, "What is the capital of Mongolia?")
+
+    assert len(by_kind(fake, "plan")) == 2  # asked once more, and it offered nothing new
+    assert state.replan_count == 0
+    assert state.pending is not None and state.pending.kind is InterventionKind.ESCALATE
+    assert "would only repeat searches already run" in state.pending.reason
     await assert_all_usage_counted(fake, state, ledger)
 
 

@@ -134,7 +134,9 @@ async def test_new_information_in_reply_to_an_escalation_replans_with_it(
     state = await orchestrator.start("Who approves it?", asker=ASKER)
     assert state.pending is not None and state.pending.kind is InterventionKind.ESCALATE
     automatic = state.replan_count
-    assert automatic == orchestrator.config.replan.max_replans  # it escalated when out of replans
+    # One retry with the bare keywords; another would repeat that search, so it escalated.
+    assert automatic == 1
+    assert "repeat" in state.pending.reason
 
     state = await reply(orchestrator, state, InterventionAction.INPUT, text="working from abroad")
 
@@ -292,8 +294,9 @@ async def test_abort_when_no_replans_are_allowed(
 async def test_a_model_that_keeps_producing_failing_plans_ends_after_max_replans(
     make_orchestrator: OrchestratorFactory,
 ) -> None:
+    queries = [VACATION, "vacation days", "paid vacation", "new employee leave"]
     model = ScriptedModel(
-        [draft(search(1, VACATION), reasoning(2, [1]))],
+        [draft(search(1, q), reasoning(2, [1])) for q in queries],  # a new search each time
         answers=[""] * 50,  # every answer step fails
     )
     observer = RecordingObserver()
@@ -451,3 +454,83 @@ async def test_a_plans_only_search_is_judged_by_its_answer_not_replanned_first(
         assert "48 hours" in state.final_answer
     finally:
         await kb.close()
+
+
+# ----------------------------------------------------------------- no repeated searches
+
+
+def _normalised(query: str) -> str:
+    return " ".join("".join(c if c.isalnum() else " " for c in query.casefold()).split())
+
+
+async def test_weak_searches_are_not_repeated_the_run_escalates_instead(
+    kb: QdrantKnowledgeBase, make_orchestrator: OrchestratorFactory
+) -> None:
+    counting = ControlledKB(kb)
+    observer = RecordingObserver()
+    orchestrator = make_orchestrator(knowledge_base=counting, observers=[observer])
+
+    state = await orchestrator.start("Who looks after the zebra enclosure?", asker=ASKER)
+
+    assert state.status is RunStatus.PAUSED
+    assert state.pending is not None and state.pending.kind is InterventionKind.ESCALATE
+    assert "would only repeat searches already run" in state.pending.reason
+    searched = [_normalised(c.query) for c in counting.calls]
+    assert len(searched) == len(set(searched)) == 2  # the question, then its keywords
+    assert state.replan_count == 1  # the counter counts replans that ran something new
+    assert [e.type for e in observer.events].count(RunEventType.REPLANNED) == 1
+    assert state.replan_history[0].searched  # the searches run so far are remembered
+
+
+async def test_a_planner_repeating_a_search_in_other_words_has_no_new_plan(
+    kb: QdrantKnowledgeBase, make_orchestrator: OrchestratorFactory
+) -> None:
+    counting = ControlledKB(kb)
+    model = ScriptedModel(
+        [
+            draft(search(1, "zebra enclosure keeper"), reasoning(2, [1])),
+            draft(search(1, "  Zebra, enclosure KEEPER? "), reasoning(2, [1])),
+        ]
+    )
+    orchestrator = make_orchestrator(llm=model, knowledge_base=counting)
+
+    state = await orchestrator.start("Who looks after the zebra enclosure?", asker=ASKER)
+
+    assert len(model.plan_requests) == 2  # the planner was asked, but offered nothing new
+    assert [c.query for c in counting.calls] == ["zebra enclosure keeper"]
+    assert state.replan_count == 0
+    assert state.pending is not None and state.pending.kind is InterventionKind.ESCALATE
+    assert "would only repeat searches already run" in state.pending.reason
+
+
+async def test_a_replan_drops_its_repeated_search_and_runs_the_new_one(
+    kb: QdrantKnowledgeBase, make_orchestrator: OrchestratorFactory
+) -> None:
+    counting = ControlledKB(kb)
+    model = ScriptedModel(
+        [
+            draft(search(1, "zebra enclosure keeper"), reasoning(2, [1])),
+            draft(
+                search(1, "Zebra enclosure keeper."),
+                search(2, "vacation days new employees"),
+                reasoning(3, [1, 2]),
+            ),
+        ]
+    )
+    orchestrator = make_orchestrator(llm=model, knowledge_base=counting)
+
+    state = await orchestrator.start(VACATION, asker=ASKER)
+
+    assert [c.query for c in counting.calls] == [
+        "zebra enclosure keeper",
+        "vacation days new employees",
+    ]
+    assert state.replan_count == 1
+    assert state.plan is not None
+    assert [(s.step_id, s.action, s.depends_on) for s in state.plan.steps] == [
+        (1, ActionType.RAG_SEARCH, []),
+        (2, ActionType.REASONING, [1]),
+    ]
+    assert (
+        state.replan_history[0].new_steps[0] == "1. rag_search: search: vacation days new employees"
+    )

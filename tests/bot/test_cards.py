@@ -63,7 +63,8 @@ async def test_an_escalation_speaks_plainly_and_details_open_the_numbers(
 
     details = _opened_view_text(harness)
     assert "*Score:*" in details and "*Factors:*" in details
-    assert state.pending.reason and "replan" in details  # the scorer's own reason
+    # the run's own reason: another search would only repeat the one already run
+    assert state.pending.reason and "would only repeat searches already run" in details
     assert "✅ *1.*" not in details  # a search that found nothing is not a success
 
 

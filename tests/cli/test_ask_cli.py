@@ -98,8 +98,12 @@ def test_unanswerable_question_escalates_after_replanning(env: dict[str, str]) -
     )
     check_contract(run, "paused")
     assert run["pending"]["kind"] == "escalate"
-    assert len(run["replans"]) == 3
+    # one retry with the keywords; a second would repeat that search, so it escalated
+    assert len(run["replans"]) == 1
     assert {r["trigger"] for r in run["replans"]} == {"low_confidence"}
+    assert "would only repeat searches already run" in run["pending"]["reason"]
+    searches = [s["description"] for s in run["plan"]["steps"] if s["action"] == "rag_search"]
+    assert searches == ["Search the knowledge base for: capital mongolia"]
 
 
 async def test_failed_json_when_the_model_returns_garbage(env: dict[str, str]) -> None:
