@@ -125,23 +125,31 @@ def fresh_plan(
         return None
     if not repeated:
         return plan, kept
-    remaining = [s for s in plan.steps if s.step_id not in repeated]
-    renumber = {s.step_id: i for i, s in enumerate(remaining, 1)}
-    steps = [
+    steps, results = _renumbered([s for s in plan.steps if s.step_id not in repeated], kept)
+    return plan.model_copy(update={"steps": steps, "estimated_steps": len(steps)}), results
+
+
+def _renumbered(
+    steps: list[PlanStep], results: dict[int, StepResult]
+) -> tuple[list[PlanStep], dict[int, StepResult]]:
+    """`steps` numbered 1, 2, … in order, their dependencies and the results of those
+    kept (others' dropped) following the new numbers."""
+    renumber = {s.step_id: i for i, s in enumerate(steps, 1)}
+    renumbered = [
         s.model_copy(
             update={
                 "step_id": renumber[s.step_id],
                 "depends_on": [renumber[d] for d in s.depends_on if d in renumber],
             }
         )
-        for s in remaining
+        for s in steps
     ]
-    results = {
+    kept = {
         renumber[k]: r.model_copy(update={"step_id": renumber[k]})
-        for k, r in kept.items()
+        for k, r in results.items()
         if k in renumber
     }
-    return plan.model_copy(update={"steps": steps, "estimated_steps": len(steps)}), results
+    return renumbered, kept
 
 
 def describe_attempts(state: RunState) -> list[str]:
@@ -404,20 +412,9 @@ def _splice(
     old = state.plan
     assert old is not None
     kept_results = _keep_before(state, failed_step_id)
-    kept_steps = [s for s in old.steps if s.step_id in kept_results]
-    renumber = {s.step_id: i for i, s in enumerate(kept_steps, 1)}
-    kept_steps = [
-        s.model_copy(
-            update={
-                "step_id": renumber[s.step_id],
-                "depends_on": [renumber[d] for d in s.depends_on if d in renumber],
-            }
-        )
-        for s in kept_steps
-    ]
-    results = {
-        renumber[k]: r.model_copy(update={"step_id": renumber[k]}) for k, r in kept_results.items()
-    }
+    kept_steps, results = _renumbered(
+        [s for s in old.steps if s.step_id in kept_results], kept_results
+    )
     offset = len(kept_steps)
     kept_gathering = [s.step_id for s in kept_steps if s.action in GATHERING]
     appended = []
