@@ -46,8 +46,6 @@ import asyncio
 import contextlib
 import os
 import shutil
-import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -81,6 +79,7 @@ from tests.fakes.fake_slack import (  # noqa: E402
     signed_headers,
 )
 from tests.fakes.fake_slack import json_body as slack_json  # noqa: E402
+from tests.faults.helpers import free_port, start_server  # noqa: E402
 
 SECRET = "bench-signing-secret-0123456789abcdef"
 API_KEY = "bench-gemini-key"
@@ -144,12 +143,6 @@ def slow_model(delay: float) -> Any:
 # --------------------------------------------------------------------------- PostgreSQL
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 @contextlib.contextmanager
 def throwaway_cluster() -> Iterator[str]:
     """A PostgreSQL cluster of the test command's kind (scripts/postgres.sh); its admin URL."""
@@ -199,49 +192,6 @@ def proc_peak_rss_mb(pid: int) -> float:
         if line.startswith("VmHWM:"):
             return int(line.split()[1]) / 1024
     return 0.0
-
-
-@dataclass
-class Replica:
-    process: asyncio.subprocess.Process
-    port: int
-    log: Path
-
-    @property
-    def events_url(self) -> str:
-        return f"http://127.0.0.1:{self.port}/slack/events"
-
-    async def stop(self) -> None:
-        if self.process.returncode is None:
-            self.process.send_signal(signal.SIGTERM)
-        try:
-            await asyncio.wait_for(self.process.wait(), timeout=60)
-        except TimeoutError:
-            self.process.kill()
-            await self.process.wait()
-
-
-async def start_replica(env: dict[str, str], log: Path) -> Replica:
-    """`grace serve` on a free port, once its /healthz answers 200."""
-    port = free_port()
-    with log.open("ab") as err:
-        process = await asyncio.create_subprocess_exec(
-            sys.executable, "-m", "bot.cli", "serve", "--port", str(port), "--host", "127.0.0.1",
-            env=env, stdout=asyncio.subprocess.DEVNULL, stderr=err,
-        )  # fmt: skip
-    replica = Replica(process, port, log)
-    deadline = time.monotonic() + 180
-    async with aiohttp.ClientSession() as http:
-        while True:
-            if process.returncode is not None:
-                raise RuntimeError(f"grace serve exited; see its log {log}")
-            if time.monotonic() > deadline:
-                raise RuntimeError("grace serve never became healthy")
-            with contextlib.suppress(aiohttp.ClientError):
-                async with http.get(f"http://127.0.0.1:{port}/healthz") as response:
-                    if response.status == 200:
-                        return replica
-            await asyncio.sleep(0.2)
 
 
 # --------------------------------------------------------------------------- Slack's side
@@ -432,12 +382,17 @@ async def run_scenario(
             shutil.copytree(template, data_dir)
             envs.append(replica_env(data_dir, slack.base_url, gemini.base_url, runs, database_url))
         servers = await asyncio.gather(
-            *(start_replica(env, logs / f"{name}-{n}.log") for n, env in enumerate(envs))
+            *(
+                start_server(env, free_port(), logs / f"{name}-{n}.log")
+                for n, env in enumerate(envs)
+            )
         )
         try:
             connector = aiohttp.TCPConnector(limit=0)
             async with aiohttp.ClientSession(connector=connector) as http:
-                warm_up = await asyncio.gather(*(ask(http, s.events_url, answers) for s in servers))
+                warm_up = await asyncio.gather(
+                    *(ask(http, f"{s.base}/slack/events", answers) for s in servers)
+                )
                 await asyncio.gather(*(answers.wait(t, PATIENCE_S) for t, _ in warm_up))
                 answers.clear()
                 tickets = iter(range(questions))
@@ -446,7 +401,9 @@ async def run_scenario(
                 started = time.monotonic()
                 refused = await asyncio.gather(
                     *(
-                        keep_asking(http, servers[n % replicas].events_url, answers, tickets)
+                        keep_asking(
+                            http, f"{servers[n % replicas].base}/slack/events", answers, tickets
+                        )
                         for n in range(in_flight * replicas)
                     )
                 )
