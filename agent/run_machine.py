@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import re
 import time
 from collections.abc import Awaitable, Sequence
 
@@ -582,12 +583,27 @@ def _log_summary(state: RunState) -> None:
 def _judged_by_answer(state: RunState, result: StepResult) -> bool:
     """A plan's only search, and it returned passages: whether they hold the answer is
     judged on the answer drawn from them (its calibrated confidence), not on the
-    search's own score. In a plan of several searches a weak one is still confirmed
+    search's own score. So are searches beside one for the whole question that found
+    passages (a part of the question, another wording after a weak answer): they only
+    add to it. Otherwise, in a plan of several searches a weak one is still confirmed
     or retried on its own: one part of the question may be missing."""
     gathering = (ActionType.RAG_SEARCH, ActionType.WEB_SEARCH)
     if result.action not in gathering or not result.sources or state.plan is None:
         return False
-    return sum(1 for s in state.plan.steps if s.action in gathering) == 1
+    searches = [s for s in state.plan.steps if s.action in gathering]
+    if len(searches) == 1:
+        return True
+    whole = _normalised(state.query)
+    return any(
+        _normalised(s.query or state.query) == whole
+        and (found := state.step_results.get(s.step_id)) is not None
+        and bool(found.sources)
+        for s in searches
+    )
+
+
+def _normalised(query: str) -> str:
+    return " ".join(re.sub(r"[\W_]+", " ", query.casefold()).split())
 
 
 def _shaped_by_a_person(state: RunState) -> bool:

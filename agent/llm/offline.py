@@ -19,7 +19,8 @@ from agent.evidence import (
     select,
 )
 from agent.knowledge.lexical import lexical_similarity
-from agent.knowledge.tokenize import extract_keywords, tokenize
+from agent.knowledge.tokenize import tokenize
+from agent.llm.rephrase import own_words, question_parts, retry_searches
 from agent.ports import (
     Evaluation,
     EvaluationRequest,
@@ -117,17 +118,22 @@ class OfflineModel:
                     expected_output="the product the user means",
                 )
             )
-        search_query = query
-        if request.feedback:
-            search_query = f"{request.feedback} {query}"
-        elif request.failure:
-            # A retry after weak results: search for the keywords alone, more broadly.
-            search_query = " ".join(extract_keywords(query)) or query
         parts = [p.strip() for p in _SPLIT.split(query) if p and len(p.strip()) > 3]
-        # A replan searches for the human's change (or the bare keywords) in one query:
-        # splitting the original question again would drop it and repeat the old plan.
+        # A replan searches for the human's change, or tries the next way of searching
+        # that this run has not tried yet (agent/llm/rephrase.py); splitting the original
+        # comparison again would drop the change and repeat the old plan.
         split = complexity > 0.6 and 1 < len(parts) <= 3 and not replanning
-        sub_queries = parts if split else [search_query]
+        if request.feedback:
+            sub_queries = [f"{request.feedback} {query}"]
+        elif request.failure:
+            sub_queries = retry_searches(query, request.tried)
+        elif split:
+            sub_queries = parts
+        else:
+            # A two-part question: the whole question, and each part on its own, so the
+            # passage holding the second half is found even when the first half's
+            # words dominate the whole question's search.
+            sub_queries = [query, *question_parts(query)[1:]]
         first_search = len(steps) + 1
         for sub in sub_queries:
             steps.append(
@@ -161,7 +167,10 @@ class OfflineModel:
 
     async def reason(self, request: ReasoningRequest) -> LLMReply[str]:
         focus = " ".join([request.query, *request.user_inputs])
-        answer = extract_answer(focus, request.passages, japanese=_is_japanese(request.query))
+        japanese = _is_japanese(request.query)
+        answer = extract_answer(focus, request.passages, japanese=japanese)
+        if not request.user_inputs:
+            answer = complete_parts(request.query, answer, request.passages, japanese=japanese)
         usage = TokenUsage(
             input_tokens=sum(_approx_tokens(p.text) for p in request.passages)
             + _approx_tokens(focus),
@@ -310,3 +319,29 @@ def extract_answer(query: str, passages: list[Source], *, japanese: bool) -> str
             else "⚠️ These sources disagree; check which one is current."
         )
     return "\n".join(lines)
+
+
+PART_COVERED = 0.5
+"""An answer already holding this share of a part's own words answers that part."""
+
+
+def complete_parts(query: str, answer: str, passages: list[Source], *, japanese: bool) -> str:
+    """The answer to the whole question, plus what answers a part it leaves out: each
+    part of a two-part question is answered on its own from the same passages, and its
+    sentences are added when the answer does not cover that part yet."""
+    parts = question_parts(query)
+    if not parts or any(p.from_person for p in passages):
+        return answer
+    found = answer not in (NOT_FOUND, NOT_FOUND_JA)
+    lines = answer.split("\n") if found else []
+    for part in parts:
+        said = set(tokenize(_strip_citations("\n".join(lines))))
+        own = own_words(part, query)
+        if own and len(own & said) >= PART_COVERED * len(own):
+            continue
+        reply = extract_answer(part, passages, japanese=japanese)
+        if reply in (NOT_FOUND, NOT_FOUND_JA):
+            continue
+        # The part's own conflict notes are left out: the whole answer names conflicts.
+        lines += [line for line in reply.split("\n") if line not in lines and "⚠️" not in line]
+    return "\n".join(lines) if lines else answer

@@ -1,0 +1,160 @@
+"""How the offline model searches a question again, and how it cuts a two-part question.
+
+A retry with the question's bare keywords finds what the question found: the search
+already drops function words. So a replan tries, in turn, searches that really differ:
+
+1. one search per part of a two-part question ("how long …, and how much …"), each
+   carrying the words the question opens with ("on a work trip, …");
+2. the thing the question is about: the names it spells (capitalised words, words with
+   digits, acronyms) and its runs of adjacent content words ("zebra enclosure",
+   "patent licence"), without the asking and linking words around them;
+3. the bare keywords.
+
+It never offers a query the run has already searched (`PlanRequest.tried`). Nothing here
+knows any particular document: only the shape of questions.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+
+from agent.knowledge.tokenize import (
+    ENGLISH_STOP_WORDS,
+    contains_japanese,
+    extract_keywords,
+    tokenize,
+)
+
+MAX_PARTS = 3
+MIN_PART_WORDS = 2
+"""A part needs this many content words of its own to be searched and answered alone:
+"…? how much?" is a follow-up that leans on the first part, not a second question."""
+MIN_SUBJECT_WORDS = 2
+"""A subject of one word ("Mongolia") searches far wider than the question did."""
+
+_ASKING = (
+    r"how|what|what's|which|who|whom|whose|where|when|why|whether|does|do|did|is|are|was|"
+    r"were|can|could|may|might|must|should|will|would|shall"
+)
+_PART_BREAK = re.compile(
+    r"\s*[,;]?\s+and\s+(?=(?:" + _ASKING + r")\b)|(?<=[?？])\s*(?=\S)",
+    re.IGNORECASE,
+)
+_ASKS = re.compile(
+    r"[?？]|\b(?:" + _ASKING + r")\b|何|いつ|いくら|どこ|どの|どう|誰|か[。？]?$", re.IGNORECASE
+)
+_FIRST_ASKING = re.compile(r"\b(?:" + _ASKING + r")\b", re.IGNORECASE)
+_WORD = re.compile(r"[A-Za-z0-9][\w.+'’-]*")
+_TRIED_SEARCH = re.compile(r'(?:rag_search|web_search) "(.*)"(?: in \S+)? → ')
+
+
+def question_parts(query: str) -> list[str]:
+    """The parts of a two- or three-part question, each searchable and answerable on its
+    own (the later ones prefixed with the words the question opens with); [] for a
+    question with one part, or whose later parts are follow-ups of the first."""
+    pieces = [p.strip() for p in _PART_BREAK.split(query.strip()) if p and p.strip()]
+    if not 1 < len(pieces) <= MAX_PARTS:
+        return []
+    first = pieces[0]
+    asking = _FIRST_ASKING.search(first)
+    lead = first[: asking.start()].strip() if asking and asking.start() > 0 else ""
+    lead_words = set(extract_keywords(lead))
+    parts = [first]
+    for piece in pieces[1:]:
+        own = set(extract_keywords(piece)) - lead_words
+        if len(own) < MIN_PART_WORDS or not _ASKS.search(piece):
+            return []  # a follow-up leaning on the first part, or a remark, not a question
+        parts.append(f"{lead} {piece}".strip())
+    if len(set(extract_keywords(first)) - lead_words) < MIN_PART_WORDS:
+        return []
+    return parts
+
+
+def own_words(part: str, query: str) -> set[str]:
+    """The content words of a part that the question's shared opening does not supply."""
+    parts = question_parts(query)
+    if not parts:
+        return set(tokenize(part))
+    asking = _FIRST_ASKING.search(parts[0])
+    lead = parts[0][: asking.start()] if asking and asking.start() > 0 else ""
+    return set(tokenize(part)) - set(tokenize(lead))
+
+
+def subject(query: str) -> str:
+    """The names and noun phrases of an English question, joined; "" when it has fewer
+    than `MIN_SUBJECT_WORDS` words or is Japanese (its keywords are its compounds already)."""
+    if contains_japanese(query):
+        return ""
+    words = [(m.group(0).rstrip(".'’-"), m.start()) for m in _WORD.finditer(query)]
+    picked: dict[str, None] = {}
+    run: list[str] = []
+
+    def close() -> None:
+        if len(run) >= 2:
+            for word in run:
+                picked.setdefault(word, None)
+        run.clear()
+
+    previous_end = -1
+    for word, start in words:
+        lowered = word.casefold()
+        content = (
+            lowered not in ENGLISH_STOP_WORDS
+            and not re.fullmatch(r"(?:" + _ASKING + r")", lowered)
+            and not lowered.endswith(("'s", "’s"))
+            and len(word) > 1
+        )
+        gap = query[previous_end:start] if previous_end >= 0 else ""
+        if run and gap.strip():  # punctuation between two words ends a phrase
+            close()
+        if content:
+            run.append(word)
+            if _is_name(word, start):
+                picked.setdefault(word, None)
+        else:
+            close()
+        previous_end = start + len(word)
+    close()
+    found = list(picked)
+    return " ".join(found) if len(found) >= MIN_SUBJECT_WORDS else ""
+
+
+def _is_name(word: str, start: int) -> bool:
+    """A capitalised word inside the sentence, an acronym, or a word with a digit."""
+    return (
+        (word[:1].isupper() and start > 0)
+        or (len(word) > 1 and word.isupper())
+        or bool(re.search(r"\d", word) and re.search(r"[A-Za-z]", word))
+    )
+
+
+def normalised(query: str) -> str:
+    """A query as `agent.replan.search_key` compares it: NFKC, case and punctuation set aside."""
+    text = unicodedata.normalize("NFKC", query).casefold()
+    return " ".join(re.sub(r"[\W_]+", " ", text).split())
+
+
+def tried_queries(tried: list[str]) -> set[str]:
+    """The searches an earlier plan of this run ran, from `PlanRequest.tried`'s lines."""
+    found = set()
+    for line in tried:
+        match = _TRIED_SEARCH.search(line)
+        if match:
+            found.add(normalised(match.group(1)))
+    return found
+
+
+def retry_searches(query: str, tried: list[str]) -> list[str]:
+    """The next strategy's searches not yet run: the parts, else the subject, else the
+    keywords. When every strategy has run, the keywords again (which the replan manager
+    then drops as a repeat, and the run goes to a person)."""
+    done = tried_queries(tried)
+    keywords = " ".join(extract_keywords(query)) or query
+    strategies = [question_parts(query), [subject(query)], [keywords]]
+    for searches in strategies:
+        new = [s for s in searches if s and normalised(s) not in done]
+        new = [s for s in dict.fromkeys(new) if normalised(s) != normalised(query)]
+        if new:
+            return new
+    return [keywords]
