@@ -282,6 +282,17 @@ class ReplanManager:
             done = [r for r in state.step_results.values() if r.status in DONE]
             return decision(ReplanStrategy.PARTIAL if done and step_id else ReplanStrategy.FULL)
         invalid = plan_invalidated(state, self._config.low_confidence)
+        if (
+            invalid
+            and trigger is ReplanTrigger.LOW_CONFIDENCE
+            and _weak_answer_found(state, step_id)
+        ):
+            # The searches found passages and only the answer drawn from them is weak:
+            # another search adds to them instead of replacing what was found.
+            return decision(
+                ReplanStrategy.PARTIAL,
+                f"{reason}; plan invalidated: {invalid}; the passages found are kept",
+            )
         if invalid:
             return decision(ReplanStrategy.FULL, f"{reason}; plan invalidated: {invalid}")
         step = plan.step(step_id) if step_id is not None else None
@@ -353,6 +364,23 @@ def _keep_before(state: RunState, step_id: int | None) -> dict[int, StepResult]:
         for k, r in state.step_results.items()
         if step_id is not None and k < step_id and r.status in DONE
     }
+
+
+def _weak_answer_found(state: RunState, step_id: int | None) -> bool:
+    """The weak step is the answer, no step failed, and an earlier search found passages."""
+    plan = state.plan
+    if plan is None or step_id is None or state.failure_count:
+        return False
+    if plan.step(step_id).action is not ActionType.REASONING:
+        return False
+    return any(
+        s.action in GATHERING
+        and s.step_id < step_id
+        and (found := state.step_results.get(s.step_id)) is not None
+        and found.status in DONE
+        and bool(found.sources)
+        for s in plan.steps
+    )
 
 
 def _is_optional(state: RunState, step: PlanStep) -> bool:
