@@ -1,7 +1,9 @@
 """The offline model: deterministic heuristics standing in for an LLM, no network.
 
-It plans with the seed's complexity keywords and an ambiguity check, answers by quoting
-the sentences or table rows that hold the fact (agent/evidence.py) with citations, and
+It plans with the seed's complexity keywords and an ambiguity check, searches a two-part
+question whole and part by part, retries a weak answer with searches that really differ
+(agent/llm/rephrase.py), answers by quoting the sentences or table rows that hold the fact
+(agent/evidence.py) with citations, each part of a two-part question answered, and
 evaluates by overlap. It is honest about what it is: its name appears on every answer
 it produces.
 """
