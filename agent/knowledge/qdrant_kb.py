@@ -38,7 +38,6 @@ from agent.knowledge.chunks import Chunk
 from agent.knowledge.edge_client import EdgeClient, EdgeLockedError
 from agent.knowledge.lexical import QueryTerms, query_sparse_vector
 from agent.knowledge.local_migration import has_local_mode_data, migrate_local_mode
-from agent.knowledge.sparse_index import SparseIndex
 from agent.knowledge.store import (
     RRF,
     FieldMatch,
@@ -58,6 +57,8 @@ from agent.schemas import Source
 
 if TYPE_CHECKING:
     from qdrant_client import AsyncQdrantClient
+
+    from agent.knowledge.sparse_index import SparseIndex
 
 __all__ = [
     "DENSE_VECTOR",
@@ -572,6 +573,8 @@ class QdrantKnowledgeBase:
         index = self._indexes.get(name)
         if index is not None:
             return index
+        from agent.knowledge.sparse_index import SparseIndex  # numpy: local mode only
+
         rows: list[tuple[str, dict[str, Any], list[int], list[float]]] = []
         offset: Any = None
         with self._store_errors(f"reading {name!r}"):
