@@ -67,6 +67,8 @@ class EdgeClient:
             self._lock.close()
             raise EdgeLockedError(f"{self._root} is already accessed by another instance") from exc
         self._shards: dict[str, qe.EdgeShard] = {}
+        self._changed: set[str] = set()
+        """Shards written since they were opened: only they need a flush."""
         self._dense: dict[str, dict[str, int]] = {}
         self._run_lock = asyncio.Lock()
 
@@ -95,6 +97,12 @@ class EdgeClient:
                 raise ValueError(f"Collection {name} not found")
             shard = qe.EdgeShard.load(str(directory))
             self._shards[name] = shard
+        return shard
+
+    def _changing(self, name: str) -> qe.EdgeShard:
+        """The shard, about to be written."""
+        shard = self._shard(name)
+        self._changed.add(name)
         return shard
 
     # ------------------------------------------------------------------ collections
@@ -147,10 +155,11 @@ class EdgeClient:
             lambda: create_shard(directory, dense=dense, sparse=list(sparse), idf=idf)
         )
         self._shards[name] = shard
+        self._changed.add(name)
         self._dense[name] = dense
 
     async def create_keyword_index(self, name: str, field_name: str) -> None:
-        shard = self._shard(name)
+        shard = self._changing(name)
         schema = qe.PayloadSchemaType.Keyword
         await self._run(
             lambda: shard.update(qe.UpdateOperation.create_field_index(field_name, schema))
@@ -164,24 +173,24 @@ class EdgeClient:
         return int(await self._run(lambda: shard.count(request)))
 
     async def upsert(self, name: str, points: Sequence[NewPoint]) -> None:
-        shard = self._shard(name)
+        shard = self._changing(name)
         converted = [qe.Point(p.id, _vector_in(p.vector), dict(p.payload)) for p in points]
         await self._run(lambda: shard.update(qe.UpdateOperation.upsert_points(converted)))
 
     async def delete_matching(self, name: str, selector: Filter) -> None:
-        shard = self._shard(name)
+        shard = self._changing(name)
         edge_filter = _filter(selector)
         assert edge_filter is not None
         operation = qe.UpdateOperation.delete_points_by_filter(edge_filter)
         await self._run(lambda: shard.update(operation))
 
     async def delete_ids(self, name: str, ids: Sequence[str]) -> None:
-        shard = self._shard(name)
+        shard = self._changing(name)
         operation = qe.UpdateOperation.delete_points([str(i) for i in ids])
         await self._run(lambda: shard.update(operation))
 
     async def set_payload(self, name: str, payload: dict[str, Any], points: Sequence[str]) -> None:
-        shard = self._shard(name)
+        shard = self._changing(name)
         operation = qe.UpdateOperation.set_payload([str(i) for i in points], payload)
         await self._run(lambda: shard.update(operation))
 
@@ -253,10 +262,13 @@ class EdgeClient:
     # ------------------------------------------------------------------ lifecycle
 
     async def close(self) -> None:
-        """Flush and close every shard, release the lock (and remove a temporary root)."""
-        shards, self._shards = list(self._shards.values()), {}
-        for shard in shards:
-            shard.flush()
+        """Flush the shards written to, close every shard, release the lock (and remove a
+        temporary root). A shard only read (a `grace ask`) needs no flush: ~50 ms less."""
+        shards, self._shards = dict(self._shards), {}
+        changed, self._changed = self._changed, set()
+        for name, shard in shards.items():
+            if name in changed:
+                shard.flush()
             shard.close()
         if self._lock.closed:
             return
@@ -266,8 +278,8 @@ class EdgeClient:
             shutil.rmtree(self._root, ignore_errors=True)
 
     def flush(self) -> None:
-        for shard in self._shards.values():
-            shard.flush()
+        for name in self._changed:
+            self._shards[name].flush()
 
 
 def _nearest(query: SparseVector | list[float], using: str | None) -> qe.Query:
