@@ -178,25 +178,37 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run one command. The cyclic garbage collector is paused while the command starts
+    """Run one command (`argv`: its arguments; None: the program's own, `sys.argv`).
+
+    Run as the program, the cyclic garbage collector is paused while the command starts
     up: importing pydantic, SQLAlchemy and our models allocates many long-lived objects
     and almost no garbage, and the collections they trigger cost ~10% of `grace ask`'s
-    start-up. It runs again once the stores are open (`_started`), and always on return."""
-    collecting = gc.isenabled()
+    start-up. It runs again once the stores are open (`_started`), and always on return.
+    A caller passing `argv` (a test, another program) keeps its collector as it is."""
+    global _gc_paused
+    if argv is not None or not gc.isenabled():
+        return _main(argv)
     gc.disable()
+    _gc_paused = True
     try:
         return _main(argv)
     finally:
-        if collecting:
-            gc.enable()
+        _started()
+
+
+_gc_paused = False
+"""`main` paused the garbage collector for start-up; `_started` resumes it."""
 
 
 def _started() -> None:
     """Start-up is over: collect garbage as usual from here on, but leave what start-up
     loaded (modules, classes, settings: kept for the whole process) out of every later
     collection (`gc.freeze`), so the first full collection does not walk it all."""
-    gc.freeze()
-    gc.enable()
+    global _gc_paused
+    if _gc_paused:
+        _gc_paused = False
+        gc.freeze()
+        gc.enable()
 
 
 def _main(argv: Sequence[str] | None) -> int:
