@@ -45,8 +45,6 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from qdrant_client import models  # noqa: E402
-
 from agent.knowledge.ingest import ingest_paths  # noqa: E402
 from agent.knowledge.lexical import QueryTerms, query_sparse_vector  # noqa: E402
 from agent.knowledge.qdrant_kb import (  # noqa: E402
@@ -55,6 +53,7 @@ from agent.knowledge.qdrant_kb import (  # noqa: E402
     open_knowledge_base,
 )
 from agent.knowledge.sparse_index import SparseIndex  # noqa: E402
+from agent.knowledge.store import SparseVector  # noqa: E402
 from agent.schemas import Source  # noqa: E402
 
 DEFAULT_DEVSETS = Path("/work/shared/devsets")
@@ -280,7 +279,7 @@ async def _recall(
     if not exact:
         return None
     if engine == "edge":
-        sparse = models.SparseVector(indices=indices, values=values)
+        sparse = SparseVector(indices=list(indices), values=list(values))
         found = await kb._query_qdrant(kb.default_collection, sparse, None, k)
         ids = [c.point_id for c in found]
     else:

@@ -13,11 +13,11 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Iterable, Sequence
 from datetime import datetime
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 from pydantic import BaseModel, ConfigDict
 from sqlalchemy import CursorResult, Select, case, delete, func, insert, select, update
-from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy.dialects import sqlite
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 from sqlalchemy.orm import aliased
@@ -51,7 +51,10 @@ from storage.tables import (
 PENDING = InterventionStatus.PENDING.value
 DEFAULT_THRESHOLDS_NAME = "default"
 
-Upsert = sqlite.Insert | postgresql.Insert
+if TYPE_CHECKING:
+    from sqlalchemy.dialects import postgresql
+
+    Upsert = sqlite.Insert | postgresql.Insert
 
 
 class RecordedEvent(BaseModel):
@@ -73,6 +76,9 @@ def dialect_insert(engine: AsyncEngine, model: type[Base]) -> Upsert:
     if name == "sqlite":
         return sqlite.insert(model)
     if name == "postgresql":
+        # Loaded with a PostgreSQL engine anyway; not on every SQLite start-up.
+        from sqlalchemy.dialects import postgresql
+
         return postgresql.insert(model)
     raise NotImplementedError(f"storage supports sqlite and postgresql, not {name}")
 

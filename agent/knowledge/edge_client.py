@@ -8,8 +8,8 @@ mode is brute force in Python over points it keeps in memory: at 80,000 chunks i
 
 Edge has no collections: one shard is one directory. A collection here is the shard in
 `<root>/<name>/`, with a small `grace.json` beside it recording its dense vectors (Edge does
-not report its configuration back). Results are returned as qdrant-client `models`
-objects, so the knowledge base runs the same code on Edge and on a Qdrant server.
+not report its configuration back). It speaks `store.VectorStore`, as the Qdrant server
+client does, and never imports qdrant-client.
 
 One process per directory: `<root>/.grace-edge.lock` is held (flock) while it is open.
 """
@@ -22,12 +22,21 @@ import json
 import shutil
 import tempfile
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
 import qdrant_edge as qe
-from qdrant_client import models
+
+from agent.knowledge.store import (
+    RRF,
+    CollectionInfo,
+    Filter,
+    NewPoint,
+    Prefetch,
+    Query,
+    SparseVector,
+    StoredPoint,
+)
 
 __all__ = ["RRF_K", "EdgeClient", "EdgeLockedError", "create_shard"]
 
@@ -41,26 +50,6 @@ T = TypeVar("T")
 
 class EdgeLockedError(RuntimeError):
     """Another process (or another client in this one) has the directory open."""
-
-
-@dataclass(frozen=True)
-class _Name:
-    name: str
-
-
-@dataclass(frozen=True)
-class _Collections:
-    collections: list[_Name]
-
-
-@dataclass(frozen=True)
-class _Count:
-    count: int
-
-
-@dataclass(frozen=True)
-class _QueryResponse:
-    points: list[models.ScoredPoint]
 
 
 class EdgeClient:
@@ -78,6 +67,8 @@ class EdgeClient:
             self._lock.close()
             raise EdgeLockedError(f"{self._root} is already accessed by another instance") from exc
         self._shards: dict[str, qe.EdgeShard] = {}
+        self._changed: set[str] = set()
+        """Shards written since they were opened: only they need a flush."""
         self._dense: dict[str, dict[str, int]] = {}
         self._run_lock = asyncio.Lock()
 
@@ -108,30 +99,25 @@ class EdgeClient:
             self._shards[name] = shard
         return shard
 
+    def _changing(self, name: str) -> qe.EdgeShard:
+        """The shard, about to be written."""
+        shard = self._shard(name)
+        self._changed.add(name)
+        return shard
+
     # ------------------------------------------------------------------ collections
 
-    async def get_collections(self) -> _Collections:
-        return _Collections([_Name(n) for n in self._names()])
+    async def collection_names(self) -> list[str]:
+        return self._names()
 
     async def collection_exists(self, name: str) -> bool:
         return (self._dir(name) / META_FILE).is_file()
 
-    async def get_collection(self, name: str) -> models.CollectionInfo:
-        """Only `config.params.vectors` and `config.metadata` are filled in: all the
-        knowledge base reads."""
-        vectors = {
-            key: models.VectorParams(size=size, distance=models.Distance.COSINE)
-            for key, size in self._dense_vectors(name).items()
-        }
+    async def get_collection(self, name: str) -> CollectionInfo:
         metadata = self._meta(name).get("metadata") or {}
-        return models.CollectionInfo.model_construct(
-            config=models.CollectionConfig.model_construct(
-                params=models.CollectionParams.model_construct(vectors=vectors),
-                metadata=dict(metadata),
-            )
-        )
+        return CollectionInfo(dense=dict(self._dense_vectors(name)), metadata=dict(metadata))
 
-    async def update_collection(self, name: str, *, metadata: dict[str, Any]) -> bool:
+    async def update_collection(self, name: str, *, metadata: dict[str, Any]) -> None:
         """Merge `metadata` into the collection's metadata (kept in its `grace.json`),
         like a Qdrant server's collection metadata."""
         meta = self._meta(name)
@@ -140,7 +126,6 @@ class EdgeClient:
         temporary = path.with_suffix(".tmp")
         temporary.write_text(json.dumps(meta), encoding="utf-8")
         temporary.replace(path)
-        return True
 
     def _meta(self, name: str) -> dict[str, Any]:
         path = self._dir(name) / META_FILE
@@ -160,72 +145,52 @@ class EdgeClient:
         return self._dense[name]
 
     async def create_collection(
-        self,
-        name: str,
-        *,
-        vectors_config: dict[str, models.VectorParams],
-        sparse_vectors_config: dict[str, models.SparseVectorParams],
-    ) -> bool:
+        self, name: str, *, dense: dict[str, int], sparse: Sequence[str], idf: bool = True
+    ) -> None:
         directory = self._dir(name)
         if (directory / META_FILE).is_file():
             raise ValueError(f"Collection {name} already exists")
-        dense = {key: params.size for key, params in vectors_config.items()}
-        idf = any(p.modifier == models.Modifier.IDF for p in sparse_vectors_config.values())
+        dense = dict(dense)
         shard = await self._run(
-            lambda: create_shard(
-                directory, dense=dense, sparse=list(sparse_vectors_config), idf=idf
-            )
+            lambda: create_shard(directory, dense=dense, sparse=list(sparse), idf=idf)
         )
         self._shards[name] = shard
+        self._changed.add(name)
         self._dense[name] = dense
-        return True
 
-    async def create_payload_index(
-        self, name: str, field_name: str, field_schema: models.PayloadSchemaType
-    ) -> None:
-        schema = {models.PayloadSchemaType.KEYWORD: qe.PayloadSchemaType.Keyword}[field_schema]
-        shard = self._shard(name)
+    async def create_keyword_index(self, name: str, field_name: str) -> None:
+        shard = self._changing(name)
+        schema = qe.PayloadSchemaType.Keyword
         await self._run(
             lambda: shard.update(qe.UpdateOperation.create_field_index(field_name, schema))
         )
 
     # ------------------------------------------------------------------ points
 
-    async def count(
-        self, name: str, count_filter: models.Filter | None = None, exact: bool = True
-    ) -> _Count:
+    async def count(self, name: str, count_filter: Filter | None = None) -> int:
         shard = self._shard(name)
-        request = qe.CountRequest(exact=exact, filter=_filter(count_filter))
-        return _Count(await self._run(lambda: shard.count(request)))
+        request = qe.CountRequest(exact=True, filter=_filter(count_filter))
+        return int(await self._run(lambda: shard.count(request)))
 
-    async def upsert(
-        self, name: str, points: Sequence[models.PointStruct], wait: bool = True
-    ) -> None:
-        shard = self._shard(name)
-        converted = [
-            qe.Point(str(p.id), _vector_in(p.vector), dict(p.payload or {})) for p in points
-        ]
+    async def upsert(self, name: str, points: Sequence[NewPoint]) -> None:
+        shard = self._changing(name)
+        converted = [qe.Point(p.id, _vector_in(p.vector), dict(p.payload)) for p in points]
         await self._run(lambda: shard.update(qe.UpdateOperation.upsert_points(converted)))
 
-    async def delete(
-        self,
-        name: str,
-        points_selector: models.FilterSelector | models.PointIdsList,
-        wait: bool = True,
-    ) -> None:
-        shard = self._shard(name)
-        if isinstance(points_selector, models.FilterSelector):
-            edge_filter = _filter(points_selector.filter)
-            assert edge_filter is not None
-            operation = qe.UpdateOperation.delete_points_by_filter(edge_filter)
-        else:
-            operation = qe.UpdateOperation.delete_points([str(i) for i in points_selector.points])
+    async def delete_matching(self, name: str, selector: Filter) -> None:
+        shard = self._changing(name)
+        edge_filter = _filter(selector)
+        assert edge_filter is not None
+        operation = qe.UpdateOperation.delete_points_by_filter(edge_filter)
         await self._run(lambda: shard.update(operation))
 
-    async def set_payload(
-        self, name: str, payload: dict[str, Any], points: Sequence[Any], wait: bool = True
-    ) -> None:
-        shard = self._shard(name)
+    async def delete_ids(self, name: str, ids: Sequence[str]) -> None:
+        shard = self._changing(name)
+        operation = qe.UpdateOperation.delete_points([str(i) for i in ids])
+        await self._run(lambda: shard.update(operation))
+
+    async def set_payload(self, name: str, payload: dict[str, Any], points: Sequence[str]) -> None:
+        shard = self._changing(name)
         operation = qe.UpdateOperation.set_payload([str(i) for i in points], payload)
         await self._run(lambda: shard.update(operation))
 
@@ -235,9 +200,9 @@ class EdgeClient:
         *,
         limit: int,
         offset: Any = None,
-        with_payload: bool | models.PayloadSelectorInclude = True,
+        with_payload: bool | list[str] = True,
         with_vectors: bool | list[str] = False,
-    ) -> tuple[list[models.Record], Any]:
+    ) -> tuple[list[StoredPoint], Any]:
         shard = self._shard(name)
         request = qe.ScrollRequest(
             offset=offset,
@@ -247,9 +212,7 @@ class EdgeClient:
         )
         records, next_offset = await self._run(lambda: shard.scroll(request))
         return [
-            models.Record.model_construct(
-                id=str(r.id), payload=r.payload or {}, vector=_vector_out(r.vector)
-            )
+            StoredPoint(id=str(r.id), payload=r.payload or {}, vector=_vector_out(r.vector))
             for r in records
         ], (str(next_offset) if next_offset is not None else None)
 
@@ -257,15 +220,15 @@ class EdgeClient:
         self,
         name: str,
         *,
-        query: Any,
+        query: Query,
         limit: int,
         using: str | None = None,
-        prefetch: Sequence[models.Prefetch] = (),
+        prefetch: Sequence[Prefetch] = (),
         with_payload: bool = True,
         with_vectors: bool | list[str] = False,
-    ) -> _QueryResponse:
+    ) -> list[StoredPoint]:
         shard = self._shard(name)
-        if isinstance(query, models.FusionQuery):
+        if query is RRF:
             request = qe.QueryRequest(
                 limit=limit,
                 query=qe.Fusion.Rrf(k=RRF_K),
@@ -277,6 +240,7 @@ class EdgeClient:
                 with_vector=with_vectors,
             )
         else:
+            assert isinstance(query, SparseVector | list)
             request = qe.QueryRequest(
                 limit=limit,
                 query=_nearest(query, using),
@@ -285,26 +249,26 @@ class EdgeClient:
             )
         # A search takes milliseconds: run it inline rather than pay for a thread hop.
         found = shard.query(request)
-        return _QueryResponse(
-            [
-                models.ScoredPoint.model_construct(
-                    id=str(p.id),
-                    version=p.version,
-                    score=float(p.score),
-                    payload=p.payload or {},
-                    vector=_vector_out(p.vector),
-                )
-                for p in found
-            ]
-        )
+        return [
+            StoredPoint(
+                id=str(p.id),
+                payload=p.payload or {},
+                vector=_vector_out(p.vector),
+                score=float(p.score),
+            )
+            for p in found
+        ]
 
     # ------------------------------------------------------------------ lifecycle
 
     async def close(self) -> None:
-        """Flush and close every shard, release the lock (and remove a temporary root)."""
-        shards, self._shards = list(self._shards.values()), {}
-        for shard in shards:
-            shard.flush()
+        """Flush the shards written to, close every shard, release the lock (and remove a
+        temporary root). A shard only read (a `grace ask`) needs no flush: ~50 ms less."""
+        shards, self._shards = dict(self._shards), {}
+        changed, self._changed = self._changed, set()
+        for name, shard in shards.items():
+            if name in changed:
+                shard.flush()
             shard.close()
         if self._lock.closed:
             return
@@ -314,20 +278,20 @@ class EdgeClient:
             shutil.rmtree(self._root, ignore_errors=True)
 
     def flush(self) -> None:
-        for shard in self._shards.values():
-            shard.flush()
+        for name in self._changed:
+            self._shards[name].flush()
 
 
-def _nearest(query: Any, using: str | None) -> qe.Query:
-    if isinstance(query, models.SparseVector):
+def _nearest(query: SparseVector | list[float], using: str | None) -> qe.Query:
+    if isinstance(query, SparseVector):
         return qe.Query.Nearest(qe.SparseVector(list(query.indices), list(query.values)), using)
     return qe.Query.Nearest([float(v) for v in query], using)
 
 
-def _vector_in(vector: Any) -> dict[str, Any]:
+def _vector_in(vector: dict[str, list[float] | SparseVector]) -> dict[str, Any]:
     converted: dict[str, Any] = {}
-    for key, value in dict(vector).items():
-        if isinstance(value, models.SparseVector):
+    for key, value in vector.items():
+        if isinstance(value, SparseVector):
             converted[key] = qe.SparseVector(list(value.indices), list(value.values))
         else:
             converted[key] = [float(v) for v in value]
@@ -340,33 +304,25 @@ def _vector_out(vector: Any) -> dict[str, Any] | None:
     converted: dict[str, Any] = {}
     for key, value in vector.items():
         if isinstance(value, qe.SparseVector):
-            converted[key] = models.SparseVector(indices=value.indices, values=value.values)
+            converted[key] = SparseVector(indices=value.indices, values=value.values)
         else:
             converted[key] = value
     return converted
 
 
-def _payload_selector(selector: bool | models.PayloadSelectorInclude) -> Any:
-    if isinstance(selector, models.PayloadSelectorInclude):
-        return qe.PayloadSelector.Include(list(selector.include))
+def _payload_selector(selector: bool | list[str]) -> Any:
+    if isinstance(selector, list):
+        return qe.PayloadSelector.Include(list(selector))
     return selector
 
 
-def _filter(selector: models.Filter | None) -> qe.Filter | None:
-    """Only what the knowledge base filters by: `must` keyword matches."""
+def _filter(selector: Filter | None) -> qe.Filter | None:
+    """Keyword matches, all of which must hold."""
     if selector is None:
         return None
-    conditions: list[Any] = []
-    for condition in selector.must or []:  # type: ignore[union-attr]
-        if not (
-            isinstance(condition, models.FieldCondition)
-            and isinstance(condition.match, models.MatchValue)
-        ):
-            raise ValueError(f"unsupported filter condition for the embedded engine: {condition}")
-        conditions.append(
-            qe.FieldCondition(condition.key, match=qe.MatchValue(condition.match.value))
-        )
-    return qe.Filter(must=conditions)
+    return qe.Filter(
+        must=[qe.FieldCondition(c.key, match=qe.MatchValue(c.value)) for c in selector.must]
+    )
 
 
 def create_shard(

@@ -13,11 +13,14 @@ from __future__ import annotations
 import logging
 import shutil
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import qdrant_edge as qe
-from qdrant_client import QdrantClient, models
 
 from agent.knowledge.edge_client import create_shard
+
+if TYPE_CHECKING:
+    from qdrant_client import QdrantClient
 
 __all__ = ["BACKUP_DIR", "has_local_mode_data", "migrate_local_mode"]
 
@@ -36,6 +39,8 @@ def has_local_mode_data(directory: Path) -> bool:
 def migrate_local_mode(directory: Path, edge_root: Path) -> int:
     """Copy every collection of the local-mode store at `directory` into `edge_root`;
     returns how many points were copied. `RuntimeError` when another process has it open."""
+    from qdrant_client import QdrantClient  # only to read the old store: slow to import
+
     staging = edge_root.with_name(edge_root.name + ".migrating")
     shutil.rmtree(staging, ignore_errors=True)
     staging.mkdir(parents=True)
@@ -63,6 +68,8 @@ def migrate_local_mode(directory: Path, edge_root: Path) -> int:
 
 
 def _copy(client: QdrantClient, name: str, target: Path) -> int:
+    from qdrant_client import models
+
     params = client.get_collection(name).config.params
     vectors = params.vectors if isinstance(params.vectors, dict) else {}
     sparse = params.sparse_vectors or {}
@@ -93,6 +100,8 @@ def _copy(client: QdrantClient, name: str, target: Path) -> int:
 
 
 def _vector(vector: object) -> dict[str, object]:
+    from qdrant_client import models
+
     converted: dict[str, object] = {}
     for key, value in dict(vector or {}).items():  # type: ignore[call-overload]
         if isinstance(value, models.SparseVector):

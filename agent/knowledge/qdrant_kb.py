@@ -1,8 +1,9 @@
 """The knowledge base on Qdrant: hybrid (sparse BM25 + optional dense) search fused with RRF.
 
 One class serves the embedded engine (the default: Qdrant Edge in-process, no server,
-one process per directory; `edge_client.py` gives it qdrant-client's API) and a Qdrant
-server (`QDRANT_URL`, through `qdrant-client`). qdrant-client's own local mode still works
+one process per directory; `edge_client.py`) and a Qdrant server (`QDRANT_URL`, through
+qdrant-client in `server_client.py`, imported only then: it takes a second to load).
+Both speak `store.VectorStore`. qdrant-client's own local mode still works
 (`client=AsyncQdrantClient(path=...)`, with `in_process_index=True`) but is no longer the
 default: it keeps every point in memory and searches by brute force in Python.
 
@@ -19,15 +20,12 @@ import contextlib
 import logging
 import math
 import sqlite3
+import sys
 import warnings
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
-
-import httpx
-from qdrant_client import AsyncQdrantClient, models
-from qdrant_client.http.exceptions import ResponseHandlingException, UnexpectedResponse
+from typing import TYPE_CHECKING, Any
 
 from agent.embedding import embed_documents, embed_query  # gemini: task types, query deadline
 from agent.errors import (
@@ -40,12 +38,27 @@ from agent.knowledge.chunks import Chunk
 from agent.knowledge.edge_client import EdgeClient, EdgeLockedError
 from agent.knowledge.lexical import QueryTerms, query_sparse_vector
 from agent.knowledge.local_migration import has_local_mode_data, migrate_local_mode
-from agent.knowledge.sparse_index import SparseIndex
+from agent.knowledge.store import (
+    RRF,
+    FieldMatch,
+    Filter,
+    NewPoint,
+    Prefetch,
+    SparseVector,
+    StoreResponseError,
+    StoreUnreachableError,
+    VectorStore,
+)
 from agent.knowledge.tokenize import LEXICAL_VERSION
 from agent.knowledge.vectors import SparseValues, chunk_sparse_vector
 from agent.knowledge.versions import DocumentInfo
 from agent.ports import Embedder
 from agent.schemas import Source
+
+if TYPE_CHECKING:
+    from qdrant_client import AsyncQdrantClient
+
+    from agent.knowledge.sparse_index import SparseIndex
 
 __all__ = [
     "DENSE_VECTOR",
@@ -127,7 +140,7 @@ class QdrantKnowledgeBase:
     def __init__(
         self,
         *,
-        client: AsyncQdrantClient | EdgeClient,
+        client: VectorStore | AsyncQdrantClient,
         embedder: Embedder | None,
         default_collection: str = "grace_docs",
         location: str = "",
@@ -135,8 +148,9 @@ class QdrantKnowledgeBase:
     ) -> None:
         """`in_process_index`: keep an inverted index of the sparse vectors in memory and
         search it instead of asking Qdrant (local mode only: it has no index of its own,
-        and no other process can write to its directory)."""
-        self._client = client
+        and no other process can write to its directory). An `AsyncQdrantClient` is
+        wrapped in `ServerClient`."""
+        self._client = _as_store(client)
         self._in_process_index = in_process_index
         self._indexes: dict[str, SparseIndex] = {}
         self._tuned: set[str] = set()
@@ -166,18 +180,17 @@ class QdrantKnowledgeBase:
 
     @contextlib.contextmanager
     def _store_errors(self, action: str) -> Iterator[None]:
-        """Turn qdrant-client / network exceptions into `VectorStoreError` with context."""
+        """Turn the store's and network exceptions into `VectorStoreError` with context."""
         try:
             yield
         except GraceError:
             raise
-        except UnexpectedResponse as exc:
-            detail = exc.content.decode("utf-8", "replace")[:300] if exc.content else ""
+        except StoreResponseError as exc:
             raise VectorStoreError(
                 f"Qdrant ({self._location}) answered HTTP {exc.status_code} "
-                f"{exc.reason_phrase} while {action}: {detail}".rstrip(": ")
+                f"{exc.reason} while {action}: {exc.detail}".rstrip(": ")
             ) from exc
-        except (ResponseHandlingException, httpx.HTTPError, OSError, TimeoutError) as exc:
+        except (StoreUnreachableError, OSError, TimeoutError) as exc:
             raise VectorStoreError(
                 f"Qdrant ({self._location}) is unreachable while {action}: "
                 f"{exc or type(exc).__name__}. Check that the server is running and "
@@ -193,8 +206,8 @@ class QdrantKnowledgeBase:
     async def collections(self) -> list[str]:
         """Names of all collections, sorted."""
         with self._store_errors("listing collections"):
-            response = await self._client.get_collections()
-        return sorted(c.name for c in response.collections)
+            names = await self._client.collection_names()
+        return sorted(names)
 
     async def _exists(self, collection: str) -> bool:
         if collection in self._layouts:
@@ -209,11 +222,7 @@ class QdrantKnowledgeBase:
             return layout
         with self._store_errors(f"reading collection {collection!r}"):
             info = await self._client.get_collection(collection)
-        vectors = info.config.params.vectors
-        dense_size: int | None = None
-        if isinstance(vectors, dict) and DENSE_VECTOR in vectors:
-            dense_size = vectors[DENSE_VECTOR].size
-        layout = _Layout(dense_size=dense_size)
+        layout = _Layout(dense_size=info.dense.get(DENSE_VECTOR))
         self._layouts[collection] = layout
         return layout
 
@@ -229,16 +238,13 @@ class QdrantKnowledgeBase:
         """Create the collection (sparse always, dense when an embedder is set) if missing."""
         if await self._exists(collection):
             return
-        vectors: dict[str, models.VectorParams] = {}
+        vectors: dict[str, int] = {}
         if self._embedder is not None:
-            vectors[DENSE_VECTOR] = models.VectorParams(
-                size=self._embedder.dimension, distance=models.Distance.COSINE
-            )
-        sparse = {SPARSE_VECTOR: models.SparseVectorParams(modifier=models.Modifier.IDF)}
+            vectors[DENSE_VECTOR] = self._embedder.dimension
         try:
             with self._store_errors(f"creating collection {collection!r}"):
                 await self._client.create_collection(
-                    collection, vectors_config=vectors, sparse_vectors_config=sparse
+                    collection, dense=vectors, sparse=[SPARSE_VECTOR], idf=True
                 )
         except VectorStoreError:
             # Another writer may have created it in the meantime: that is fine.
@@ -250,9 +256,7 @@ class QdrantKnowledgeBase:
         with warnings.catch_warnings(), self._store_errors(f"indexing {collection!r}"):
             # Speeds up delete-by-source on a server; local mode says it has no effect.
             warnings.simplefilter("ignore", UserWarning)
-            await self._client.create_payload_index(
-                collection, "source", models.PayloadSchemaType.KEYWORD
-            )
+            await self._client.create_keyword_index(collection, "source")
         await self.stamp_lexical_version(collection)
         log.info("created collection %s (dense=%s)", collection, bool(vectors))
 
@@ -261,7 +265,7 @@ class QdrantKnowledgeBase:
         ingested before stamps existed)."""
         with self._store_errors(f"reading collection {collection!r}"):
             info = await self._client.get_collection(collection)
-        value = (getattr(info.config, "metadata", None) or {}).get(LEXICAL_VERSION_KEY)
+        value = info.metadata.get(LEXICAL_VERSION_KEY)
         return int(value) if isinstance(value, int | str) and str(value).isdigit() else None
 
     async def stamp_lexical_version(self, collection: str) -> None:
@@ -330,24 +334,19 @@ class QdrantKnowledgeBase:
         if not await self._exists(collection):
             return 0
         with self._store_errors(f"counting {collection!r}"):
-            result = await self._client.count(collection, exact=True)
-        return result.count
+            return await self._client.count(collection)
 
     async def delete_source(self, collection: str, source: str) -> int:
         """Remove every chunk of one source file; returns how many were removed."""
         if not await self._exists(collection):
             return 0
-        selector = models.Filter(
-            must=[models.FieldCondition(key="source", match=models.MatchValue(value=source))]
-        )
+        selector = Filter(must=[FieldMatch(key="source", value=source)])
         with self._store_errors(f"deleting {source!r} from {collection!r}"):
-            found = await self._client.count(collection, count_filter=selector, exact=True)
-            if found.count:
+            found = await self._client.count(collection, count_filter=selector)
+            if found:
                 self._indexes.pop(collection, None)
-                await self._client.delete(
-                    collection, points_selector=models.FilterSelector(filter=selector), wait=True
-                )
-        return found.count
+                await self._client.delete_matching(collection, selector)
+        return found
 
     async def upsert_chunks(
         self,
@@ -373,18 +372,18 @@ class QdrantKnowledgeBase:
                 batch = chunks[start : start + EMBED_BATCH]
                 texts, titles = [c.text for c in batch], [c.source for c in batch]
                 dense.extend(await embed_documents(self._embedder, texts, titles))
-        points: list[models.PointStruct] = []
+        points: list[NewPoint] = []
         for i, chunk in enumerate(chunks):
             indices, values = (
                 sparse[i] if sparse is not None else chunk_sparse_vector(chunk.title, chunk.text)
             )
-            vector: dict[str, Any] = {
-                SPARSE_VECTOR: models.SparseVector(indices=indices, values=values)
+            vector: dict[str, list[float] | SparseVector] = {
+                SPARSE_VECTOR: SparseVector(indices=list(indices), values=list(values))
             }
             if dense is not None:
                 vector[DENSE_VECTOR] = dense[i]
             points.append(
-                models.PointStruct(
+                NewPoint(
                     id=chunk.point_id,
                     vector=vector,
                     payload={
@@ -407,9 +406,7 @@ class QdrantKnowledgeBase:
         self._tune_local_storage(collection)
         with self._store_errors(f"writing {len(points)} chunks to {collection!r}"):
             for start in range(0, len(points), UPSERT_BATCH):
-                await self._client.upsert(
-                    collection, points=points[start : start + UPSERT_BATCH], wait=True
-                )
+                await self._client.upsert(collection, points[start : start + UPSERT_BATCH])
         return len(points)
 
     def _tune_local_storage(self, collection: str) -> None:
@@ -421,7 +418,7 @@ class QdrantKnowledgeBase:
         if not self._in_process_index or collection in self._tuned:
             return
         self._tuned.add(collection)
-        local = getattr(self._client, "_client", None)
+        local = getattr(getattr(self._client, "client", None), "_client", None)
         stored = getattr(local, "collections", {}).get(collection)
         connection = getattr(getattr(stored, "storage", None), "storage", None)
         if isinstance(connection, sqlite3.Connection):
@@ -439,13 +436,7 @@ class QdrantKnowledgeBase:
         self._tune_local_storage(collection)
         with self._store_errors(f"deleting {len(ids)} chunks from {collection!r}"):
             for start in range(0, len(ids), UPSERT_BATCH):
-                await self._client.delete(
-                    collection,
-                    points_selector=models.PointIdsList(
-                        points=list(ids[start : start + UPSERT_BATCH])
-                    ),
-                    wait=True,
-                )
+                await self._client.delete_ids(collection, list(ids[start : start + UPSERT_BATCH]))
 
     async def documents(self, collection: str) -> dict[str, StoredDocument]:
         """Every stored source with its point ids and document facts (one scroll)."""
@@ -459,11 +450,11 @@ class QdrantKnowledgeBase:
                     collection,
                     limit=SCROLL_BATCH,
                     offset=offset,
-                    with_payload=models.PayloadSelectorInclude(include=_DOCUMENT_FIELDS),
+                    with_payload=list(_DOCUMENT_FIELDS),
                     with_vectors=False,
                 )
                 for record in records:
-                    payload = record.payload or {}
+                    payload = record.payload
                     source = str(payload.get("source", ""))
                     document = found.setdefault(source, StoredDocument(ids=[], info=None))
                     document.ids.append(str(record.id))
@@ -493,10 +484,7 @@ class QdrantKnowledgeBase:
         with self._store_errors(f"updating {len(ids)} chunks in {collection!r}"):
             for start in range(0, len(ids), UPSERT_BATCH):
                 await self._client.set_payload(
-                    collection,
-                    payload=payload,
-                    points=list(ids[start : start + UPSERT_BATCH]),
-                    wait=True,
+                    collection, payload, list(ids[start : start + UPSERT_BATCH])
                 )
 
     # ------------------------------------------------------------------ search
@@ -524,7 +512,7 @@ class QdrantKnowledgeBase:
         if not terms.tokens and not terms.keywords:
             return []
         indices, values = query_sparse_vector(terms.tokens)
-        sparse = models.SparseVector(indices=indices, values=values)
+        sparse = SparseVector(indices=list(indices), values=list(values))
         candidates = max(limit * CANDIDATE_FACTOR, MIN_CANDIDATES)
 
         dense_size = await self._dense_size(name)
@@ -542,26 +530,26 @@ class QdrantKnowledgeBase:
     async def _query_qdrant(
         self,
         name: str,
-        sparse: models.SparseVector,
+        sparse: SparseVector,
         query_vector: list[float] | None,
         candidates: int,
     ) -> list[_Candidate]:
         """Sparse search, or sparse + dense fused with Qdrant's RRF, on Qdrant itself."""
         with self._store_errors(f"searching {name!r}"):
             if query_vector is not None:
-                response = await self._client.query_points(
+                points = await self._client.query_points(
                     name,
                     prefetch=[
-                        models.Prefetch(query=sparse, using=SPARSE_VECTOR, limit=candidates),
-                        models.Prefetch(query=query_vector, using=DENSE_VECTOR, limit=candidates),
+                        Prefetch(query=sparse, using=SPARSE_VECTOR, limit=candidates),
+                        Prefetch(query=query_vector, using=DENSE_VECTOR, limit=candidates),
                     ],
-                    query=models.FusionQuery(fusion=models.Fusion.RRF),
+                    query=RRF,
                     limit=candidates,
                     with_payload=True,
                     with_vectors=[DENSE_VECTOR, SPARSE_VECTOR],
                 )
             else:
-                response = await self._client.query_points(
+                points = await self._client.query_points(
                     name,
                     query=sparse,
                     using=SPARSE_VECTOR,
@@ -573,11 +561,11 @@ class QdrantKnowledgeBase:
             _Candidate(
                 str(point.id),
                 float(point.score),
-                point.payload or {},
+                point.payload,
                 _sparse_indices(point.vector),
                 point.vector,
             )
-            for point in response.points
+            for point in points
         ]
 
     async def _sparse_index(self, name: str) -> SparseIndex:
@@ -585,6 +573,8 @@ class QdrantKnowledgeBase:
         index = self._indexes.get(name)
         if index is not None:
             return index
+        from agent.knowledge.sparse_index import SparseIndex  # numpy: local mode only
+
         rows: list[tuple[str, dict[str, Any], list[int], list[float]]] = []
         offset: Any = None
         with self._store_errors(f"reading {name!r}"):
@@ -597,11 +587,9 @@ class QdrantKnowledgeBase:
                     with_vectors=[SPARSE_VECTOR],
                 )
                 for record in records:
-                    vector = (record.vector or {}).get(SPARSE_VECTOR)  # type: ignore[union-attr]
-                    if isinstance(vector, models.SparseVector):
-                        rows.append(
-                            (str(record.id), record.payload or {}, vector.indices, vector.values)
-                        )
+                    vector = (record.vector or {}).get(SPARSE_VECTOR)
+                    if isinstance(vector, SparseVector):
+                        rows.append((record.id, record.payload, vector.indices, vector.values))
                 if offset is None:
                     break
         index = SparseIndex(rows)
@@ -717,7 +705,7 @@ def _sparse_indices(stored: Any) -> frozenset[int] | None:
     """The sparse indices of a hit returned with its vectors, if any."""
     if isinstance(stored, dict):
         vector = stored.get(SPARSE_VECTOR)
-        if isinstance(vector, models.SparseVector):
+        if isinstance(vector, SparseVector):
             return frozenset(vector.indices)
     return None
 
@@ -749,13 +737,19 @@ def open_knowledge_base(
     The embedded engine locks its directory: a second process (or a second client in the
     same process) gets `KnowledgeBaseLockedError` explaining what to do. A directory
     written by qdrant-client's local mode (before Edge) is moved to Edge on first open."""
+    client: VectorStore
     if url:
-        client = AsyncQdrantClient(
+        from qdrant_client import AsyncQdrantClient
+
+        from agent.knowledge.server_client import ServerClient
+
+        server = AsyncQdrantClient(
             url=url,
             api_key=api_key or None,
             timeout=max(1, math.ceil(timeout)),
             check_compatibility=False,  # a blocking HTTP call at construction otherwise
         )
+        client = ServerClient(server)
         location = url
     elif path is not None:
         directory = Path(path).expanduser()
@@ -776,6 +770,18 @@ def open_knowledge_base(
         default_collection=default_collection,
         location=location,
     )
+
+
+def _as_store(client: VectorStore | AsyncQdrantClient) -> VectorStore:
+    """The client as a `VectorStore`: an `AsyncQdrantClient` (a server, or local mode as
+    tests and the retrieval benchmark open it) is wrapped; anything else already is one.
+    qdrant-client is not imported to find out: if it is not loaded, this is not one."""
+    qdrant = sys.modules.get("qdrant_client")
+    if qdrant is not None and isinstance(client, qdrant.AsyncQdrantClient):
+        from agent.knowledge.server_client import ServerClient
+
+        return ServerClient(client)
+    return client  # type: ignore[return-value]
 
 
 def _locked(directory: Path) -> KnowledgeBaseLockedError:
