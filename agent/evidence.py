@@ -191,6 +191,12 @@ _PERIODS: list[tuple[re.Pattern[str], re.Pattern[str]]] = [
     (re.compile(r"年に|毎年|1年|per year|a year|each year|yearly|annual", re.I), re.compile(r"年|\byear|\bannual", re.I)),
     (re.compile(r"1日に|毎日|per day|a day|each day|daily", re.I), re.compile(r"日|\bday|\bdaily", re.I)),
 ]  # fmt: skip
+_SURE_PLACE = re.compile(
+    r"#[\w-]+|https?://|(?<![\w.])(?:~|\$\w+)?/[\w.-]+|@\w|[ァ-ヴー]{2,}|\S+@\S+"
+)
+"""A place no capitalised word can fake: a path, a link, a channel, an address."""
+NAME_ONLY = 0.85
+"""A unit whose only place is a capitalised word weighs this much for a "where" question."""
 PERIOD_MISS = 0.8
 """A unit that does not name the period the question counts in ("週に何時間" → 週) weighs
 this much: "1日6時間" is no answer to "per week"."""
@@ -594,8 +600,18 @@ def terms(text: str) -> frozenset[str]:
     English words folded to a rough stem ("booking"/"book", "engineering"/"engineer"):
     the asker's form of a word is rarely the handbook's."""
     return frozenset(
-        _stem(_NUMBER_WORDS.get(t, t)) for t in tokenize(text) if t not in QUESTION_WORDS
+        _stem(_SAME_WORD.get(t) or _NUMBER_WORDS.get(t, t))
+        for t in tokenize(text)
+        if t not in QUESTION_WORDS
     )
+
+
+_SAME_WORD = {
+    **dict.fromkeys(("minimum", "lowest", "smallest", "least", "fewest"), "min"),
+    **dict.fromkeys(("maximum", "highest", "largest", "biggest"), "max"),
+}
+"""Words for the least and the most, spelled one way: a question's "lowest" is a
+reference page's "MIN", a handbook's "maximum" an asker's "max"."""
 
 
 _DOUBLE_END = re.compile(r"([b-df-hj-km-rtv-y])\1$")
@@ -692,6 +708,8 @@ def gather(query: str, passages: Sequence[Source]) -> Evidence:
         block_typed = any(u.typed for u in near)
         missed = period is not None and not period.search(unit.text + " " + unit.context)
         factor = PERIOD_MISS if missed else 1.0
+        if evidence.kinds == ("place",) and unit.typed and not _SURE_PLACE.search(unit.text):
+            factor *= NAME_ONLY  # "where": a path or a channel says it more surely than a name
         factor *= 1.0 if unit.typed else BLOCK_VALUE if block_typed else 0.55
         length = len(unit.text)
         if length > 400:
