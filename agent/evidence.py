@@ -55,7 +55,7 @@ topic when that sentence holds none of the kind asked for."""
 
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'(*_\[$#])|(?<=[。！？])")
 _INLINE_ITEM = re.compile(r"(?<!\d)\s+[-•*]\s+(?=\S)")
-_ITEM_PREFIX = re.compile(r"^\s*(?:[-*•+]|\d+[.)]|[(（]\d+[)）]|[QA][:：])\s*")
+_ITEM_PREFIX = re.compile(r"^\s*(?:[-*•+](?=\s)|\d+[.)]|[(（]\d+[)）]|[QA][:：])\s*")
 _TABLE_SEPARATOR = re.compile(r"^\|?\s*:?-+:?\s*(\|\s*:?-+:?\s*)*\|?$")
 _HTML_COMMENT = re.compile(r"<!--.*?(?:-->|$)", re.S)
 _MARKUP = re.compile(r"\*\*|__|`|\[([^\]]*)\]\([^)]*\)")
@@ -383,7 +383,11 @@ def split_blocks(text: str) -> list[tuple[str, str, int]]:
     header: list[str] = []
     paragraph: list[str] = []
 
+    in_item = False
+
     def flush() -> None:
+        nonlocal in_item
+        in_item = False
         if paragraph:
             _sentences_into(" ".join(paragraph), heading, lead, out)
             paragraph.clear()
@@ -431,8 +435,14 @@ def split_blocks(text: str) -> list[tuple[str, str, int]]:
             if item.endswith((":", "：")):
                 lead = _clean(item)
                 continue
-            _sentences_into(item, heading, lead, out)
+            paragraph.append(item)  # its indented continuation lines join it
+            in_item = True
             continue
+        if in_item and paragraph and raw[:1].isspace():
+            paragraph.append(line)  # "- Travel is booked\n  through the portal."
+            continue
+        if in_item:
+            flush()
         if line.endswith((":", "：")) and len(line) < 200:
             flush()
             # Only the last sentence introduces what follows; the ones before it are

@@ -425,3 +425,14 @@ def test_words_for_the_least_and_most_match_min_and_max() -> None:
     assert "min" in evidence.query_tokens
     assert question_types("what's the lowest zone mark?") == ("quantity",)
     assert question_types("how big can a spool file get?") == ("quantity",)
+
+
+def test_a_wrapped_list_item_is_one_item_and_an_option_flag_is_no_bullet() -> None:
+    text = (
+        "Spool › Options\n\n"
+        "- Jobs are kept\n  for 3 days.\n- Nothing else.\n\n"
+        "-t, --tries N\n    How many times a job is sent. Defaults to 4.\n"
+    )
+    units = [unit for unit, _ in split_units(text)]
+    assert units[0] == "Jobs are kept for 3 days."
+    assert "-t, --tries N How many times a job is sent." in units
