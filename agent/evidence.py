@@ -33,6 +33,15 @@ real IDF, which the candidates alone cannot know."""
 PASSAGE_BLEND = 0.3
 """A unit's score leans this much (geometric) on how much of the question its whole
 passage covers: a sentence from the page about the topic beats a stray match."""
+BLOCK_BLEND = 0.2
+"""A unit's score leans this much (geometric) on how much of the question the sentences
+around it in its paragraph cover: "Defaults to 0700." answers with the sentence before
+it ("The permissions mode for home directories …"), sharing none of its words."""
+BLOCK_REACH = 2
+"""How many sentences either side, in the same paragraph or item, count as around it."""
+BLOCK_VALUE = 0.8
+"""A sentence without the kind of value asked for weighs this much when a sentence around
+it holds one (it is quoted with it), instead of 0.55."""
 IDF_FLOOR = 0.5
 SHORT_WORD = 0.4
 """A one-character Japanese word ("後", "日") says little about the topic."""
@@ -46,7 +55,7 @@ topic when that sentence holds none of the kind asked for."""
 
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'(*_\[$#])|(?<=[。！？])")
 _INLINE_ITEM = re.compile(r"(?<!\d)\s+[-•*]\s+(?=\S)")
-_ITEM_PREFIX = re.compile(r"^\s*(?:[-*•+]|\d+[.)]|[(（]\d+[)）]|[QA][:：])\s*")
+_ITEM_PREFIX = re.compile(r"^\s*(?:[-*•+](?=\s)|\d+[.)]|[(（]\d+[)）]|[QA][:：])\s*")
 _TABLE_SEPARATOR = re.compile(r"^\|?\s*:?-+:?\s*(\|\s*:?-+:?\s*)*\|?$")
 _HTML_COMMENT = re.compile(r"<!--.*?(?:-->|$)", re.S)
 _MARKUP = re.compile(r"\*\*|__|`|\[([^\]]*)\]\([^)]*\)")
@@ -63,7 +72,7 @@ _DATE_IN_NAME = re.compile(r"((?:19|20)\d\d)[-_.]?(\d\d)?[-_.]?(\d\d)?")
 
 _QTYPE_PATTERNS: list[tuple[str, re.Pattern[str]]] = [
     ("percent", re.compile(r"what percent|how much of|percentage|割合|何\s*[%％]|割増率|率は|何割|分配率", re.I)),
-    ("quantity", re.compile(r"\b(?:amount|limit|minimum|maximum|max|min|cap|threshold)\b", re.I)),
+    ("quantity", re.compile(r"\b(?:amount|limit|minimum|maximum|max|min|cap|threshold|lowest|highest|smallest|largest|biggest|fewest)\b", re.I)),
     ("money", re.compile(r"how much|budget|cost|price|pay|stipend|allowance|reimburs|spend|\$|いくら|金額|上限|費用|手当|補助|円", re.I)),
     ("duration", re.compile(r"how long|how much (?:heads.?up|notice|time|advance)|how far ahead|how far in advance|how many (?:\w+ ){0,2}(?:days|weeks|months|years|hours|minutes)|how fast|how soon|heads.?up|notice|何日|何週|何か月|何ヶ月|何カ月|何年|何時間|何分|期間|どのくらい|どれくらい|いつまで", re.I)),
     ("deadline", re.compile(r"deadline|cut-?off|by when|due|期限|締め?切り?|いつまで", re.I)),
@@ -75,7 +84,7 @@ _QTYPE_ASKS: list[tuple[str, re.Pattern[str]]] = [
     ("percent", re.compile(r"what percent|how much of|percentage|何\s*[%％]|何割|何倍", re.I)),
     ("duration", re.compile(r"how long|how much (?:heads.?up|notice|time|advance)|how far ahead|how far in advance|how many (?:\w+ ){0,2}(?:days|weeks|months|years|hours|minutes)|how soon|how fast|how quickly|何日(?!に)|何週|何[かヶカケ]月|何時間|何分|いつまで", re.I)),
     ("money", re.compile(r"how much(?=\s*(?:[?.!,]|$|(?:is|are|was|were|do|does|did|can|could|will|would|should|money|budget|cash|per|for|in|\$)\b))|いくら|何円", re.I)),
-    ("quantity", re.compile(r"how much (?!(?:of|is|are|was|were|do|does|did|can|could|will|would|should|money|budget|cash|per|for|in|heads.?up|notice|time|advance)\b)(?=[a-z])", re.I)),
+    ("quantity", re.compile(r"\bhow (?:big|large|small)\b|\bwhat size\b|how much (?!(?:of|is|are|was|were|do|does|did|can|could|will|would|should|money|budget|cash|per|for|in|heads.?up|notice|time|advance)\b)(?=[a-z])", re.I)),
     ("deadline", re.compile(r"by when|deadline|cut-?off|期限|締め?切り?", re.I)),
     ("date", re.compile(r"(?:^|[,;?.!]\s*|\band\s+)when\b|\bwhen (?:is|are|was|were|do|does|did|will|would|should|can|must|'s)\b|what date|which day|what time|いつ|何月|何日に|何時から|何時まで|時間帯", re.I)),
     ("count", re.compile(r"how many|how old|what age|何歳|何人|何回|何個|何年", re.I)),
@@ -182,6 +191,12 @@ _PERIODS: list[tuple[re.Pattern[str], re.Pattern[str]]] = [
     (re.compile(r"年に|毎年|1年|per year|a year|each year|yearly|annual", re.I), re.compile(r"年|\byear|\bannual", re.I)),
     (re.compile(r"1日に|毎日|per day|a day|each day|daily", re.I), re.compile(r"日|\bday|\bdaily", re.I)),
 ]  # fmt: skip
+_SURE_PLACE = re.compile(
+    r"#[\w-]+|https?://|(?<![\w.])(?:~|\$\w+)?/[\w.-]+|@\w|[ァ-ヴー]{2,}|\S+@\S+"
+)
+"""A place no capitalised word can fake: a path, a link, a channel, an address."""
+NAME_ONLY = 0.85
+"""A unit whose only place is a capitalised word weighs this much for a "where" question."""
 PERIOD_MISS = 0.8
 """A unit that does not name the period the question counts in ("週に何時間" → 週) weighs
 this much: "1日6時間" is no answer to "per week"."""
@@ -316,6 +331,9 @@ class Unit:
     coverage: float = 0.0
     passage_coverage: float = 0.0
     typed: bool = True
+    block: tuple[int, int] = (0, 0)
+    """(passage rank, block in it): the paragraph, item or row the unit came from."""
+    block_coverage: float = 0.0
 
 
 _CAPITALISED = re.compile(r"\b[A-Z][a-z]+\b")
@@ -345,6 +363,13 @@ def _cells(line: str) -> list[str]:
 def split_units(text: str) -> list[tuple[str, str]]:
     """(unit, context) pairs of a chunk: sentences, list items, table rows with their
     header. The context is the heading trail plus the line introducing a list."""
+    return [(unit, context) for unit, context, _ in split_blocks(text)]
+
+
+def split_blocks(text: str) -> list[tuple[str, str, int]]:
+    """`split_units` with each unit's block: the number of the paragraph, list item or
+    table row it came from. A reference page's entry is one block ("DSHELL The login
+    shell … Defaults to /bin/bash."): its sentences answer together."""
     text = _HTML_COMMENT.sub(" ", text)  # a template's instructions, not its content
     lines = normalize_text(text).replace("\r", "").split("\n")
     heading = ""
@@ -353,12 +378,16 @@ def split_units(text: str) -> list[tuple[str, str]]:
         if " › " in first or first.startswith("#") or len(lines) > 1:
             heading = first.lstrip("#").strip()
             lines = lines[1:]
-    out: list[tuple[str, str]] = []
+    out: list[tuple[str, str, int]] = []
     lead = ""
     header: list[str] = []
     paragraph: list[str] = []
 
+    in_item = False
+
     def flush() -> None:
+        nonlocal in_item
+        in_item = False
         if paragraph:
             _sentences_into(" ".join(paragraph), heading, lead, out)
             paragraph.clear()
@@ -392,7 +421,7 @@ def split_units(text: str) -> list[tuple[str, str]]:
                 header = cells
                 continue
             row = _table_row(header, cells)
-            out.append((row, _join(heading, lead)))
+            out.append((row, _join(heading, lead), _next_block(out)))
             continue
         header = []
         if line.startswith("#"):
@@ -406,8 +435,14 @@ def split_units(text: str) -> list[tuple[str, str]]:
             if item.endswith((":", "：")):
                 lead = _clean(item)
                 continue
-            _sentences_into(item, heading, lead, out)
+            paragraph.append(item)  # its indented continuation lines join it
+            in_item = True
             continue
+        if in_item and paragraph and raw[:1].isspace():
+            paragraph.append(line)  # "- Travel is booked\n  through the portal."
+            continue
+        if in_item:
+            flush()
         if line.endswith((":", "：")) and len(line) < 200:
             flush()
             # Only the last sentence introduces what follows; the ones before it are
@@ -427,16 +462,34 @@ def _join(*parts: str) -> str:
     return " › ".join(p for p in parts if p)
 
 
-def _sentences_into(text: str, heading: str, lead: str, out: list[tuple[str, str]]) -> None:
+def _next_block(out: list[tuple[str, str, int]]) -> int:
+    return out[-1][2] + 1 if out else 0
+
+
+def _sentences_into(text: str, heading: str, lead: str, out: list[tuple[str, str, int]]) -> None:
     text = _clean(text)
+    block = _next_block(out)
     for piece in _INLINE_ITEM.split(text):
-        for sentence in _SENTENCE_END.split(piece):
+        for sentence in _whole_sentences(_SENTENCE_END.split(piece)):
             sentence = _ITEM_PREFIX.sub("", sentence.strip()).strip()
             if len(sentence) < 4 or not re.search(r"\w", sentence):
                 continue
             if sentence.endswith("?") or sentence.endswith("？"):
                 continue  # a question is not an answer
-            out.append((sentence, _join(heading, lead)))
+            out.append((sentence, _join(heading, lead), block))
+
+
+def _whole_sentences(pieces: list[str]) -> list[str]:
+    """Pieces re-joined where a split fell inside parentheses: "(resp. GID_MAX) is 1000"
+    or "(e.g. Foo)" is no sentence end."""
+    out: list[str] = []
+    for piece in pieces:
+        last = out[-1] if out else ""
+        if last.count("(") + last.count("（") > last.count(")") + last.count("）"):
+            out[-1] = f"{out[-1]} {piece}"
+        else:
+            out.append(piece)
+    return out
 
 
 # ---------------------------------------------------------------- scoring
@@ -557,8 +610,18 @@ def terms(text: str) -> frozenset[str]:
     English words folded to a rough stem ("booking"/"book", "engineering"/"engineer"):
     the asker's form of a word is rarely the handbook's."""
     return frozenset(
-        _stem(_NUMBER_WORDS.get(t, t)) for t in tokenize(text) if t not in QUESTION_WORDS
+        _stem(_SAME_WORD.get(t) or _NUMBER_WORDS.get(t, t))
+        for t in tokenize(text)
+        if t not in QUESTION_WORDS
     )
+
+
+_SAME_WORD = {
+    **dict.fromkeys(("minimum", "lowest", "smallest", "least", "fewest"), "min"),
+    **dict.fromkeys(("maximum", "highest", "largest", "biggest"), "max"),
+}
+"""Words for the least and the most, spelled one way: a question's "lowest" is a
+reference page's "MIN", a handbook's "maximum" an asker's "max"."""
 
 
 _DOUBLE_END = re.compile(r"([b-df-hj-km-rtv-y])\1$")
@@ -583,7 +646,7 @@ def gather(query: str, passages: Sequence[Source]) -> Evidence:
     units: list[Unit] = []
     order = 0
     for rank, passage in enumerate(passages):
-        for text, context in split_units(passage.text):
+        for text, context, block in split_blocks(passage.text):
             units.append(
                 Unit(
                     text=text,
@@ -594,6 +657,7 @@ def gather(query: str, passages: Sequence[Source]) -> Evidence:
                     order=order,
                     tokens=terms(text),
                     context_tokens=terms(context) if context else frozenset(),
+                    block=(rank, block),
                 )
             )
             order += 1
@@ -644,10 +708,19 @@ def gather(query: str, passages: Sequence[Source]) -> Evidence:
         if period is not None and not period.search(unit.text + " " + unit.context):
             # counted in another period ("1日の…6時間" for "週に何時間"): not the value asked
             unit.typed = unit.typed and not _PER_PERIOD.search(unit.text)
-            factor = PERIOD_MISS
-        else:
-            factor = 1.0
-        factor *= 1.0 if unit.typed else 0.55
+    blocks: dict[tuple[int, int], list[Unit]] = defaultdict(list)
+    for unit in units:
+        blocks[unit.block].append(unit)
+    for unit in units:
+        near = [u for u in blocks[unit.block] if abs(u.order - unit.order) <= BLOCK_REACH]
+        words = frozenset().union(*(u.tokens for u in near))
+        unit.block_coverage = max(unit.coverage, evidence.coverage(words, unit.context_tokens))
+        block_typed = any(u.typed for u in near)
+        missed = period is not None and not period.search(unit.text + " " + unit.context)
+        factor = PERIOD_MISS if missed else 1.0
+        if evidence.kinds == ("place",) and unit.typed and not _SURE_PLACE.search(unit.text):
+            factor *= NAME_ONLY  # "where": a path or a channel says it more surely than a name
+        factor *= 1.0 if unit.typed else BLOCK_VALUE if block_typed else 0.55
         length = len(unit.text)
         if length > 400:
             factor *= 0.85
@@ -660,7 +733,8 @@ def gather(query: str, passages: Sequence[Source]) -> Evidence:
             found = len(query_phrases & phrases(unit.text)) / len(query_phrases)
             factor *= 1.0 + PHRASE_BONUS * found
         unit.score = (
-            unit.coverage ** (1 - PASSAGE_BLEND)
+            unit.coverage ** (1 - PASSAGE_BLEND - BLOCK_BLEND)
+            * unit.block_coverage**BLOCK_BLEND
             * topical**PASSAGE_BLEND
             * factor
             * (PASSAGE_PRIOR + (1 - PASSAGE_PRIOR) * relative)
@@ -682,6 +756,20 @@ def select(evidence: Evidence, *, max_units: int = 3) -> list[Unit]:
     two_part = is_two_part(evidence.query)
     best_family = evidence.family[best.source].key
     held = evidence.kinds_in(best.text)
+    if evidence.kinds and not best.typed:
+        # A reference entry's value sits in its own paragraph ("timeout:n Sets the amount
+        # of time … Measured in seconds, the default is … (currently 5)"): quote it
+        # before any other passage's figure.
+        mates = [
+            u
+            for u in evidence.units
+            if u.block == best.block and u.typed and abs(u.order - best.order) <= NEIGHBOUR_UNITS
+        ]
+        if mates:
+            mate = min(mates, key=lambda u: (abs(u.order - best.order), -u.score))
+            chosen.append(mate)
+            covered |= mate.tokens & evidence.query_tokens
+            held |= evidence.kinds_in(mate.text)
     for unit in ranked[1:]:
         if len(chosen) >= max_units:
             break
@@ -704,7 +792,8 @@ def select(evidence: Evidence, *, max_units: int = 3) -> list[Unit]:
                 covered |= new
                 held |= evidence.kinds_in(unit.text)
                 continue
-        if not best.typed and unit.typed and same_doc and unit.score >= 0.6 * best.score:
+        typed_yet = any(c.typed for c in chosen)
+        if not typed_yet and unit.typed and same_doc and unit.score >= 0.6 * best.score:
             chosen.append(unit)
             covered |= new
             break
@@ -718,27 +807,51 @@ def select(evidence: Evidence, *, max_units: int = 3) -> list[Unit]:
             if u.rank == best.rank and u.typed and abs(u.order - best.order) <= NEIGHBOUR_UNITS
         ]
         if near:
-            closest = min(near, key=lambda u: (abs(u.order - best.order), -u.score))
+            # Its own paragraph first: a reference entry's value ("The default is …
+            # (currently 2)") belongs to its definition, not to the entry before it.
+            closest = min(
+                near, key=lambda u: (u.block != best.block, abs(u.order - best.order), -u.score)
+            )
             chosen = [best, closest, *chosen[1:]][:max_units]
-    if not any(_DEFAULT.search(c.text) for c in chosen):
-        # Reference pages define a setting in one sentence and give its default in the
-        # next ("Defaults to 0700."), sharing no word with the question: quote it with
-        # the definition, or a little further on when the question asks for the default.
-        reach = NEIGHBOUR_UNITS if _DEFAULT.search(evidence.query) else 1
+    return _with_defaults(evidence, chosen, max_units)
+
+
+def _with_defaults(evidence: Evidence, chosen: list[Unit], max_units: int) -> list[Unit]:
+    """Reference pages define a setting in one sentence and give its default in the next
+    ("Defaults to 0700."), sharing no word with the question: quote it after its
+    definition, or a little further on when the question asks for the default. Each
+    chosen definition gets its own ("… for normal users, and for system users?")."""
+    asks_default = bool(_DEFAULT.search(evidence.query))
+    reach = NEIGHBOUR_UNITS if asks_default else 1
+    best = chosen[0]
+    out: list[Unit] = []
+    extra = 0
+    for index, unit in enumerate(chosen):
+        out.append(unit)
+        if any(
+            _DEFAULT.search(c.text)
+            for c in chosen
+            if c.rank == unit.rank and (c is unit or c.block == unit.block)
+        ):
+            continue
+        if index > 0 and unit.source != best.source:
+            continue
         near = [
             u
             for u in evidence.units
-            if u.rank == best.rank
-            and 0 < u.order - best.order <= reach
+            if u.rank == unit.rank
+            and (index == 0 or u.block == unit.block)
+            and 0 < u.order - unit.order <= reach
             and (reach > 1 or _STATES_DEFAULT.match(u.text))
             and _DEFAULT.search(u.text)
             and evidence.holds_value(u.text)
             and _NUMBER_OR_NAME.search(u.text)
+            and all(u.text != c.text for c in [*chosen, *out])
         ]
         if near:
-            closest = min(near, key=lambda u: u.order)
-            chosen = [best, closest, *chosen[1:]][:max_units]
-    return chosen
+            out.append(min(near, key=lambda u: u.order))
+            extra += index > 0
+    return out[: max_units + extra]
 
 
 _DEFAULT = re.compile(r"\bdefaults?\b|デフォルト|既定|初期値", re.I)

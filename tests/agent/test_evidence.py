@@ -365,3 +365,74 @@ def test_a_definition_is_quoted_with_the_default_stated_after_it() -> None:
     )
     assert "The permissions mode for home directories" in answer
     assert "Defaults to 0700." in answer
+
+
+def test_a_full_stop_inside_parentheses_ends_no_sentence() -> None:
+    units = [
+        text
+        for text, _ in split_units("The low mark for ZONE_LO (resp. ZONE_HI) is 40 (resp. 90).")
+    ]
+    assert units == ["The low mark for ZONE_LO (resp. ZONE_HI) is 40 (resp. 90)."]
+
+
+SPOOL = Source(
+    source="spool.md",
+    score=10.0,
+    similarity=0.7,
+    text=(
+        "spool.conf › Options\n\n"
+        "delay:n Sets how long the spooler waits for a printer to answer before it moves "
+        "the job to another printer. "
+        "Measured in seconds, the default is SP_DELAY (currently 7).\n\n"
+        "tries:n Sets how many times the spooler sends a job to a printer before giving up "
+        "and reporting an error. The default is SP_TRIES (currently 4).\n\n"
+        "mode:m Sets the permissions of new spool files. Defaults to 0640.\n\n"
+        "dirmode:m Sets the permissions of new spool directories. Defaults to 0750.\n"
+    ),
+)
+
+
+def test_a_reference_entry_is_quoted_with_its_own_value_not_its_neighbours() -> None:
+    # The definition names the topic; the figure sits in the next sentence of its own
+    # paragraph, while the entry before it has a figure of the same kind closer up.
+    answer = extract_answer(
+        "how many times does the spooler send a job before it gives up, by default?",
+        [SPOOL],
+        japanese=False,
+    )
+    assert "currently 4" in answer
+    assert "currently 7" not in answer
+    evidence = gather("how many times does the spooler send a job before it gives up?", [SPOOL])
+    value = next(u for u in evidence.units if "currently 4" in u.text)
+    other = next(u for u in evidence.units if "currently 7" in u.text)
+    assert value.block_coverage > other.block_coverage
+
+
+def test_each_definition_of_a_two_part_question_is_quoted_with_its_default() -> None:
+    answer = extract_answer(
+        "what permissions do new spool files get, and what do new spool directories get?",
+        [SPOOL],
+        japanese=False,
+    )
+    assert "0640" in answer and "0750" in answer
+
+
+def test_words_for_the_least_and_most_match_min_and_max() -> None:
+    evidence = gather(
+        "what's the lowest zone mark?",
+        [Source(source="z.md", score=1.0, similarity=0.5, text="ZONE_MIN is 40. ZONE_MAX is 90.")],
+    )
+    assert "min" in evidence.query_tokens
+    assert question_types("what's the lowest zone mark?") == ("quantity",)
+    assert question_types("how big can a spool file get?") == ("quantity",)
+
+
+def test_a_wrapped_list_item_is_one_item_and_an_option_flag_is_no_bullet() -> None:
+    text = (
+        "Spool › Options\n\n"
+        "- Jobs are kept\n  for 3 days.\n- Nothing else.\n\n"
+        "-t, --tries N\n    How many times a job is sent. Defaults to 4.\n"
+    )
+    units = [unit for unit, _ in split_units(text)]
+    assert units[0] == "Jobs are kept for 3 days."
+    assert "-t, --tries N How many times a job is sent." in units
