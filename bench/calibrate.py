@@ -37,8 +37,9 @@ from agent.schemas import InterventionAction, InterventionAnswer, RunStatus
 DEFAULT_DEVSETS = Path("/work/shared/devsets")
 FEATURES = list(CALIBRATIONS["offline"].weights)
 
-EXTRA_DEVSET = "tests/eval/devset-extra"
-"""Long reference pages (Debian man pages): the shape the two handbook sets lack."""
+EXTRA_DEVSETS = ("tests/eval/devset-extra", "tests/eval/devset-docs")
+"""Long reference pages (Debian man pages) and legal prose (licence texts): the shapes the
+two handbook sets lack."""
 
 Row = tuple[list[float], int]
 
@@ -132,7 +133,7 @@ async def main() -> None:
     parser.add_argument("--devsets", type=Path, default=DEFAULT_DEVSETS)
     parser.add_argument(
         "--sets",
-        default=f"en-sourcegraph,ja-tuqulore,{EXTRA_DEVSET}",
+        default=",".join(("en-sourcegraph", "ja-tuqulore", *EXTRA_DEVSETS)),
         help="names under --devsets, or paths to other sets in the same format",
     )
     parser.add_argument("--l2", type=float, default=1.0)
