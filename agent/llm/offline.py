@@ -15,10 +15,12 @@ from collections import defaultdict
 
 from agent.evidence import (
     MIN_ANSWER_COVERAGE,
+    Unit,
     changed_copy,
     figure_conflict,
     gather,
     select,
+    version_conflict,
 )
 from agent.knowledge.lexical import lexical_similarity
 from agent.knowledge.tokenize import tokenize
@@ -305,12 +307,16 @@ def extract_answer(query: str, passages: list[Source], *, japanese: bool) -> str
     lines = [f"{u.text} [Source: {u.source}]" for u in chosen]
     older = next((c for u in chosen if (c := changed_copy(evidence, u)) is not None), None)
     if older is not None and family[older.source].stale:
-        lines.append(
-            f"⚠️ 古い版（{older.source}）では次のとおりでした: {older.text} [Source: {older.source}]"
-            if japanese
-            else f"⚠️ An older copy ({older.source}) says instead: {older.text} "
-            f"[Source: {older.source}]"
-        )
+        lines.append(_older_note(older, japanese=japanese))
+        return "\n".join(lines)
+    rewritten = version_conflict(evidence, chosen)
+    if rewritten is not None:
+        # The older version answers the same question in other words: the current
+        # version's answer first (with its sentence naming what changed), then the older.
+        older, near = rewritten
+        quoted = sorted([*chosen, *near], key=lambda u: (u.rank != chosen[0].rank, u.order))
+        lines = [f"{u.text} [Source: {u.source}]" for u in quoted]
+        lines.append(_older_note(older, japanese=japanese))
         return "\n".join(lines)
     other = figure_conflict(evidence, chosen)
     if other is not None:
@@ -321,6 +327,15 @@ def extract_answer(query: str, passages: list[Source], *, japanese: bool) -> str
             else "⚠️ These sources disagree; check which one is current."
         )
     return "\n".join(lines)
+
+
+def _older_note(older: Unit, *, japanese: bool) -> str:
+    """What an outdated version of the answer's document said instead."""
+    return (
+        f"⚠️ 古い版（{older.source}）では次のとおりでした: {older.text} [Source: {older.source}]"
+        if japanese
+        else f"⚠️ An older copy ({older.source}) says instead: {older.text} [Source: {older.source}]"
+    )
 
 
 PART_COVERED = 0.5
