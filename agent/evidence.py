@@ -776,9 +776,15 @@ def changed_copy(evidence: Evidence, unit: Unit) -> Unit | None:
     if best is None:
         return None
     other = best[1]
-    if _norm(_own_version_masked(other)) == _norm(_own_version_masked(unit)):
-        return None  # "…Version 1.2 or any later version" beside "…Version 1.3 …": no change
+    if _comparable(other) == _comparable(unit):
+        return None  # "…Version 1.2 … (Section 6.1)" beside "…Version 1.3 … (Section 10.3)"
     return other
+
+
+def _comparable(unit: Unit) -> str:
+    """What a sentence says once its document's own version number and its section
+    references are blanked: versions name themselves and renumber their sections."""
+    return _norm(_REFERENCE_NUMBER.sub(" ", _own_version_masked(unit)))
 
 
 def _own_version_masked(unit: Unit) -> str:
@@ -867,10 +873,13 @@ def names(text: str, evidence: Evidence) -> set[str]:
     found: set[str] = set()
     for match in _NAME.finditer(text):
         words = match.group(0).split()
-        if len(words) == 1 and (
-            re.match(r"\s*\d", text[match.end() :])  # "Section 10.3": a reference
-            or not text[: match.start()].strip()
-            or text[: match.start()].rstrip()[-1] in ".!?:;"
+        if (
+            len(words) == 1
+            and (
+                re.match(r"\s*\d", text[match.end() :])  # "Section 10.3": a reference
+                or not text[: match.start()].strip()
+                or text[: match.start()].rstrip()[-1] in ".!?:;"
+            )
         ):
             continue  # one capitalised word opening a sentence ("Except", "Each")
         while words and (words[0].lower() in evidence.common or words[0].lower() in _NOT_A_UNIT):
@@ -884,7 +893,15 @@ def names(text: str, evidence: Evidence) -> set[str]:
     return found
 
 
+_REFERENCE_NUMBER = re.compile(
+    r"\b(?:sections?|articles?|clauses?|chapters?|parts?|exhibits?|appendix|§)\s*\d+(?:\.\d+)*",
+    re.I,
+)
+"""'Section 10.3': where a rule sits, renumbered between versions; no value of it."""
+
+
 def _measured(text: str) -> dict[str, set[str]]:
+    text = _REFERENCE_NUMBER.sub(" ", text)
     return {k: v for k, v in figures(text).items() if k not in _NOT_A_UNIT}
 
 

@@ -15,6 +15,7 @@ from collections import defaultdict
 
 from agent.evidence import (
     MIN_ANSWER_COVERAGE,
+    Evidence,
     Unit,
     changed_copy,
     figure_conflict,
@@ -318,6 +319,9 @@ def extract_answer(query: str, passages: list[Source], *, japanese: bool) -> str
         lines = [f"{u.text} [Source: {u.source}]" for u in quoted]
         lines.append(_older_note(older, japanese=japanese))
         return "\n".join(lines)
+    if all(family[u.source].stale for u in chosen):
+        # Only an outdated copy answers: say so, and which document replaced it.
+        lines.append(_outdated_note(chosen[0].source, passages, evidence, japanese=japanese))
     other = figure_conflict(evidence, chosen)
     if other is not None:
         lines.append(f"{other.text} [Source: {other.source}]")
@@ -336,6 +340,26 @@ def _older_note(older: Unit, *, japanese: bool) -> str:
         if japanese
         else f"⚠️ An older copy ({older.source}) says instead: {older.text} [Source: {older.source}]"
     )
+
+
+def _outdated_note(
+    source: str, passages: list[Source], evidence: Evidence, *, japanese: bool
+) -> str:
+    """The answer comes from an older copy only: name the version that replaced it."""
+    key = evidence.family[source].key
+    current = next(
+        (p.superseded_by for p in passages if p.source == source and p.superseded_by), None
+    )
+    current = current or next(
+        (s for s, f in evidence.family.items() if f.key == key and not f.stale), None
+    )
+    if japanese:
+        newer = f"（最新版は {current}）" if current else ""
+        return (
+            f"⚠️ この回答は古い版（{source}）によるものです{newer}。最新の内容を確認してください。"
+        )
+    newer = f"; the current version is {current}" if current else ""
+    return f"⚠️ This comes from an older copy ({source}){newer}. Check the current one."
 
 
 PART_COVERED = 0.5
