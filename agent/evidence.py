@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 
 from agent.knowledge.tokenize import contains_japanese, normalize_text, tokenize
-from agent.knowledge.versions import version_in
+from agent.knowledge.versions import title_key, version_in
 from agent.schemas import Source
 
 PASSAGE_PRIOR = 0.5
@@ -281,6 +281,14 @@ def source_families(passages: Sequence[Source]) -> dict[str, Family]:
     """Families of the passages' documents: what the knowledge base knows (a source
     marked stale and superseded by another) first, else what the names tell."""
     out = families(sorted({p.source for p in passages}))
+    titles = {p.source: title_key(p.doc_title) for p in passages if p.doc_title}
+    by_name = dict(out)
+    for source, family in by_name.items():
+        # Names alike, titles not ("intro-1.0.md": "Intro to X", "intro-2.0.md": "Intro to
+        # Y"): two documents, not versions, unless the knowledge base says otherwise.
+        kin = [s for s, f in by_name.items() if f.key == family.key and s in titles]
+        if source in titles and len({titles[s] for s in kin}) > 1:
+            out[source] = Family(key=source, stale=False)
     for p in passages:
         if p.stale and p.superseded_by:
             current = out.get(p.superseded_by)

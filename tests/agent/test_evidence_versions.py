@@ -4,7 +4,15 @@ a version number alone, a renumbered section, or another document is no conflict
 
 from __future__ import annotations
 
-from agent.evidence import answer_features, gather, names, select, version_conflict
+from agent.evidence import (
+    answer_features,
+    families,
+    gather,
+    names,
+    select,
+    source_families,
+    version_conflict,
+)
 from agent.llm.offline import extract_answer
 from agent.schemas import Source
 
@@ -103,3 +111,29 @@ def test_an_answer_only_an_older_copy_gives_says_so_and_names_the_current() -> N
         "charter-2.0.md." in answer
     )
     assert answer_features(QUESTION, answer, [OLD, new])["sources_conflict"] == 1.0
+
+
+def test_names_alike_with_other_titles_are_two_documents() -> None:
+    intro_x = Source(
+        source="intro-2.0.md",
+        doc_title="Intro to billing",
+        text="Intro › Owner\n\nBilling Team owns the intro and may publish new versions.",
+        score=10.0,
+        similarity=0.7,
+    )
+    intro_y = Source(
+        source="intro-1.0.md",
+        doc_title="Intro to hiring",
+        text="Intro › Owner\n\nPeople Team owns the intro and may publish new versions.",
+        score=9.0,
+        similarity=0.7,
+    )
+    assert families(["intro-2.0.md", "intro-1.0.md"])["intro-1.0.md"].stale  # by name alone
+    found = source_families([intro_x, intro_y])
+    assert (
+        not found["intro-1.0.md"].stale and found["intro-1.0.md"].key != found["intro-2.0.md"].key
+    )
+    answer = extract_answer(
+        "who may publish new versions of the intro?", [intro_x, intro_y], japanese=False
+    )
+    assert "older copy" not in answer
