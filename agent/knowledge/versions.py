@@ -7,9 +7,8 @@ and confidence can tell a stale value from a contradiction.
 
 - Two files are versions of one document when their names match once dates and version
   marks are removed (`document_key`) and their titles (front matter or first heading)
-  are the same once version numbers are removed (`title_key`: "Mozilla Public License,
-  Version 1.1" and "…, Version 2.0"); or when both titles carry a version number and are
-  otherwise the same, whatever the file names.
+  are the same once version numbers are removed (`title_key`: "mpl-1.1.md", "Mozilla
+  Public License, Version 1.1" and "mpl-2.0.md", "…, Version 2.0").
 - When every version carries a version number (in its name, else its title: "_2.0",
   "v2", "Version 3", "rev B"), the highest is current.
 - A date or a release number ("_1.95", "_rust-1.95") in a file name marks a snapshot: a
@@ -317,28 +316,10 @@ def current_versions(documents: Sequence[DocumentInfo]) -> dict[str, str | None]
 
 
 def _families(documents: Sequence[DocumentInfo]) -> list[list[DocumentInfo]]:
-    """Documents grouped as versions of one another: the same name and title once
-    versions are removed, or titles that both state a version and are otherwise equal."""
-    parent = list(range(len(documents)))
-
-    def root(i: int) -> int:
-        while parent[i] != i:
-            parent[i] = parent[parent[i]]
-            i = parent[i]
-        return i
-
-    seen: dict[tuple[str, ...], int] = {}
-    for i, document in enumerate(documents):
-        titled = title_key(document.title)
-        keys: list[tuple[str, ...]] = [("name", document.key, titled)]
-        if titled and version_in(document.title) is not None:
-            keys.append(("title", titled))
-        for key in keys:
-            if key in seen:
-                parent[root(i)] = root(seen[key])
-            else:
-                seen[key] = i
-    groups: dict[int, list[DocumentInfo]] = {}
-    for i, document in enumerate(documents):
-        groups.setdefault(root(i), []).append(document)
+    """Documents grouped as versions of one another: the same name and title once dates
+    and version numbers are removed. Equal titles alone are not enough ("Rust 1.80
+    release notes" and "Rust 1.81 release notes" in files of their own are two documents)."""
+    groups: dict[tuple[str, str], list[DocumentInfo]] = {}
+    for document in documents:
+        groups.setdefault((document.key, title_key(document.title)), []).append(document)
     return list(groups.values())

@@ -152,8 +152,8 @@ def test_the_highest_version_is_current() -> None:
     # "1.10" is newer than "1.9"; a version in the title counts when the name has none.
     numbered = [_info("tool_1.9.md"), _info("tool_1.10.md")]
     assert current_versions(numbered)["tool_1.9.md"] == "tool_1.10.md"
-    titled = [_info("api.md", "API guide, v2"), _info("api-legacy.md", "API guide, v1")]
-    assert current_versions(titled) == {"api.md": None, "api-legacy.md": "api.md"}
+    titled = [_info("api.md", "API guide, v2"), _info("api_old.md", "API guide, v1")]
+    assert current_versions(titled) == {"api.md": None, "api_old.md": "api.md"}
     lettered = [_info("spec.md", "Spec rev C"), _info("spec_old.md", "Spec rev B")]
     assert current_versions(lettered)["spec_old.md"] == "spec.md"
 
@@ -167,5 +167,8 @@ def test_different_documents_are_not_versions() -> None:
         _info("mpl-2.0.md", "Mozilla Public License, Version 2.0"),
     ]
     assert set(current_versions(apache).values()) == {None}
+    # Titles alike but names of their own: two documents ("notes for release 1.80").
+    notes = [_info("alpha-notes.md", "Notes, v1.80"), _info("beta-notes.md", "Notes, v1.81")]
+    assert set(current_versions(notes).values()) == {None}
     tie = [_info("a_1.0.md", "A, Version 1.0"), _info("a_1.0.0.md", "A, Version 1.0.0")]
     assert set(current_versions(tie).values()) == {None}  # 1.0 = 1.0.0: a tie decides nothing
