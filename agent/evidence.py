@@ -964,6 +964,24 @@ def version_conflict(evidence: Evidence, chosen: Sequence[Unit]) -> tuple[Unit, 
     return None
 
 
+def versions_disagree(evidence: Evidence, quoted: Sequence[Unit]) -> bool:
+    """Whether the quoted answer has an older version among the passages that says
+    something else (for any model's answer, which may not say so itself)."""
+    if not quoted:
+        return False
+    current = sorted(
+        (u for u in quoted if not evidence.family[u.source].stale), key=lambda u: -u.score
+    )
+    if not current:  # only an older copy is quoted: is its current version there too?
+        keys = {evidence.family[u.source].key for u in quoted}
+        return any(f.key in keys and not f.stale for f in evidence.family.values())
+    for unit in current:
+        older = changed_copy(evidence, unit)
+        if older is not None and evidence.family[older.source].stale:
+            return True
+    return version_conflict(evidence, current) is not None
+
+
 def _quotable(unit: Unit) -> bool:
     """A sentence, not a heading trail ("Mozilla Public License › 6.")."""
     return " › " not in unit.text and len(re.findall(r"[^\W\d_]{2,}", unit.text)) >= 4
@@ -1025,7 +1043,7 @@ def answer_features(query: str, answer: str, passages: Sequence[Source]) -> dict
         runner_up = others[0].score if others else 0.0
         margin = max(0.0, 1.0 - runner_up / best.score)
         competing = float(sum(1 for u in others if u.score >= 0.85 * best.score))
-    conflict = 1.0 if "⚠️" in answer else 0.0
+    conflict = 1.0 if "⚠️" in answer or versions_disagree(evidence, quoted) else 0.0
     # How clearly the quoted unit beats the next candidate answer not quoted.
     unit_margin = 0.0
     if best is not None and best.score > 0:

@@ -137,3 +137,15 @@ def test_names_alike_with_other_titles_are_two_documents() -> None:
         "who may publish new versions of the intro?", [intro_x, intro_y], japanese=False
     )
     assert "older copy" not in answer
+
+
+def test_another_models_answer_from_the_current_version_still_counts_the_older_one() -> None:
+    # A model that quotes the current sentence and says nothing of the older version.
+    answer = (
+        "Widget Foundation is the charter steward. Except as provided in Section 10.3, no one "
+        "other than the charter steward has the right to publish new versions of this Charter. "
+        "[Source: charter-2.0.md]"
+    )
+    assert answer_features(QUESTION, answer, [NEW, OLD])["sources_conflict"] == 1.0
+    alone = answer_features(QUESTION, answer, [NEW])
+    assert alone["sources_conflict"] == 0.0
