@@ -908,9 +908,17 @@ _REFERENCE_NUMBER = re.compile(
 """'Section 10.3': where a rule sits, renumbered between versions; no value of it."""
 
 
-def _measured(text: str) -> dict[str, set[str]]:
+_RELEASE = re.compile(r"(?<![\w.])v?(\d+\.\d+(?:\.\d+)*)(?!\w|\.\d)")
+
+
+def _measured(text: str, *, releases: bool = False) -> dict[str, set[str]]:
+    """Figures by unit; with `releases`, release numbers too ("1.70": the version asked)."""
     text = _REFERENCE_NUMBER.sub(" ", text)
-    return {k: v for k, v in figures(text).items() if k not in _NOT_A_UNIT}
+    found = {k: v for k, v in figures(text).items() if k not in _NOT_A_UNIT}
+    numbers = set(_RELEASE.findall(text)) if releases else set()
+    if numbers:
+        found["#release"] = numbers
+    return found
 
 
 def version_conflict(evidence: Evidence, chosen: Sequence[Unit]) -> tuple[Unit, list[Unit]] | None:
@@ -942,7 +950,9 @@ def version_conflict(evidence: Evidence, chosen: Sequence[Unit]) -> tuple[Unit, 
         return None
     old_text = _own_version_masked(older)
     current_text = " ".join(_own_version_masked(u) for u in mine)
-    theirs, ours = _measured(old_text), _measured(current_text)
+    releases = "version" in evidence.kinds
+    theirs = _measured(old_text, releases=releases)
+    ours = _measured(current_text, releases=releases)
     if any(k in ours and numbers.isdisjoint(ours[k]) for k, numbers in theirs.items()):
         return older, []
     current_all = " ".join(u.text for u in evidence.units if u.source in members - stale).lower()

@@ -149,3 +149,23 @@ def test_another_models_answer_from_the_current_version_still_counts_the_older_o
     assert answer_features(QUESTION, answer, [NEW, OLD])["sources_conflict"] == 1.0
     alone = answer_features(QUESTION, answer, [NEW])
     assert alone["sources_conflict"] == 0.0
+
+
+def test_an_older_snapshot_with_another_release_number_is_a_conflict() -> None:
+    current = _source(
+        "toolchain.md",
+        "Toolchain › Support\n\nThe minimum supported compiler version is 1.74 or newer.",
+        10.0,
+    )
+    snapshot = _source(
+        "toolchain_2023-01-05.md",
+        "Toolchain › Requirements\n\nBuilds need at least compiler version 1.65; the build "
+        "script refuses older compilers and says which minimum is supported.",
+        9.0,
+        superseded_by="toolchain.md",
+    )
+    question = "what is the minimum supported compiler version?"
+    answer = extract_answer(question, [current, snapshot], japanese=False)
+    assert answer.startswith("The minimum supported compiler version is 1.74 or newer.")
+    assert "⚠️ An older copy (toolchain_2023-01-05.md) says instead" in answer
+    assert "1.65" in answer.split("⚠️")[1]
