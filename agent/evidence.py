@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 
 from agent.knowledge.tokenize import contains_japanese, normalize_text, tokenize
+from agent.knowledge.versions import title_key, version_in
 from agent.schemas import Source
 
 PASSAGE_PRIOR = 0.5
@@ -295,6 +296,14 @@ def source_families(passages: Sequence[Source]) -> dict[str, Family]:
     """Families of the passages' documents: what the knowledge base knows (a source
     marked stale and superseded by another) first, else what the names tell."""
     out = families(sorted({p.source for p in passages}))
+    titles = {p.source: title_key(p.doc_title) for p in passages if p.doc_title}
+    by_name = dict(out)
+    for source, family in by_name.items():
+        # Names alike, titles not ("intro-1.0.md": "Intro to X", "intro-2.0.md": "Intro to
+        # Y"): two documents, not versions, unless the knowledge base says otherwise.
+        kin = [s for s, f in by_name.items() if f.key == family.key and s in titles]
+        if source in titles and len({titles[s] for s in kin}) > 1:
+            out[source] = Family(key=source, stale=False)
     for p in passages:
         if p.stale and p.superseded_by:
             current = out.get(p.superseded_by)
@@ -888,9 +897,25 @@ def changed_copy(evidence: Evidence, unit: Unit) -> Unit | None:
     if best is None:
         return None
     other = best[1]
-    if _norm(other.text) == _norm(unit.text):
-        return None
+    if _comparable(other) == _comparable(unit):
+        return None  # "…Version 1.2 … (Section 6.1)" beside "…Version 1.3 … (Section 10.3)"
     return other
+
+
+def _comparable(unit: Unit) -> str:
+    """What a sentence says once its document's own version number and its section
+    references are blanked: versions name themselves and renumber their sections."""
+    return _norm(_REFERENCE_NUMBER.sub(" ", _own_version_masked(unit)))
+
+
+def _own_version_masked(unit: Unit) -> str:
+    """The unit's text with its own document's version number ("1.2" in a passage of
+    `gfdl-1.2.md`) blanked: that versions name themselves differently is no conflict."""
+    version = version_in(unit.source)
+    if version is None:
+        return unit.text
+    number = re.escape(".".join(str(n) for n in version))
+    return re.sub(rf"(?<![\d.]){number}(?![\d]|\.\d)", " ", unit.text)
 
 
 def _norm(text: str) -> str:
@@ -952,6 +977,139 @@ def figure_conflict(evidence: Evidence, chosen: Sequence[Unit]) -> Unit | None:
     return None
 
 
+OLDER_RIVAL = 0.5
+"""An older version's sentence is weighed against the answer when it scores at least
+this share of the answer's best unit: it is then an answer to the same question."""
+_NAME = re.compile(r"[A-Z][\w&'’-]*(?:\s+(?:of\s+|de\s+|&\s+)?[A-Z][\w&'’-]*)*")
+_NOT_A_UNIT = frozenset(
+    "a an and are as at be by for from in is it no not of on or the this that to with".split()
+)
+"""Words after a number that are no unit of measure ("Section 6.1 of this License")."""
+
+
+def names(text: str, evidence: Evidence) -> set[str]:
+    """Proper names and defined terms a text uses ("Netscape Communications
+    Corporation", "Mozilla Foundation"), lower-cased: runs of capitalised words, less
+    ordinary words the passages also write in lower case and the question's own words."""
+    found: set[str] = set()
+    for match in _NAME.finditer(text):
+        words = match.group(0).split()
+        if (
+            len(words) == 1
+            and (
+                re.match(r"\s*\d", text[match.end() :])  # "Section 10.3": a reference
+                or not text[: match.start()].strip()
+                or text[: match.start()].rstrip()[-1] in ".!?:;"
+            )
+        ):
+            continue  # one capitalised word opening a sentence ("Except", "Each")
+        while words and (words[0].lower() in evidence.common or words[0].lower() in _NOT_A_UNIT):
+            words = words[1:]
+        while words and words[-1].lower() in evidence.common:
+            words = words[:-1]
+        if not words or all(w.lower() in evidence.common for w in words):
+            continue
+        if not all(_stem(w.lower()) in evidence.query_tokens for w in words):
+            found.add(" ".join(words).lower())
+    return found
+
+
+_REFERENCE_NUMBER = re.compile(
+    r"\b(?:sections?|articles?|clauses?|chapters?|parts?|exhibits?|appendix|§)\s*\d+(?:\.\d+)*",
+    re.I,
+)
+"""'Section 10.3': where a rule sits, renumbered between versions; no value of it."""
+
+
+_RELEASE = re.compile(r"(?<![\w.])v?(\d+\.\d+(?:\.\d+)*)(?!\w|\.\d)")
+
+
+def _measured(text: str, *, releases: bool = False) -> dict[str, set[str]]:
+    """Figures by unit; with `releases`, release numbers too ("1.70": the version asked)."""
+    text = _REFERENCE_NUMBER.sub(" ", text)
+    found = {k: v for k, v in figures(text).items() if k not in _NOT_A_UNIT}
+    numbers = set(_RELEASE.findall(text)) if releases else set()
+    if numbers:
+        found["#release"] = numbers
+    return found
+
+
+def version_conflict(evidence: Evidence, chosen: Sequence[Unit]) -> tuple[Unit, list[Unit]] | None:
+    """When the passages hold an older version of the answer's document and its best
+    sentence for the question says something else — another figure for the same unit, or
+    a name the current version does not use while the current one names another
+    ("Netscape … may publish new versions" against "Mozilla Foundation is the license
+    steward") — that older sentence, and the current version's sentences near the
+    answer that hold its own name (to quote with the answer). Documents that are not
+    versions of one another are never compared here."""
+    if not chosen:
+        return None
+    best = chosen[0]
+    key = evidence.family[best.source].key
+    members = {u.source for u in evidence.units if evidence.family[u.source].key == key}
+    stale = {m for m in members if evidence.family[m].stale}
+    mine = [u for u in chosen if u.source in members - stale]
+    if not stale or not mine:
+        return None
+    older = next(
+        (u for u in evidence.ranked if u.source in stale and _quotable(u)),
+        None,
+    )
+    if (
+        older is None
+        or older.score < OLDER_RIVAL * best.score
+        or older.coverage < MIN_ANSWER_COVERAGE
+    ):
+        return None
+    old_text = _own_version_masked(older)
+    current_text = " ".join(_own_version_masked(u) for u in mine)
+    releases = "version" in evidence.kinds
+    theirs = _measured(old_text, releases=releases)
+    ours = _measured(current_text, releases=releases)
+    if any(k in ours and numbers.isdisjoint(ours[k]) for k, numbers in theirs.items()):
+        return older, []
+    current_all = " ".join(u.text for u in evidence.units if u.source in members - stale).lower()
+    stale_all = " ".join(u.text for u in evidence.units if u.source in stale).lower()
+    gone = {n for n in names(old_text, evidence) if n not in current_all}
+    if not gone:
+        return None
+    near = [
+        u
+        for u in evidence.units
+        if any(u.rank == m.rank and abs(u.order - m.order) <= 2 for m in mine) and _quotable(u)
+    ]
+    extra: list[Unit] = []
+    for unit in sorted(near, key=lambda u: min(abs(u.order - m.order) for m in mine)):
+        if any(n not in stale_all for n in names(_own_version_masked(unit), evidence)):
+            if unit not in mine:
+                extra.append(unit)
+            return older, extra[:1]
+    return None
+
+
+def versions_disagree(evidence: Evidence, quoted: Sequence[Unit]) -> bool:
+    """Whether the quoted answer has an older version among the passages that says
+    something else (for any model's answer, which may not say so itself)."""
+    if not quoted:
+        return False
+    current = sorted(
+        (u for u in quoted if not evidence.family[u.source].stale), key=lambda u: -u.score
+    )
+    if not current:  # only an older copy is quoted: is its current version there too?
+        keys = {evidence.family[u.source].key for u in quoted}
+        return any(f.key in keys and not f.stale for f in evidence.family.values())
+    for unit in current:
+        older = changed_copy(evidence, unit)
+        if older is not None and evidence.family[older.source].stale:
+            return True
+    return version_conflict(evidence, current) is not None
+
+
+def _quotable(unit: Unit) -> bool:
+    """A sentence, not a heading trail ("Mozilla Public License › 6.")."""
+    return " › " not in unit.text and len(re.findall(r"[^\W\d_]{2,}", unit.text)) >= 4
+
+
 MIN_ANSWER_COVERAGE = 0.2
 """Below this share of the question's (IDF-weighted) words, no unit answers it."""
 
@@ -1008,7 +1166,7 @@ def answer_features(query: str, answer: str, passages: Sequence[Source]) -> dict
         runner_up = others[0].score if others else 0.0
         margin = max(0.0, 1.0 - runner_up / best.score)
         competing = float(sum(1 for u in others if u.score >= 0.85 * best.score))
-    conflict = 1.0 if "⚠️" in answer else 0.0
+    conflict = 1.0 if "⚠️" in answer or versions_disagree(evidence, quoted) else 0.0
     # How clearly the quoted unit beats the next candidate answer not quoted.
     unit_margin = 0.0
     if best is not None and best.score > 0:

@@ -7,7 +7,10 @@ and confidence can tell a stale value from a contradiction.
 
 - Two files are versions of one document when their names match once dates and version
   marks are removed (`document_key`) and their titles (front matter or first heading)
-  are the same.
+  are the same once version numbers are removed (`title_key`: "mpl-1.1.md", "Mozilla
+  Public License, Version 1.1" and "mpl-2.0.md", "…, Version 2.0").
+- When every version carries a version number (in its name, else its title: "_2.0",
+  "v2", "Version 3", "rev B"), the highest is current.
 - A date or a release number ("_1.95", "_rust-1.95") in a file name marks a snapshot: a
   version whose name carries neither is the living document, and supersedes the others.
   When every name is dated the newest name wins; when none is, the newest date found in
@@ -32,6 +35,8 @@ __all__ = [
     "front_matter_fields",
     "front_matter_title",
     "is_revision_line",
+    "title_key",
+    "version_in",
 ]
 
 _ERAS = {"令和": 2018, "平成": 1988, "昭和": 1925}
@@ -87,6 +92,20 @@ _VERSION_MARK_RE = re.compile(
 )
 _VERSION_TAG_RE = re.compile(r"(?<=\w)[\s_\-]+(?:[a-z]+[\s_\-]?)?v?\d+(?:\.\d+)+$")
 """A release number at the end of a name ("guide_1.95", "guide_rust-1.95"): a snapshot."""
+_VERSION_WORD_RE = re.compile(
+    r"(?<![a-z0-9])(?:version|ver\.?|v|revision|rev\.?|release|rel\.?)\s*"
+    r"(\d+(?:\.\d+)*)(?!\w|\.\d)",
+    re.IGNORECASE,
+)
+"""An explicit version mark: "Version 1.1", "v2", "ver. 3", "release 2.3"."""
+_REVISION_LETTER_RE = re.compile(
+    r"(?<![A-Za-z0-9])(?:[Rr]evision|[Rr]ev\.?)\s*([A-Z])(?![A-Za-z0-9])"
+)
+"""A lettered revision: "rev B", "Revision C"."""
+_DOTTED_RE = re.compile(r"(?<![\w.])(\d+(?:\.\d+)+)(?!\w|\.\d)")
+"""A dotted release number standing alone ("CC0 1.0", "mpl-2.0"): a version."""
+_NAME_VERSION_RE = re.compile(r"(?<=[a-z])[\s_\-]+v?(\d+(?:\.\d+)+)$|(?<=[a-z])[\s_\-]+v(\d+)$")
+"""A version at the end of a file name ("mpl-2.0", "guide_v3")."""
 _FRONT_FIELD_RE = re.compile(r"^([A-Za-z_][\w-]*)\s*:\s*(.*?)\s*$")
 _TITLE_FIELDS = ("title", "name")
 _DATE_FIELDS = (
@@ -179,6 +198,37 @@ def document_key(name: str) -> str:
     return re.sub(r"[\s_\-.()\[\]（）【】]+", " ", stem).strip()
 
 
+def _version_tuple(mark: str) -> tuple[int, ...]:
+    if mark.isalpha():  # "rev B": letters count up
+        return (ord(mark.lower()) - ord("a") + 1,)
+    return tuple(int(n) for n in mark.split("."))
+
+
+def version_in(text: str) -> tuple[int, ...] | None:
+    """The version a file name or title states ("mpl-2.0.md" → (2, 0), "Guide, Version 3"
+    → (3,), "spec rev B" → (2,)), or None. A bare number ("chapter-2") is no version."""
+    text = unicodedata.normalize("NFKC", text)
+    stem = text.rsplit(".", 1)[0] if re.search(r"\.[A-Za-z]\w{0,4}$", text) else text
+    match = _VERSION_WORD_RE.search(stem) or _REVISION_LETTER_RE.search(stem)
+    if match:
+        return _version_tuple(match.group(1))
+    match = _NAME_VERSION_RE.search(stem.lower())
+    if match:
+        return _version_tuple(match.group(1) or match.group(2))
+    match = _DOTTED_RE.search(stem)
+    if match and not _ISO_RE.search(match.group(1)):
+        return _version_tuple(match.group(1))
+    return None
+
+
+def title_key(title: str) -> str:
+    """A title without its version numbers: what versions of one document share."""
+    text = _REVISION_LETTER_RE.sub(" ", unicodedata.normalize("NFKC", title)).lower()
+    text = _VERSION_WORD_RE.sub(" ", text)
+    text = _DOTTED_RE.sub(" ", text)
+    return " ".join(re.findall(r"\w+", text))
+
+
 def front_matter_fields(lines: Sequence[str]) -> dict[str, str]:
     """Simple `key: value` lines of YAML front matter, keys lower-cased."""
     fields: dict[str, str] = {}
@@ -216,7 +266,26 @@ def _is_snapshot_name(source: str) -> bool:
     return _VERSION_TAG_RE.search(stem) is not None
 
 
+def _version_of(member: DocumentInfo) -> tuple[int, ...] | None:
+    return version_in(member.source) or (version_in(member.title) if member.title else None)
+
+
+def _by_version(members: Sequence[DocumentInfo]) -> DocumentInfo | None:
+    """The highest version, when every member states one and one is highest."""
+    versions = [(v, m) for m in members if (v := _version_of(m)) is not None]
+    if len(versions) != len(members):
+        return None
+    width = max(len(v) for v, _ in versions)
+    ordered = sorted(
+        ((v + (0,) * (width - len(v)), m) for v, m in versions), key=lambda p: p[0], reverse=True
+    )
+    return ordered[0][1] if ordered[0][0] != ordered[1][0] else None
+
+
 def _pick_current(members: Sequence[DocumentInfo]) -> DocumentInfo | None:
+    highest = _by_version(members)
+    if highest is not None:
+        return highest
     undated = [m for m in members if m.name_date is None and not _is_snapshot_name(m.source)]
     if undated and len(undated) < len(members):
         return undated[0] if len(undated) == 1 else None
@@ -232,11 +301,9 @@ def _pick_current(members: Sequence[DocumentInfo]) -> DocumentInfo | None:
 
 def current_versions(documents: Sequence[DocumentInfo]) -> dict[str, str | None]:
     """For each source, the source that supersedes it (None when it is current)."""
-    families: dict[tuple[str, str], list[DocumentInfo]] = {}
-    for document in documents:
-        families.setdefault((document.key, document.title), []).append(document)
+    families = _families(documents)
     result: dict[str, str | None] = {d.source: None for d in documents}
-    for members in families.values():
+    for members in families:
         if len(members) < 2:
             continue
         current = _pick_current(members)
@@ -246,3 +313,13 @@ def current_versions(documents: Sequence[DocumentInfo]) -> dict[str, str | None]
             if member.source != current.source:
                 result[member.source] = current.source
     return result
+
+
+def _families(documents: Sequence[DocumentInfo]) -> list[list[DocumentInfo]]:
+    """Documents grouped as versions of one another: the same name and title once dates
+    and version numbers are removed. Equal titles alone are not enough ("Rust 1.80
+    release notes" and "Rust 1.81 release notes" in files of their own are two documents)."""
+    groups: dict[tuple[str, str], list[DocumentInfo]] = {}
+    for document in documents:
+        groups.setdefault((document.key, title_key(document.title)), []).append(document)
+    return list(groups.values())

@@ -15,10 +15,13 @@ from collections import defaultdict
 
 from agent.evidence import (
     MIN_ANSWER_COVERAGE,
+    Evidence,
+    Unit,
     changed_copy,
     figure_conflict,
     gather,
     select,
+    version_conflict,
 )
 from agent.knowledge.lexical import lexical_similarity
 from agent.knowledge.tokenize import tokenize
@@ -305,13 +308,20 @@ def extract_answer(query: str, passages: list[Source], *, japanese: bool) -> str
     lines = [f"{u.text} [Source: {u.source}]" for u in chosen]
     older = next((c for u in chosen if (c := changed_copy(evidence, u)) is not None), None)
     if older is not None and family[older.source].stale:
-        lines.append(
-            f"⚠️ 古い版（{older.source}）では次のとおりでした: {older.text} [Source: {older.source}]"
-            if japanese
-            else f"⚠️ An older copy ({older.source}) says instead: {older.text} "
-            f"[Source: {older.source}]"
-        )
+        lines.append(_older_note(older, japanese=japanese))
         return "\n".join(lines)
+    rewritten = version_conflict(evidence, chosen)
+    if rewritten is not None:
+        # The older version answers the same question in other words: the current
+        # version's answer first (with its sentence naming what changed), then the older.
+        older, near = rewritten
+        quoted = sorted([*chosen, *near], key=lambda u: (u.rank != chosen[0].rank, u.order))
+        lines = [f"{u.text} [Source: {u.source}]" for u in quoted]
+        lines.append(_older_note(older, japanese=japanese))
+        return "\n".join(lines)
+    if all(family[u.source].stale for u in chosen):
+        # Only an outdated copy answers: say so, and which document replaced it.
+        lines.append(_outdated_note(chosen[0].source, passages, evidence, japanese=japanese))
     other = figure_conflict(evidence, chosen)
     if other is not None:
         lines.append(f"{other.text} [Source: {other.source}]")
@@ -321,6 +331,35 @@ def extract_answer(query: str, passages: list[Source], *, japanese: bool) -> str
             else "⚠️ These sources disagree; check which one is current."
         )
     return "\n".join(lines)
+
+
+def _older_note(older: Unit, *, japanese: bool) -> str:
+    """What an outdated version of the answer's document said instead."""
+    return (
+        f"⚠️ 古い版（{older.source}）では次のとおりでした: {older.text} [Source: {older.source}]"
+        if japanese
+        else f"⚠️ An older copy ({older.source}) says instead: {older.text} [Source: {older.source}]"
+    )
+
+
+def _outdated_note(
+    source: str, passages: list[Source], evidence: Evidence, *, japanese: bool
+) -> str:
+    """The answer comes from an older copy only: name the version that replaced it."""
+    key = evidence.family[source].key
+    current = next(
+        (p.superseded_by for p in passages if p.source == source and p.superseded_by), None
+    )
+    current = current or next(
+        (s for s, f in evidence.family.items() if f.key == key and not f.stale), None
+    )
+    if japanese:
+        newer = f"（最新版は {current}）" if current else ""
+        return (
+            f"⚠️ この回答は古い版（{source}）によるものです{newer}。最新の内容を確認してください。"
+        )
+    newer = f"; the current version is {current}" if current else ""
+    return f"⚠️ This comes from an older copy ({source}){newer}. Check the current one."
 
 
 PART_COVERED = 0.5

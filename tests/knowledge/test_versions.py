@@ -14,6 +14,8 @@ from agent.knowledge.versions import (
     date_in_name,
     date_in_text,
     document_key,
+    title_key,
+    version_in,
 )
 
 
@@ -116,3 +118,57 @@ def test_a_release_number_in_the_name_marks_an_older_snapshot() -> None:
     assert document_key("python3.md") == "python3"  # a digit inside a word is no release
     decided = current_versions([_info("guide_release-2.3.md"), _info("guide.md")])
     assert decided == {"guide.md": None, "guide_release-2.3.md": "guide.md"}
+
+
+def test_version_numbers_in_names_and_titles() -> None:
+    assert version_in("mpl-2.0.md") == (2, 0)
+    assert version_in("Mozilla Public License, Version 1.1") == (1, 1)
+    assert version_in("handbook v2.md") == (2,)
+    assert version_in("Guide, Version 3") == (3,)
+    assert version_in("Spec rev B") < version_in("Spec, Revision C")  # type: ignore[operator]
+    assert version_in("Release 2.3 notes") == (2, 3)
+    # No version: a bare number, a digit inside a word, a date, ordinary words.
+    for text in ("chapter-2.md", "python3.md", "time-off_2022-12-19.md", "IPv6 guide",
+                 "How to release a package", "review c"):  # fmt: skip
+        assert version_in(text) is None, text
+    assert title_key("Mozilla Public License, Version 1.1") == "mozilla public license"
+    assert title_key("Mozilla Public License Version 2.0.") == "mozilla public license"
+    assert title_key("Chapter 1") != title_key("Chapter 2")
+
+
+def test_the_highest_version_is_current() -> None:
+    licences = [
+        _info("mpl-1.1.md", "Mozilla Public License, Version 1.1"),
+        _info("mpl-2.0.md", "Mozilla Public License, Version 2.0"),
+        _info("gpl-3.md", "GNU General Public License, version 3"),
+        _info("lgpl-3.md", "GNU Lesser General Public License, version 3"),
+    ]
+    assert current_versions(licences) == {
+        "mpl-1.1.md": "mpl-2.0.md",
+        "mpl-2.0.md": None,
+        "gpl-3.md": None,
+        "lgpl-3.md": None,
+    }
+    # "1.10" is newer than "1.9"; a version in the title counts when the name has none.
+    numbered = [_info("tool_1.9.md"), _info("tool_1.10.md")]
+    assert current_versions(numbered)["tool_1.9.md"] == "tool_1.10.md"
+    titled = [_info("api.md", "API guide, v2"), _info("api_old.md", "API guide, v1")]
+    assert current_versions(titled) == {"api.md": None, "api_old.md": "api.md"}
+    lettered = [_info("spec.md", "Spec rev C"), _info("spec_old.md", "Spec rev B")]
+    assert current_versions(lettered)["spec_old.md"] == "spec.md"
+
+
+def test_different_documents_are_not_versions() -> None:
+    # Numbered chapters, different titles, equal versions: nothing is superseded.
+    chapters = [_info("chapter-1.md", "Chapter 1"), _info("chapter-2.md", "Chapter 2")]
+    assert set(current_versions(chapters).values()) == {None}
+    apache = [
+        _info("apache-2.0.md", "Apache License, Version 2.0"),
+        _info("mpl-2.0.md", "Mozilla Public License, Version 2.0"),
+    ]
+    assert set(current_versions(apache).values()) == {None}
+    # Titles alike but names of their own: two documents ("notes for release 1.80").
+    notes = [_info("alpha-notes.md", "Notes, v1.80"), _info("beta-notes.md", "Notes, v1.81")]
+    assert set(current_versions(notes).values()) == {None}
+    tie = [_info("a_1.0.md", "A, Version 1.0"), _info("a_1.0.0.md", "A, Version 1.0.0")]
+    assert set(current_versions(tie).values()) == {None}  # 1.0 = 1.0.0: a tie decides nothing
