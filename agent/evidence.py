@@ -1140,18 +1140,23 @@ def answer_features(query: str, answer: str, passages: Sequence[Source]) -> dict
             "question_terms": float(len(evidence.query_tokens)),
             "value_asked": 1.0 if evidence.kinds else 0.0,
             "absent_terms": round(evidence.absent_share, 4),
+            "missing_name": 0.0,
         }
     quoted = [u for u in evidence.units if u.text and u.text in answer]
     if quoted:
         best = max(quoted, key=lambda u: u.score)
         coverage = max(u.coverage for u in quoted)
         typed = any(evidence.holds_value(u.text) for u in quoted)
+        sources = {u.source for u in quoted}
     else:
         best = evidence.ranked[0] if evidence.ranked else None
         cited = [p for p in passages if f"[Source: {p.source}]" in answer] or list(passages)
         context = frozenset().union(*(terms(p.text.split("\n", 1)[0]) for p in cited))
         coverage = evidence.coverage(terms(text), context) if text.strip() else 0.0
         typed = evidence.holds_value(text)
+        sources = {p.source for p in cited}
+    # The answer's document, as far as the search returned it: its headings and text.
+    document = "\n".join(f"{u.context}\n{u.text}" for u in evidence.units if u.source in sources)
     margin = 0.0
     competing = 0.0
     if best is not None and best.score > 0:
@@ -1187,7 +1192,51 @@ def answer_features(query: str, answer: str, passages: Sequence[Source]) -> dict
         "question_terms": float(len(evidence.query_tokens)),
         "value_asked": 1.0 if evidence.kinds else 0.0,
         "absent_terms": round(evidence.absent_share, 4),
+        "missing_name": 1.0 if name_missing(query, document) else 0.0,
     }
+
+
+def _squash(text: str) -> str:
+    return re.sub(r"[\W_]+", "", normalize_text(text).lower())
+
+
+_QUESTION_NAME = re.compile(r"(?<=\s)(?:[A-Z][\w.-]*\w|[a-z]+[A-Z][\w.-]*\w)")
+"""A capitalised word past the question's first ("Apache", "BSD", "GPLv3", "iPhone"): a
+name of the thing asked about."""
+_NAME_VERSION = re.compile(r"v?\d[\d.]*$")
+_CAPITAL_RUN = re.compile(r"\b[A-Z][\w'-]*(?:\s+[A-Z][\w'-]*)*")
+
+
+def _initials(text: str) -> set[str]:
+    """Every acronym a run of capitalised words spells ("GNU Free Documentation License"
+    → "gfdl", "fdl", …): a question's "GFDL" names that document."""
+    out: set[str] = set()
+    for run in _CAPITAL_RUN.findall(text):
+        letters = "".join(w[0] for w in run.split()).lower()
+        for i in range(len(letters)):
+            for j in range(i + 2, len(letters) + 1):
+                out.add(letters[i:j])
+    return out
+
+
+def name_missing(query: str, document: str) -> bool:
+    """Does the question name something (a capitalised word past its first: "Apache",
+    "BSD") that the answer's document never mentions, in its words or as an acronym of
+    them? Then the answer is about another thing than the one asked about, however many
+    other words it shares with the question ("the Apache licence" answered from the GPL)."""
+    names = [n for n in _QUESTION_NAME.findall(normalize_text(query)) if len(n) > 1]
+    if not names:
+        return False
+    words = terms(document)
+    acronyms = _initials(document)
+    for name in names:
+        bare = _NAME_VERSION.sub("", name)
+        if not terms(name) or terms(name) & words or terms(bare) & words:
+            continue
+        if len(bare) >= 2 and _squash(bare) in acronyms:
+            continue
+        return True
+    return False
 
 
 _STATEMENT = re.compile(

@@ -1,6 +1,6 @@
 """Refit the offline model's confidence calibration on the dev sets, and check it.
 
-    python bench/calibrate.py [--devsets DIR] [--sets en-sourcegraph,ja-tuqulore,PATH] [--l2 1.0]
+    python bench/calibrate.py [--devsets DIR] [--sets en-sourcegraph,ja-tuqulore,PATH] [--l2 1.5]
 
 Each dev set's `kb/` is ingested into an in-memory knowledge base and every question
 is run through the real orchestrator with the offline model (paused runs are moved
@@ -136,7 +136,7 @@ async def main() -> None:
         default=",".join(("en-sourcegraph", "ja-tuqulore", *EXTRA_DEVSETS)),
         help="names under --devsets, or paths to other sets in the same format",
     )
-    parser.add_argument("--l2", type=float, default=1.0)
+    parser.add_argument("--l2", type=float, default=1.5)
     args = parser.parse_args()
     data = {
         Path(name).name: await collect(_devset(args.devsets, name)) for name in args.sets.split(",")

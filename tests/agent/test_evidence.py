@@ -9,6 +9,7 @@ from agent.evidence import (
     families,
     gather,
     has_value,
+    name_missing,
     question_type,
     question_types,
     select,
@@ -436,3 +437,44 @@ def test_a_wrapped_list_item_is_one_item_and_an_option_flag_is_no_bullet() -> No
     units = [unit for unit, _ in split_units(text)]
     assert units[0] == "Jobs are kept for 3 days."
     assert "-t, --tries N How many times a job is sent." in units
+
+
+WIDGET = Source(
+    source="widget-licence.md",
+    score=11.0,
+    similarity=0.7,
+    text=(
+        "Widget Public License, version 2 › Termination\n\n"
+        "The licensor may end this licence after giving you 30 days of written notice.\n\n"
+        "Widget Public License, version 2 › Scope\n\n"
+        "This licence covers the software and its documentation."
+    ),
+)
+
+
+def test_a_question_naming_what_the_answers_document_never_mentions_is_flagged() -> None:
+    answer = (
+        "The licensor may end this licence after giving you 30 days of written notice. "
+        "[Source: widget-licence.md]"
+    )
+    other = "how many days of notice before the licensor ends the Quartz licence?"
+    same = "how many days of notice before the licensor ends the WPL licence?"
+    named = answer_features(other, answer, [WIDGET])
+    acronym = answer_features(same, answer, [WIDGET])
+    assert named["missing_name"] == 1.0
+    assert acronym["missing_name"] == 0.0
+    # Everything else alike ("quartz" and "wpl" are both words no passage holds), the
+    # answer about another licence than the one named is the less likely to be right.
+    assert {k: v for k, v in named.items() if k != "missing_name"} == {
+        k: v for k, v in acronym.items() if k != "missing_name"
+    }
+    assert calibrated(named, "offline") < calibrated(acronym, "offline")
+
+
+def test_a_name_counts_as_mentioned_in_words_or_as_an_acronym_of_its_title() -> None:
+    title = "GNU General Public License, version 3 › Conveying\nYou may convey copies."
+    assert not name_missing("can I sell GPLv3 software?", title)
+    assert not name_missing("does the General licence allow it?", title)
+    assert not name_missing("can i sell copies?", title)  # no name in the question
+    assert name_missing("can I sell BSD software?", title)
+    assert name_missing("is the Apache licence compatible?", title)
