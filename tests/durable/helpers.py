@@ -10,8 +10,10 @@ import os
 import socket
 import subprocess
 import sys
-from contextlib import redirect_stderr, redirect_stdout
+from collections.abc import Iterator
+from contextlib import contextmanager, redirect_stderr, redirect_stdout
 from pathlib import Path
+from typing import TextIO
 
 from storage.db import make_engine
 from storage.run_store import SqlRunStore
@@ -33,6 +35,16 @@ def run_grace(
     )
 
 
+@contextmanager
+def _stdin(stream: TextIO) -> Iterator[None]:
+    """Standard input read from `stream` (run_grace's is closed: nothing to read)."""
+    saved, sys.stdin = sys.stdin, stream
+    try:
+        yield
+    finally:
+        sys.stdin = saved
+
+
 def grace_here(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
     """`grace ARGS` in this process (`bot.cli.main`, the console script's entry point) with
     `env` as its environment; the same result as `run_grace`, without a new interpreter's
@@ -47,12 +59,12 @@ def grace_here(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[s
     root = logging.getLogger()
     saved_root = (root.handlers[:], root.level)
     saved_levels = {name: logging.getLogger(name).level for name in CONTENT_LOGGERS}
-    umask = os.umask(0o077)  # what main() sets; put back below
+    umask = os.umask(0o022)  # main() sets its own; this process's is put back below
     for key in set(os.environ) - set(env):
         del os.environ[key]
     os.environ.update(env)
     try:
-        with redirect_stdout(out), redirect_stderr(err):
+        with redirect_stdout(out), redirect_stderr(err), _stdin(io.StringIO()):
             try:
                 code = main(list(args))
             except SystemExit as exc:  # --help
