@@ -17,9 +17,11 @@ TESTS = Path(__file__).resolve().parent
 
 SLOW_FIRST = (
     "faults/test_two_replicas.py",
-    "faults/test_crash_after_ack.py",
-    "faults/test_slack_faults.py",
+    # mostly waiting (40 s of a locked database, 40 s of 429s): early, so CPU-bound tests
+    # fill the waits instead of the waits ending the run
     "faults/test_database_locked.py",
+    "faults/test_slack_faults.py",
+    "faults/test_crash_after_ack.py",
     "faults/",
     "durable/",
     "browser/",

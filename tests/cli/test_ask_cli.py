@@ -15,6 +15,7 @@ from typing import Any
 import pexpect
 import pytest
 
+from tests.durable.helpers import grace_here, grace_here_async
 from tests.fakes.fake_gemini import FakeGemini
 
 GRACE = [sys.executable, "-m", "bot.cli"]
@@ -36,9 +37,9 @@ def grace_env(data_dir: Path, **extra: str) -> dict[str, str]:
 
 
 def grace(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [*GRACE, *args], env=env, capture_output=True, text=True, timeout=120, check=False
-    )
+    """`grace ARGS` run in this process (`bot.cli.main`): the same exit code and output,
+    without a new interpreter per command. The terminal tests below run real processes."""
+    return grace_here(env, *args)
 
 
 @pytest.fixture
@@ -115,12 +116,10 @@ async def test_failed_json_when_the_model_returns_garbage(env: dict[str, str]) -
             "GRACE_LLM__BASE_URL": fake.base_url,
             "GRACE_LLM__RETRY_ATTEMPTS": "1",
         }
-        process = await __import__("asyncio").create_subprocess_exec(
-            *GRACE, "ask", "How many vacation days?", "--json", env=gemini_env,
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-        )  # fmt: skip
-        out, err = await process.communicate()
-    assert process.returncode == 1, err
+        code, out, err = await grace_here_async(
+            gemini_env, "ask", "How many vacation days?", "--json"
+        )
+    assert code == 1, err
     run = json.loads(out)
     check_contract(run, "failed")
     assert run["error"].startswith("Planning failed")

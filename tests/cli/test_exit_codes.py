@@ -1,5 +1,7 @@
 """`--json` is always exactly one JSON object on stdout — errors included — and every
-outcome has its documented exit code: 0 done, 1 failed, 2 bad input, 3 not allowed."""
+outcome has its documented exit code: 0 done, 1 failed, 2 bad input, 3 not allowed.
+Most cases run `grace` in this process (`bot.cli.main` returns the exit code); a real
+process shows the exit code a shell sees for "not allowed" and "data directory in use"."""
 
 from __future__ import annotations
 
@@ -16,6 +18,7 @@ import pytest
 
 from agent.knowledge.edge_client import EdgeClient
 from agent.knowledge.qdrant_kb import EDGE_DIR
+from tests.durable.helpers import grace_here
 
 GRACE = [sys.executable, "-m", "bot.cli"]
 AMBIGUOUS_Q = "What is the latest version?"
@@ -27,12 +30,19 @@ def grace_env(data_dir: Path) -> dict[str, str]:
     return env
 
 
-def grace_json(env: dict[str, str], *args: str) -> tuple[int, dict[str, Any]]:
-    """Run `grace ARGS`; its exit code and the one JSON object on stdout."""
-    result = subprocess.run(
-        [*GRACE, *args], env=env, stdin=subprocess.DEVNULL, capture_output=True, text=True,
-        timeout=120, check=False,
-    )  # fmt: skip
+def grace_json(
+    env: dict[str, str], *args: str, process: bool = False
+) -> tuple[int, dict[str, Any]]:
+    """Run `grace ARGS`; its exit code and the one JSON object on stdout. In this process
+    (`bot.cli.main`, whose return value is the exit code) unless `process`: then a real
+    `grace` process, for the exit code the shell sees."""
+    if process:
+        result = subprocess.run(
+            [*GRACE, *args], env=env, stdin=subprocess.DEVNULL, capture_output=True, text=True,
+            timeout=120, check=False,
+        )  # fmt: skip
+    else:
+        result = grace_here(env, *args)
     assert result.stdout.count("\n") == 1, (result.stdout, result.stderr)
     value = json.loads(result.stdout)
     assert isinstance(value, dict), value
@@ -108,7 +118,7 @@ def test_a_data_directory_in_use_is_one_clear_line_and_exit_1(data_dir: Path) ->
     env = grace_env(data_dir)
     holder = EdgeClient(data_dir / "qdrant" / EDGE_DIR)  # another process's lock
     try:
-        status, value = grace_json(env, "runs", "--status", "paused", "--json")
+        status, value = grace_json(env, "runs", "--status", "paused", "--json", process=True)
         plain = subprocess.run(
             [*GRACE, "thresholds"], env=env, capture_output=True, text=True, timeout=120,
             check=False,

@@ -7,10 +7,10 @@ import os
 import shutil
 import stat
 import subprocess
-import sys
 from pathlib import Path
 
-GRACE = [sys.executable, "-m", "bot.cli"]
+from tests.durable.helpers import grace_here
+
 QUESTION = "Zebracorn parking permits for new employees?"
 
 
@@ -21,15 +21,9 @@ def _env(data_dir: Path, **extra: str) -> dict[str, str]:
 
 
 def _grace(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [*GRACE, *args],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=180,
-        check=False,
-        preexec_fn=lambda: os.umask(0o022),  # the permissive default of most systems
-    )
+    """`grace ARGS` in this process (`bot.cli.main`), started under umask 022, the
+    permissive default of most systems (`grace_here`)."""
+    return grace_here(env, *args)
 
 
 def test_data_directory_is_0700_and_its_files_0600(tmp_path: Path) -> None:

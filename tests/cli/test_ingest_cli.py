@@ -4,11 +4,12 @@ line, a progress bar only on a terminal."""
 from __future__ import annotations
 
 import os
-import subprocess
 import sys
 from pathlib import Path
 
 import pexpect
+
+from tests.durable.helpers import grace_here
 
 GRACE = [sys.executable, "-m", "bot.cli"]
 
@@ -31,14 +32,7 @@ def _docs(tmp_path: Path) -> Path:
 
 def test_summary_names_every_skipped_file_and_why(tmp_path: Path) -> None:
     docs = _docs(tmp_path)
-    done = subprocess.run(
-        [*GRACE, "ingest", str(docs)],
-        env=_env(tmp_path / "data"),
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
+    done = grace_here(_env(tmp_path / "data"), "ingest", str(docs))
     assert done.returncode == 0, done.stderr
     summary = done.stdout.strip().splitlines()[-1]
     assert summary.startswith("Ingested 2 files (2 chunks) into 'grace_docs' in ")

@@ -22,6 +22,7 @@ import pexpect
 import pytest
 
 from bot.logs import configure_logging
+from tests.durable.helpers import grace_here_async
 from tests.fakes.fake_gemini import FakeGemini
 
 GRACE = [sys.executable, "-m", "bot.cli"]
@@ -200,14 +201,12 @@ async def test_google_genai_chatter_shows_only_at_debug(tmp_path: Path) -> None:
 
         screen = await asyncio.to_thread(on_terminal)
         outputs: dict[str, str] = {}
-        for level in ("auto", "DEBUG"):
-            process = await asyncio.create_subprocess_exec(
-                *args, env={**env, "GRACE_LOG_LEVEL": level},
-                stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-            )  # fmt: skip
-            _, err = await process.communicate()
-            assert process.returncode == 1
-            outputs[level] = err.decode()
+        for level in ("auto", "DEBUG"):  # stderr not a terminal: in this process will do
+            code, _, err = await grace_here_async(
+                {**env, "GRACE_LOG_LEVEL": level}, "ask", "How many vacation days?"
+            )
+            assert code == 1
+            outputs[level] = err
     assert "Planning failed" in screen
     assert "AFC" not in screen and not TEXT_LOG.search(screen), screen
     assert "AFC" not in outputs["auto"]

@@ -1,7 +1,10 @@
-"""Durable runs through the real `grace` command, one OS process per step.
+"""Durable runs through the real `grace` command.
 
 A paused run must survive its process ending; a run killed mid-step must be finished by
 the next process without redoing completed steps; unanswered questions must expire.
+The process that ends (or is killed) is a real `grace` process; the next one is often
+this test's own process running `grace` in-process (`grace_here`): a different process
+all the same, without paying for another interpreter's start-up.
 """
 
 from __future__ import annotations
@@ -25,8 +28,9 @@ from tests.durable.helpers import (
     GRACE,
     audit_trail,
     copy_data_dir,
-    grace_async,
     grace_env,
+    grace_here,
+    grace_here_async,
     run_grace,
 )
 from tests.fakes.fake_gemini import (
@@ -52,10 +56,10 @@ def test_paused_run_survives_the_process_and_resumes_in_another(
     assert paused["pending"]["kind"] == "ask_user"
     run_id = paused["run_id"]
 
-    listing = run_grace(env, "runs", "--status", "paused")
+    listing = grace_here(env, "runs", "--status", "paused")
     assert run_id in listing.stdout
 
-    resumed = run_grace(
+    resumed = grace_here(
         env, "resume", run_id, "--action", "input", "--text", "Beacon Server", "--json"
     )
     assert resumed.returncode == 0, resumed.stderr
@@ -65,7 +69,7 @@ def test_paused_run_survives_the_process_and_resumes_in_another(
     assert "4.2" in answer["answer"]
     assert answer["sources"] == ["product-faq.csv"]
 
-    shown = json.loads(run_grace(env, "show", run_id, "--json").stdout)
+    shown = json.loads(grace_here(env, "show", run_id, "--json").stdout)
     assert shown == answer
 
     trail = asyncio.run(audit_trail(fresh_db_url, run_id))
@@ -74,7 +78,7 @@ def test_paused_run_survives_the_process_and_resumes_in_another(
     assert trail.count("step_started") >= 2
     assert trail[-1] == "answer_ready"
 
-    again = run_grace(env, "resume", run_id, "--action", "proceed")
+    again = grace_here(env, "resume", run_id, "--action", "proceed")
     assert again.returncode == 2
     assert "not waiting for an answer" in again.stderr
 
@@ -98,7 +102,7 @@ async def test_a_run_killed_mid_step_is_recovered_without_redoing_completed_step
             GRACE_KNOWLEDGE__COLLECTION="gemini_docs",
             GRACE_INTERVENTION__PAUSE_ON_CONFIRM="false",  # fake embeddings score modestly
         )
-        code, out, err = await grace_async(
+        code, out, err = await grace_here_async(
             env, "ingest", str(Path("agent/sample_kb/vacation-policy.md"))
         )
         assert code == 0, err
@@ -139,7 +143,7 @@ async def test_a_run_killed_mid_step_is_recovered_without_redoing_completed_step
         fake.reset()
         fake.reply_text("New employees get 15 days of paid vacation. [Source: vacation-policy.md]")
         fake.reply_json({"self_eval": 0.9, "coverage": 0.9, "rationale": "grounded"})
-        code, out, err = await grace_async(env, "recover")
+        code, out, err = await grace_here_async(env, "recover")  # the next process: this one
         assert code == 0, err
         assert f"{stuck.run_id}: answered" in out
 
@@ -148,7 +152,7 @@ async def test_a_run_killed_mid_step_is_recovered_without_redoing_completed_step
         assert len(fake.calls(BATCH_EMBED)) == 0, "the completed search must not run again"
         assert searches_before >= 1
 
-        code, out, err = await grace_async(env, "show", stuck.run_id, "--json")
+        code, out, err = await grace_here_async(env, "show", stuck.run_id, "--json")
         shown: dict[str, Any] = json.loads(out)
         assert shown["status"] == "answered"
         assert "15 days" in shown["answer"]
@@ -168,21 +172,21 @@ def test_unanswered_questions_expire_and_the_sweeper_applies_the_policy(
         GRACE_INTERVENTION__EXPIRY_HOURS="0.0001",  # 0.36 s
         GRACE_INTERVENTION__AUTO_PROCEED_ON_TIMEOUT=auto_proceed,
     )
-    asked = run_grace(env, "ask", "What is the latest version?", "--no-input", "--json")
+    asked = grace_here(env, "ask", "What is the latest version?", "--no-input", "--json")
     run_id = json.loads(asked.stdout)["run_id"]
     time.sleep(0.5)
 
-    swept = run_grace(env, "sweep")
+    swept = grace_here(env, "sweep")
     assert swept.returncode == 0, swept.stderr
     assert f"{run_id}: intervention" in swept.stdout
     assert swept.stdout.strip().endswith(expected)
 
-    shown = json.loads(run_grace(env, "show", run_id, "--json").stdout)
+    shown = json.loads(grace_here(env, "show", run_id, "--json").stdout)
     assert shown["status"] == expected
     assert shown["interventions"][0]["status"] == "expired"
     if expected == "cancelled":
         assert "no answer within" in shown["error"]
-    assert "nothing expired" in run_grace(env, "sweep").stdout
+    assert "nothing expired" in grace_here(env, "sweep").stdout
 
 
 async def answered_runs(data_dir: Path, url: str, count: int) -> list[str]:
@@ -206,9 +210,9 @@ def test_feedback_moves_thresholds_and_they_survive_a_restart(
 ) -> None:
     data_dir = copy_data_dir(sample_data_dir, tmp_path / "data")
     env = grace_env(data_dir, GRACE_DATABASE_URL=fresh_db_url)
-    assert run_grace(env, "thresholds").stdout.strip() == "silent 0.90  notify 0.70  confirm 0.40"
+    assert grace_here(env, "thresholds").stdout.strip() == "silent 0.90  notify 0.70  confirm 0.40"
     run_ids = asyncio.run(answered_runs(data_dir, fresh_db_url, 10))
-    messages = [run_grace(env, "feedback", run_id, "down").stdout for run_id in run_ids]
+    messages = [grace_here(env, "feedback", run_id, "down").stdout for run_id in run_ids]
     assert "raised" in messages[-1]
     # A fresh process reads the learned thresholds from the database.
     assert run_grace(env, "thresholds").stdout.strip() == "silent 0.95  notify 0.75  confirm 0.45"

@@ -21,9 +21,9 @@ from storage.run_store import SqlRunStore
 from tests.durable.helpers import (
     audit_trail,
     copy_data_dir,
-    grace_async,
     grace_env,
-    run_grace,
+    grace_here,
+    grace_here_async,
 )
 
 LATEST_Q = "What is the latest version?"  # the offline planner asks which product
@@ -54,25 +54,26 @@ def test_an_answer_claimed_by_a_process_that_died_is_acted_on_by_grace_recover(
 ) -> None:
     data_dir = copy_data_dir(sample_data_dir, tmp_path / "data")
     env = grace_env(data_dir, GRACE_DATABASE_URL=fresh_db_url, GRACE_EXECUTION__LEASE_SECONDS="0.5")
-    asked = run_grace(env, "ask", LATEST_Q, "--no-input", "--json")
+    asked = grace_here(env, "ask", LATEST_Q, "--no-input", "--json")
     run_id = json.loads(asked.stdout)["run_id"]
     url = fresh_db_url
     asyncio.run(_claim_and_die(url, run_id))
+    time.sleep(1)  # the claim is a lease old: only then is its process taken for dead
 
-    stuck = run_grace(env, "resume", run_id, "--action", "input", "--text", "Other")
+    stuck = grace_here(env, "resume", run_id, "--action", "input", "--text", "Other")
     assert stuck.returncode == 2  # not waiting: bad input, as for an answered run
     assert "already answered by U_ALICE" in stuck.stderr
-    recovered = run_grace(env, "recover")
+    recovered = grace_here(env, "recover")
 
     assert recovered.returncode == 0, recovered.stderr
     assert f"{run_id}: answered question → answered" in recovered.stdout
-    shown = json.loads(run_grace(env, "show", run_id, "--json").stdout)
+    shown = json.loads(grace_here(env, "show", run_id, "--json").stdout)
     assert shown["status"] == "answered"
     assert "4.2" in shown["answer"], "the recorded answer (Beacon Server) was used"
     trail = asyncio.run(audit_trail(url, run_id))
     assert trail.count("intervention_answered") == 1
     assert trail[-1] == "answer_ready"
-    assert "nothing to recover" in run_grace(env, "recover").stdout
+    assert "nothing to recover" in grace_here(env, "recover").stdout
 
 
 def test_an_expiry_claimed_by_a_process_that_died_is_applied(
@@ -85,14 +86,15 @@ def test_an_expiry_claimed_by_a_process_that_died_is_applied(
         GRACE_EXECUTION__LEASE_SECONDS="0.5",
         GRACE_INTERVENTION__EXPIRY_HOURS="0.0001",  # 0.36 s
     )
-    run_id = json.loads(run_grace(env, "ask", LATEST_Q, "--no-input", "--json").stdout)["run_id"]
+    run_id = json.loads(grace_here(env, "ask", LATEST_Q, "--no-input", "--json").stdout)["run_id"]
     time.sleep(1)  # the question is past its deadline; a sweeper claims its expiry, and dies
     asyncio.run(_claim_and_die(fresh_db_url, run_id, expire=True))
+    time.sleep(1)  # the claim is a lease old: only then is its process taken for dead
 
-    recovered = run_grace(env, "recover")
+    recovered = grace_here(env, "recover")
 
     assert f"{run_id}: expired question → cancelled" in recovered.stdout, recovered.stdout
-    shown = json.loads(run_grace(env, "show", run_id, "--json").stdout)
+    shown = json.loads(grace_here(env, "show", run_id, "--json").stdout)
     assert shown["status"] == "cancelled"
 
 
@@ -101,7 +103,7 @@ async def test_of_four_replicas_finishing_one_stranded_answer_exactly_one_does(
 ) -> None:
     data_dir = copy_data_dir(sample_data_dir, tmp_path / "data")
     env = grace_env(data_dir, GRACE_DATABASE_URL=fresh_db_url)
-    code, out, err = await grace_async(env, "ask", LATEST_Q, "--no-input", "--json")
+    code, out, err = await grace_here_async(env, "ask", LATEST_Q, "--no-input", "--json")
     assert code == 0, err
     run_id = json.loads(out)["run_id"]
     url = fresh_db_url

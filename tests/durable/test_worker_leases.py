@@ -3,7 +3,9 @@ one worker at a time. A live worker keeps its run however slow its step; a worke
 went silent (here: SIGSTOP, as a frozen VM or a long pause would) loses it once its lease
 runs out, and when it wakes up it writes nothing — the thread hears one answer.
 
-Each process has its own data directory (Qdrant local mode allows one process per
+The worker is a real `grace ask` process (it is stopped and woken); the other replica
+is this test's own process running `grace recover` and `grace show` in-process
+(`grace_here`). Each has its own data directory (Qdrant local mode allows one process per
 directory; replicas would share a Qdrant server) and both share GRACE_DATABASE_URL.
 """
 
@@ -21,8 +23,8 @@ from tests.durable.helpers import (
     GRACE,
     audit_trail,
     copy_data_dir,
-    grace_async,
     grace_env,
+    grace_here_async,
 )
 from tests.fakes.fake_gemini import GENERATE, CannedResponse, FakeGemini, generate_body
 
@@ -66,7 +68,7 @@ async def _replicas(
             GRACE_INTERVENTION__PAUSE_ON_CONFIRM="false",
             GRACE_EXECUTION__LEASE_SECONDS="2",  # renewed every 0.5 s
         )
-        code, _, err = await grace_async(env, "ingest", "agent/sample_kb/vacation-policy.md")
+        code, _, err = await grace_here_async(env, "ingest", "agent/sample_kb/vacation-policy.md")
         assert code == 0, err
         envs.append(env)
     return envs[0], envs[1], url
@@ -109,12 +111,12 @@ async def test_a_live_worker_keeps_its_run_while_another_process_recovers(
         try:
             await asyncio.sleep(4)  # two leases: only the worker's renewals keep the run
 
-            code, out, err = await grace_async(env_b, "recover")
+            code, out, err = await grace_here_async(env_b, "recover")
 
             assert code == 0, err
             assert "still running in" in out and "left alone" in out, out
             run_id = out.split(":", 1)[0]
-            code, shown, err = await grace_async(env_b, "show", run_id)
+            code, shown, err = await grace_here_async(env_b, "show", run_id)
             assert code == 0, err
             assert "Worker: " in shown and "lease until" in shown, shown
         finally:
@@ -140,7 +142,7 @@ async def test_a_frozen_worker_loses_its_run_and_writes_nothing_when_it_wakes(
             fake.reply_text(ANSWER)
             fake.reply_json(EVALUATION)
 
-            code, out, err = await grace_async(env_b, "recover")
+            code, out, err = await grace_here_async(env_b, "recover")
 
             assert code == 0, err
             run_id = out.split(":", 1)[0]
@@ -155,7 +157,7 @@ async def test_a_frozen_worker_loses_its_run_and_writes_nothing_when_it_wakes(
         assert woken["run_id"] == run_id
         assert woken["status"] == "answered"
         assert "15 days" in woken["answer"], "the woken worker reports the stored answer"
-        code, shown, err = await grace_async(env_b, "show", run_id, "--json")
+        code, shown, err = await grace_here_async(env_b, "show", run_id, "--json")
         assert "15 days" in json.loads(shown)["answer"]
         trail = await audit_trail(url, run_id)
         assert trail.count("answer_ready") == 1, trail

@@ -18,6 +18,7 @@ from agent.config import Thresholds
 from bot.cli import main
 from storage.db import make_engine, migrate
 from storage.run_store import SqlRunStore
+from tests.durable.helpers import grace_here, grace_here_async
 from tests.fakes.fake_gemini import BATCH_EMBED, GENERATE, FakeGemini
 
 DATA = Path(__file__).parent / "data"
@@ -106,8 +107,8 @@ async def learn_thresholds(url: str, thresholds: Thresholds) -> None:
 def test_an_existing_collection_is_searched_without_the_users_runs_or_thresholds(
     tmp_path: Path,
 ) -> None:
-    env = grace_env(tmp_path / "data")
-    ingested = grace(env, "ingest", str(KB), "--collection", "fixture")
+    env = grace_env(tmp_path / "data")  # each command in this process: grace_here
+    ingested = grace_here(env, "ingest", str(KB), "--collection", "fixture")
     assert ingested.returncode == 0, ingested.stderr
     asyncio.run(
         learn_thresholds(
@@ -115,17 +116,19 @@ def test_an_existing_collection_is_searched_without_the_users_runs_or_thresholds
             Thresholds(silent=0.5, notify=0.4, confirm=0.3),
         )
     )
-    result = grace(env, "eval", str(CASES), "--collection", "fixture", "--no-proceed", "--json")
+    result = grace_here(
+        env, "eval", str(CASES), "--collection", "fixture", "--no-proceed", "--json"
+    )
     assert result.returncode == 0, result.stderr
     report = json.loads(result.stdout)
     assert report["collection"] == "fixture" and report["proceed"] is False
     assert report["thresholds"] == {"silent": 0.9, "notify": 0.7, "confirm": 0.4}
     paused = [r for r in report["records"] if r["status"] == "paused"]
     assert all(r["proceeded"] == 0 and r["final_answer"] == "" for r in paused)
-    runs = grace(env, "runs", "--json")
+    runs = grace_here(env, "runs", "--json")
     assert runs.returncode == 0, runs.stderr
     assert json.loads(runs.stdout) == []  # the evaluation's runs went to a temporary store
-    learned = grace(env, "thresholds")
+    learned = grace_here(env, "thresholds")
     assert learned.stdout.startswith("silent 0.50  notify 0.40  confirm 0.30"), learned.stdout
 
 
@@ -159,13 +162,11 @@ async def test_the_configured_model_answers(tmp_path: Path) -> None:
             "GRACE_LLM__BASE_URL": fake.base_url,
             "GRACE_LLM__RETRY_ATTEMPTS": "1",
         }
-        process = await asyncio.create_subprocess_exec(
-            *GRACE, "eval", str(cases), "--kb", str(KB), "--json", "--concurrency", "2",
-            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-        )  # fmt: skip
-        out, err = await process.communicate()
+        code, out, err = await grace_here_async(
+            env, "eval", str(cases), "--kb", str(KB), "--json", "--concurrency", "2"
+        )
         generated, embedded = len(fake.calls(GENERATE)), len(fake.calls(BATCH_EMBED))
-    assert process.returncode == 0, err
+    assert code == 0, err
     report = json.loads(out)
     assert report["model"] == "gemini-2.5-flash"
     assert [r["id"] for r in report["records"]] == ["t-a01", "t-a02"]
