@@ -33,6 +33,12 @@ if TYPE_CHECKING:
 _log = logging.getLogger(__name__)
 MIGRATIONS_DIR = Path(__file__).resolve().parent / "migrations"
 SQLITE_BUSY_TIMEOUT_S = 30.0
+POSTGRES_IDLE_IN_TRANSACTION_TIMEOUT_S = 10.0
+"""PostgreSQL ends a session that sits inside a transaction, sending nothing, for longer.
+Our transactions are a few statements with no waiting in between; a replica frozen in the
+middle of one (SIGSTOP, a paused VM, a swap storm) would otherwise hold its row locks
+for as long as it stays frozen, and every other replica's takeover of its runs would
+wait on them. Its transaction is rolled back; when it wakes, its commit fails."""
 _PG_MIGRATION_LOCK_KEY = 0x6772616365  # "grace": serialises replicas migrating at once
 
 
@@ -63,9 +69,23 @@ def reader(engine: AsyncEngine) -> AsyncEngine:
 def make_engine(url: str, **kwargs: Any) -> AsyncEngine:
     """An async engine configured for safe concurrent use of `url`.
 
-    Extra keyword arguments go to `create_async_engine` (e.g. `echo=True`).
+    Extra keyword arguments go to `create_async_engine` (e.g. `echo=True`), but for
+    `idle_in_transaction_timeout_s` (PostgreSQL; default
+    `POSTGRES_IDLE_IN_TRANSACTION_TIMEOUT_S`).
     """
     parsed = make_url(url)
+    if parsed.get_backend_name() == "postgresql":
+        kwargs.setdefault("pool_pre_ping", True)
+        idle_s = kwargs.pop("idle_in_transaction_timeout_s", POSTGRES_IDLE_IN_TRANSACTION_TIMEOUT_S)
+        connect_args = dict(kwargs.pop("connect_args", {}))
+        setting = f"{round(idle_s * 1000)}"
+        if parsed.get_driver_name() == "asyncpg":
+            server = {"idle_in_transaction_session_timeout": setting}
+            connect_args["server_settings"] = {**server, **connect_args.get("server_settings", {})}
+        else:  # psycopg and other libpq drivers take server settings as `options`
+            options = f"-c idle_in_transaction_session_timeout={setting}"
+            connect_args["options"] = f"{connect_args.get('options', '')} {options}".strip()
+        return create_async_engine(parsed, connect_args=connect_args, **kwargs)
     if parsed.get_backend_name() != "sqlite":
         kwargs.setdefault("pool_pre_ping", True)
         return create_async_engine(parsed, **kwargs)
