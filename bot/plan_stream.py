@@ -11,13 +11,17 @@ second source of truth — everything it shows is recomputed from the stored run
 - Its progress is one `message_refs` row (kind `stream`): the stream's ts and a short
   token — `starting`, `o:<digest of the tasks shown>`, `a:` (answer being appended),
   `A:` (answer appended, stop pending), `done`, `plan-done` (stopped without the answer:
-  after a pause the answer is a message below it, where the person reads on), or
-  `message` (this run uses the edited plan message). So a restart resumes from the stored state.
+  after a pause the answer is a message below it, where the person reads on),
+  `text-done` (the answer's text is in the stream but Slack refused to end it with its
+  footer: the footer alone is a message below it) or `message` (this run uses the
+  edited plan message). So a restart resumes from the stored state.
 - 429, 5xx and timeouts on task updates retry the pass (a `task_update` sent twice shows
   the same thing). Anything that cannot be repeated safely — a `startStream` or answer
   append whose outcome is unknown — and any refusal of a started stream stops it (when
   Slack still lets us) and hands the run to the edited plan message and answer message:
-  finished or replaced, never left half-written, nothing posted twice.
+  finished or replaced, never left half-written, nothing posted twice. Once the whole
+  answer is in the stream the person has read it: if `chat.stopStream` is then refused
+  for good, only the footer (sources, feedback, run id) follows as a message.
 - A refused `chat.startStream` (`not_allowed`, `unknown_method`, …) sends this run to the
   plan message; with `plan_display="auto"` the workspace is remembered (in memory) and
   its next runs do not try again until a restart.
@@ -45,11 +49,12 @@ from bot.slack_io import ANSWER, METADATA_EVENT, PLAN, classify_failure, payload
 log = logging.getLogger(__name__)
 
 PlanDisplay = Literal["auto", "stream", "message"]
-Cover = Literal["all", "plan", "message", "undecided"]
+Cover = Literal["all", "text", "plan", "message", "undecided"]
 STREAM = "stream"
 STARTING = "starting"
 DONE = "done"
 PLAN_DONE = "plan-done"
+TEXT_DONE = "text-done"
 MESSAGE = "message"
 OPEN, ANSWERING, ANSWERED = "o:", "a:", "A:"
 
@@ -129,7 +134,8 @@ class PlanStreamer:
 
     async def deliver(self, state: RunState, refs: StreamRefs) -> Cover:
         """Bring the run's stream up to date and say what it shows: `all` (the plan and,
-        once answered, the answer), `plan` (stopped; the answer is a message of its own),
+        once answered, the answer), `text` (the plan and the answer's text, without its
+        footer), `plan` (stopped; the answer is a message of its own),
         `message` (no stream: the caller renders the plan message) or `undecided` (the
         plan is made but may still ask for approval: nothing to show yet)."""
         ref = refs.ref(STREAM)
@@ -149,6 +155,8 @@ class PlanStreamer:
             return "all"
         if token == PLAN_DONE:
             return "plan"
+        if token == TEXT_DONE:
+            return "text"
         if token == MESSAGE:
             return "message"
         if token == STARTING or token.startswith(ANSWERING):
@@ -166,7 +174,7 @@ class PlanStreamer:
                 return "plan"
             if not await self._append_answer(state, refs, channel, ts):
                 return "message"
-        return "all" if await self._stop(state, refs, channel, ts, answered=True) else "message"
+        return await self._stop(state, refs, channel, ts, answered=True)
 
     def _wants_stream(self, state: RunState) -> bool:
         if self.display == "message":
@@ -268,7 +276,7 @@ class PlanStreamer:
 
     async def _stop(
         self, state: RunState, refs: StreamRefs, channel: str, ts: str, *, answered: bool
-    ) -> bool:
+    ) -> Cover:
         """End the stream: with the answer's sources, feedback and run id when answered."""
         blocks = payload(answer_footer(state)) if answered else None
         metadata = {
@@ -284,9 +292,12 @@ class PlanStreamer:
             if retry is not None:
                 raise retry from exc  # stopping again is safe: Slack refuses a second stop
             if answered and (await refs.posted()).get(ANSWER) != ts:
-                # not stopped by an earlier try: the answer goes in a message of its own
-                await self._drop(state, refs, channel, ts, f"chat.stopStream: {slack_error(exc)}")
-                return False
+                # not stopped by an earlier try, but the whole answer is in the stream
+                # and the person has read it: end it plainly; its footer goes below
+                await self._end_plainly(state, channel, ts, f"chat.stopStream: {slack_error(exc)}")
+                await refs.remember(STREAM, channel, ts, TEXT_DONE)
+                self._shown.pop(state.run_id, None)
+                return "text"
             log.warning(
                 "chat.stopStream: %s (already stopped)",
                 slack_error(exc),
@@ -297,7 +308,19 @@ class PlanStreamer:
             digest = _digest([blocks, answer_fallback_text(state)])[:32]
             await refs.remember(ANSWER, channel, ts, digest)
         self._shown.pop(state.run_id, None)
-        return True
+        return "all" if answered else "plan"
+
+    async def _end_plainly(self, state: RunState, channel: str, ts: str, why: str) -> None:
+        """A stop without blocks or metadata, best effort: Slack ends an idle stream itself."""
+        log.warning(
+            "the plan stream could not be ended with its footer (%s): it follows below",
+            why,
+            extra={"run_id": state.run_id},
+        )
+        try:
+            await self._client.chat_stopStream(channel=channel, ts=ts)
+        except Exception as exc:
+            log.info("chat.stopStream without the footer: %s", slack_error(exc))
 
     async def _drop(
         self, state: RunState, refs: StreamRefs, channel: str, ts: str, why: str
@@ -320,6 +343,7 @@ class PlanStreamer:
 __all__ = [
     "MESSAGE",
     "STREAM",
+    "TEXT_DONE",
     "Cover",
     "PlanDisplay",
     "PlanStreamer",
