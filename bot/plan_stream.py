@@ -23,8 +23,8 @@ second source of truth — everything it shows is recomputed from the stored run
   answer is in the stream the person has read it: if `chat.stopStream` is then refused
   for good, only the footer (sources, feedback, run id) follows as a message.
 - A refused `chat.startStream` (`not_allowed`, `unknown_method`, …) sends this run to the
-  plan message; with `plan_display="auto"` the workspace is remembered (in memory) and
-  its next runs do not try again until a restart.
+  plan message; with `plan_display="auto"` the workspace is remembered for a day (in the
+  store: a restart does not try again) and its next runs do not try to stream until then.
 """
 
 from __future__ import annotations
@@ -32,6 +32,7 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+from datetime import datetime, timedelta
 from typing import Any, Literal, Protocol
 
 from slack_sdk.models.messages.chunk import Chunk
@@ -41,6 +42,7 @@ from agent.schemas import (
     InterventionKind,
     RunState,
     RunStatus,
+    utcnow,
 )
 from blocks.answer import answer_fallback_text, answer_footer
 from blocks.plan_card import PlanTask, answer_markdown, plan_tasks, task_chunk, title_chunk
@@ -71,6 +73,10 @@ REFUSALS = frozenset(
     }
 )
 """`chat.startStream` errors that mean "this workspace does not stream": remembered."""
+REFUSAL_TTL = timedelta(hours=24)
+"""How long a refusal is remembered before the stream is tried again."""
+REFUSED = "stream_refused"
+"""The store's workspace note of a refusal."""
 
 
 class StreamRefs(Protocol):
@@ -85,19 +91,51 @@ class StreamRefs(Protocol):
     def kinds(self) -> list[str]: ...
 
 
+class RefusalStore(Protocol):
+    """Where refusals outlive the process (`storage.run_store.SqlRunStore`)."""
+
+    async def note_workspace(
+        self, team_id: str, kind: str, value: str, *, until: datetime
+    ) -> None: ...
+
+    async def workspace_note(
+        self, team_id: str, kind: str, *, now: datetime | None = None
+    ) -> tuple[str, datetime] | None: ...
+
+
 class StreamChoices:
-    """Workspaces that refused to stream (in memory: a restart tries them again)."""
+    """Workspaces that refused to stream, remembered for `ttl`: in the store when given
+    one, so a restart does not try again. A refusal may be lifted (an admin turns the
+    feature on, the app gets its scope), so it expires and the stream is tried again."""
 
-    def __init__(self) -> None:
-        self._refused: dict[str, str] = {}
+    def __init__(self, store: RefusalStore | None = None, *, ttl: timedelta = REFUSAL_TTL) -> None:
+        self._store = store
+        self._ttl = ttl
+        self._refused: dict[str, datetime] = {}
+        self._loaded: set[str] = set()
 
-    def refused(self, team_id: str) -> bool:
-        return team_id in self._refused
+    async def refused(self, team_id: str) -> bool:
+        if self._store is not None and team_id not in self._loaded:
+            self._loaded.add(team_id)
+            note = await self._store.workspace_note(team_id, REFUSED)
+            if note is not None:
+                self._refused[team_id] = note[1]
+        until = self._refused.get(team_id)
+        if until is not None and until <= utcnow():
+            del self._refused[team_id]  # expired: try streaming again
+            return False
+        return until is not None
 
-    def refuse(self, team_id: str, error: str) -> None:
+    async def refuse(self, team_id: str, error: str) -> None:
+        until = utcnow() + self._ttl
         if team_id not in self._refused:
             log.warning("this workspace does not stream (%s): the plan is an edited message", error)
-        self._refused[team_id] = error
+        self._refused[team_id] = until
+        if self._store is not None:
+            try:
+                await self._store.note_workspace(team_id, REFUSED, error, until=until)
+            except Exception:  # remembered here at least; the next process tries once
+                log.exception("could not store that this workspace does not stream")
 
 
 def _digest(data: Any) -> str:
@@ -142,7 +180,7 @@ class PlanStreamer:
         if ref is None:
             if state.plan is None:
                 return "message"  # nothing to show yet
-            if not self._wants_stream(state) or refs.ref(PLAN) is not None:
+            if not await self._wants_stream(state) or refs.ref(PLAN) is not None:
                 await refs.remember(STREAM, state.thread.channel_id, "", MESSAGE)
                 return "message"
             if state.status is RunStatus.PLANNING and state.plan.requires_confirmation:
@@ -176,13 +214,13 @@ class PlanStreamer:
                 return "message"
         return await self._stop(state, refs, channel, ts, answered=True)
 
-    def _wants_stream(self, state: RunState) -> bool:
+    async def _wants_stream(self, state: RunState) -> bool:
         if self.display == "message":
-            return False
-        if self.display == "auto" and self.choices.refused(state.thread.team_id):
             return False
         if state.asker[:1] not in ("U", "W") or not state.thread.team_id:
             return False  # no Slack user to stream to
+        if self.display == "auto" and await self.choices.refused(state.thread.team_id):
+            return False
         # plan approval's Run / Edit / Cancel live on the plan message
         return not any(
             r.kind is InterventionKind.PLAN_APPROVAL
@@ -211,7 +249,7 @@ class PlanStreamer:
                 raise retry from exc  # unknown outcome: the next pass uses the message
             error = slack_error(exc)
             if self.display == "auto" and error.split(" ")[0] in REFUSALS:
-                self.choices.refuse(state.thread.team_id, error)
+                await self.choices.refuse(state.thread.team_id, error)
             log.warning("chat.startStream refused: %s", error, extra={"run_id": state.run_id})
             await refs.remember(STREAM, channel, "", MESSAGE)
             return None
@@ -347,6 +385,7 @@ __all__ = [
     "Cover",
     "PlanDisplay",
     "PlanStreamer",
+    "RefusalStore",
     "StreamChoices",
     "StreamRefs",
 ]

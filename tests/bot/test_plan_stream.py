@@ -11,12 +11,14 @@ remembered. A stream Slack interrupts still ends with exactly one complete answe
 from __future__ import annotations
 
 import asyncio
+from datetime import timedelta
 from typing import Any
 
 from agent.llm.offline import OfflineModel
-from agent.schemas import RunStatus
+from agent.schemas import RunStatus, utcnow
 from blocks.common import short_id
 from bot.dev import PacedModel
+from bot.plan_stream import REFUSED
 from tests.fakes.fake_slack import FakeSlack, RecordedCall, StoredMessage, WorkspaceError
 
 from .conftest import (
@@ -34,6 +36,7 @@ from .conftest import (
 
 TS = "1700070000.000100"
 TS2 = "1700070001.000100"
+TS3 = "1700070002.000100"
 ORDER = {"pending": 0, "in_progress": 1, "complete": 2, "error": 2}
 
 
@@ -146,6 +149,38 @@ async def test_a_workspace_that_refuses_streaming_gets_the_plan_card_message(
     assert (await harness.run_in(TS2)).status is RunStatus.ANSWERED
     assert len(fake.calls_to("chat.startStream")) == 1
     assert len(_answers(harness, TS2)) == 1
+
+
+async def test_a_refusal_to_stream_outlives_a_restart_until_it_expires(
+    make_harness: HarnessFactory, fake: FakeSlack
+) -> None:
+    """A restarted GRACE does not try the refusing workspace again; once the refusal is
+    old enough (an admin may have turned streaming on since), it tries once more."""
+    fake.workspace.refuse_streaming = "feature_not_enabled"
+    harness = await make_harness(plan_display="auto")
+    await harness.mention(VACATION_Q, ts=TS)
+    assert (await harness.run_in(TS)).status is RunStatus.ANSWERED
+    assert len(fake.calls_to("chat.startStream")) == 1
+
+    await harness.restart()
+    await harness.mention(VACATION_Q, ts=TS2)
+    state = await harness.run_in(TS2)
+    assert state.status is RunStatus.ANSWERED
+    assert len(fake.calls_to("chat.startStream")) == 1, "remembered across the restart"
+    assert any(b["type"] == "plan" for b in (await harness.plan_message(state)).blocks)
+    assert len(_answers(harness, TS2)) == 1
+
+    # the refusal runs out (as if a day had passed) and the workspace now streams
+    until = utcnow() - timedelta(seconds=1)
+    await harness.store.note_workspace(TEAM, REFUSED, "feature_not_enabled", until=until)
+    fake.workspace.refuse_streaming = None
+    await harness.restart()
+    await harness.mention(VACATION_Q, ts=TS3)
+    streamed = await harness.run_in(TS3)
+    assert streamed.status is RunStatus.ANSWERED
+    assert len(fake.calls_to("chat.startStream")) == 2
+    (message,) = harness.thread(TS3)
+    assert message.stream is not None and has_feedback_buttons(message)
 
 
 async def test_a_server_error_mid_stream_is_retried_and_the_answer_arrives_once(
