@@ -116,8 +116,8 @@ class StreamChoices:
 
     async def refused(self, team_id: str) -> bool:
         if self._store is not None and team_id not in self._loaded:
-            self._loaded.add(team_id)
             note = await self._store.workspace_note(team_id, REFUSED)
+            self._loaded.add(team_id)
             if note is not None:
                 self._refused[team_id] = note[1]
         until = self._refused.get(team_id)
