@@ -178,7 +178,10 @@ class Orchestrator(RunAnswers):
             return state
         return await self.store.load(run_id)
 
-    async def retry(self, run_id: str, *, user: str | None = None) -> RunState:
+    async def retry(
+        self, run_id: str, *, user: str | None = None, new_run_id: str | None = None
+    ) -> RunState:
+        """Ask a run's question again as a new run (`new_run_id`, or a fresh id)."""
         old = await self.store.load(run_id)
         if old is None:
             raise InvalidInputError(f"Unknown run {run_id}.")
@@ -188,6 +191,7 @@ class Orchestrator(RunAnswers):
             thread=old.thread,
             collection=old.collection,
             context=old.context,
+            run_id=new_run_id,
         )
 
     def may_answer(self, request: InterventionRequest, user: str | None) -> bool:

@@ -171,6 +171,15 @@ def answer_footer(state: RunState) -> list[Block]:
     return _tail(state)
 
 
+FOOTER_ONLY_TEXT = "Sources and feedback for the answer above"
+
+
+def answer_footer_message(state: RunState) -> list[Block]:
+    """The footer as a message of its own, under a stream that shows the answer's text
+    but could not be ended with its footer (the text is not repeated)."""
+    return [context(f"{FOOTER_ONLY_TEXT}:"), *_tail(state)[1:]]
+
+
 def _answer_texts(state: RunState) -> list[str]:
     if not state.final_answer.strip():
         reason = f": {safe(one_line(state.error), 1500)}" if state.error else "."

@@ -11,16 +11,20 @@ second source of truth — everything it shows is recomputed from the stored run
 - Its progress is one `message_refs` row (kind `stream`): the stream's ts and a short
   token — `starting`, `o:<digest of the tasks shown>`, `a:` (answer being appended),
   `A:` (answer appended, stop pending), `done`, `plan-done` (stopped without the answer:
-  after a pause the answer is a message below it, where the person reads on), or
-  `message` (this run uses the edited plan message). So a restart resumes from the stored state.
+  after a pause the answer is a message below it, where the person reads on),
+  `text-done` (the answer's text is in the stream but Slack refused to end it with its
+  footer: the footer alone is a message below it) or `message` (this run uses the
+  edited plan message). So a restart resumes from the stored state.
 - 429, 5xx and timeouts on task updates retry the pass (a `task_update` sent twice shows
   the same thing). Anything that cannot be repeated safely — a `startStream` or answer
   append whose outcome is unknown — and any refusal of a started stream stops it (when
   Slack still lets us) and hands the run to the edited plan message and answer message:
-  finished or replaced, never left half-written, nothing posted twice.
+  finished or replaced, never left half-written, nothing posted twice. Once the whole
+  answer is in the stream the person has read it: if `chat.stopStream` is then refused
+  for good, only the footer (sources, feedback, run id) follows as a message.
 - A refused `chat.startStream` (`not_allowed`, `unknown_method`, …) sends this run to the
-  plan message; with `plan_display="auto"` the workspace is remembered (in memory) and
-  its next runs do not try again until a restart.
+  plan message; with `plan_display="auto"` the workspace is remembered for a day (in the
+  store: a restart does not try again) and its next runs do not try to stream until then.
 """
 
 from __future__ import annotations
@@ -28,6 +32,7 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+from datetime import datetime, timedelta
 from typing import Any, Literal, Protocol
 
 from slack_sdk.models.messages.chunk import Chunk
@@ -37,6 +42,7 @@ from agent.schemas import (
     InterventionKind,
     RunState,
     RunStatus,
+    utcnow,
 )
 from blocks.answer import answer_fallback_text, answer_footer
 from blocks.plan_card import PlanTask, answer_markdown, plan_tasks, task_chunk, title_chunk
@@ -45,11 +51,12 @@ from bot.slack_io import ANSWER, METADATA_EVENT, PLAN, classify_failure, payload
 log = logging.getLogger(__name__)
 
 PlanDisplay = Literal["auto", "stream", "message"]
-Cover = Literal["all", "plan", "message", "undecided"]
+Cover = Literal["all", "text", "plan", "message", "undecided"]
 STREAM = "stream"
 STARTING = "starting"
 DONE = "done"
 PLAN_DONE = "plan-done"
+TEXT_DONE = "text-done"
 MESSAGE = "message"
 OPEN, ANSWERING, ANSWERED = "o:", "a:", "A:"
 
@@ -66,6 +73,10 @@ REFUSALS = frozenset(
     }
 )
 """`chat.startStream` errors that mean "this workspace does not stream": remembered."""
+REFUSAL_TTL = timedelta(hours=24)
+"""How long a refusal is remembered before the stream is tried again."""
+REFUSED = "stream_refused"
+"""The store's workspace note of a refusal."""
 
 
 class StreamRefs(Protocol):
@@ -80,19 +91,51 @@ class StreamRefs(Protocol):
     def kinds(self) -> list[str]: ...
 
 
+class RefusalStore(Protocol):
+    """Where refusals outlive the process (`storage.run_store.SqlRunStore`)."""
+
+    async def note_workspace(
+        self, team_id: str, kind: str, value: str, *, until: datetime
+    ) -> None: ...
+
+    async def workspace_note(
+        self, team_id: str, kind: str, *, now: datetime | None = None
+    ) -> tuple[str, datetime] | None: ...
+
+
 class StreamChoices:
-    """Workspaces that refused to stream (in memory: a restart tries them again)."""
+    """Workspaces that refused to stream, remembered for `ttl`: in the store when given
+    one, so a restart does not try again. A refusal may be lifted (an admin turns the
+    feature on, the app gets its scope), so it expires and the stream is tried again."""
 
-    def __init__(self) -> None:
-        self._refused: dict[str, str] = {}
+    def __init__(self, store: RefusalStore | None = None, *, ttl: timedelta = REFUSAL_TTL) -> None:
+        self._store = store
+        self._ttl = ttl
+        self._refused: dict[str, datetime] = {}
+        self._loaded: set[str] = set()
 
-    def refused(self, team_id: str) -> bool:
-        return team_id in self._refused
+    async def refused(self, team_id: str) -> bool:
+        if self._store is not None and team_id not in self._loaded:
+            note = await self._store.workspace_note(team_id, REFUSED)
+            self._loaded.add(team_id)
+            if note is not None:
+                self._refused[team_id] = note[1]
+        until = self._refused.get(team_id)
+        if until is not None and until <= utcnow():
+            del self._refused[team_id]  # expired: try streaming again
+            return False
+        return until is not None
 
-    def refuse(self, team_id: str, error: str) -> None:
+    async def refuse(self, team_id: str, error: str) -> None:
+        until = utcnow() + self._ttl
         if team_id not in self._refused:
             log.warning("this workspace does not stream (%s): the plan is an edited message", error)
-        self._refused[team_id] = error
+        self._refused[team_id] = until
+        if self._store is not None:
+            try:
+                await self._store.note_workspace(team_id, REFUSED, error, until=until)
+            except Exception:  # remembered here at least; the next process tries once
+                log.exception("could not store that this workspace does not stream")
 
 
 def _digest(data: Any) -> str:
@@ -129,14 +172,15 @@ class PlanStreamer:
 
     async def deliver(self, state: RunState, refs: StreamRefs) -> Cover:
         """Bring the run's stream up to date and say what it shows: `all` (the plan and,
-        once answered, the answer), `plan` (stopped; the answer is a message of its own),
+        once answered, the answer), `text` (the plan and the answer's text, without its
+        footer), `plan` (stopped; the answer is a message of its own),
         `message` (no stream: the caller renders the plan message) or `undecided` (the
         plan is made but may still ask for approval: nothing to show yet)."""
         ref = refs.ref(STREAM)
         if ref is None:
             if state.plan is None:
                 return "message"  # nothing to show yet
-            if not self._wants_stream(state) or refs.ref(PLAN) is not None:
+            if not await self._wants_stream(state) or refs.ref(PLAN) is not None:
                 await refs.remember(STREAM, state.thread.channel_id, "", MESSAGE)
                 return "message"
             if state.status is RunStatus.PLANNING and state.plan.requires_confirmation:
@@ -149,6 +193,8 @@ class PlanStreamer:
             return "all"
         if token == PLAN_DONE:
             return "plan"
+        if token == TEXT_DONE:
+            return "text"
         if token == MESSAGE:
             return "message"
         if token == STARTING or token.startswith(ANSWERING):
@@ -166,15 +212,15 @@ class PlanStreamer:
                 return "plan"
             if not await self._append_answer(state, refs, channel, ts):
                 return "message"
-        return "all" if await self._stop(state, refs, channel, ts, answered=True) else "message"
+        return await self._stop(state, refs, channel, ts, answered=True)
 
-    def _wants_stream(self, state: RunState) -> bool:
+    async def _wants_stream(self, state: RunState) -> bool:
         if self.display == "message":
-            return False
-        if self.display == "auto" and self.choices.refused(state.thread.team_id):
             return False
         if state.asker[:1] not in ("U", "W") or not state.thread.team_id:
             return False  # no Slack user to stream to
+        if self.display == "auto" and await self.choices.refused(state.thread.team_id):
+            return False
         # plan approval's Run / Edit / Cancel live on the plan message
         return not any(
             r.kind is InterventionKind.PLAN_APPROVAL
@@ -203,7 +249,7 @@ class PlanStreamer:
                 raise retry from exc  # unknown outcome: the next pass uses the message
             error = slack_error(exc)
             if self.display == "auto" and error.split(" ")[0] in REFUSALS:
-                self.choices.refuse(state.thread.team_id, error)
+                await self.choices.refuse(state.thread.team_id, error)
             log.warning("chat.startStream refused: %s", error, extra={"run_id": state.run_id})
             await refs.remember(STREAM, channel, "", MESSAGE)
             return None
@@ -268,7 +314,7 @@ class PlanStreamer:
 
     async def _stop(
         self, state: RunState, refs: StreamRefs, channel: str, ts: str, *, answered: bool
-    ) -> bool:
+    ) -> Cover:
         """End the stream: with the answer's sources, feedback and run id when answered."""
         blocks = payload(answer_footer(state)) if answered else None
         metadata = {
@@ -284,9 +330,12 @@ class PlanStreamer:
             if retry is not None:
                 raise retry from exc  # stopping again is safe: Slack refuses a second stop
             if answered and (await refs.posted()).get(ANSWER) != ts:
-                # not stopped by an earlier try: the answer goes in a message of its own
-                await self._drop(state, refs, channel, ts, f"chat.stopStream: {slack_error(exc)}")
-                return False
+                # not stopped by an earlier try, but the whole answer is in the stream
+                # and the person has read it: end it plainly; its footer goes below
+                await self._end_plainly(state, channel, ts, f"chat.stopStream: {slack_error(exc)}")
+                await refs.remember(STREAM, channel, ts, TEXT_DONE)
+                self._shown.pop(state.run_id, None)
+                return "text"
             log.warning(
                 "chat.stopStream: %s (already stopped)",
                 slack_error(exc),
@@ -297,7 +346,19 @@ class PlanStreamer:
             digest = _digest([blocks, answer_fallback_text(state)])[:32]
             await refs.remember(ANSWER, channel, ts, digest)
         self._shown.pop(state.run_id, None)
-        return True
+        return "all" if answered else "plan"
+
+    async def _end_plainly(self, state: RunState, channel: str, ts: str, why: str) -> None:
+        """A stop without blocks or metadata, best effort: Slack ends an idle stream itself."""
+        log.warning(
+            "the plan stream could not be ended with its footer (%s): it follows below",
+            why,
+            extra={"run_id": state.run_id},
+        )
+        try:
+            await self._client.chat_stopStream(channel=channel, ts=ts)
+        except Exception as exc:
+            log.info("chat.stopStream without the footer: %s", slack_error(exc))
 
     async def _drop(
         self, state: RunState, refs: StreamRefs, channel: str, ts: str, why: str
@@ -320,9 +381,11 @@ class PlanStreamer:
 __all__ = [
     "MESSAGE",
     "STREAM",
+    "TEXT_DONE",
     "Cover",
     "PlanDisplay",
     "PlanStreamer",
+    "RefusalStore",
     "StreamChoices",
     "StreamRefs",
 ]

@@ -26,7 +26,7 @@ from bot.conversation import register_processors
 from bot.deps import BotDeps
 from bot.identity import resolve_identity
 from bot.intake import Intake
-from bot.plan_stream import PlanStreamer
+from bot.plan_stream import PlanStreamer, StreamChoices
 from bot.settings import Settings
 from bot.slack_io import SlackPublisher
 from bot.sweeper import adopt_abandoned, sweep_forever
@@ -114,7 +114,11 @@ async def create_bot(settings: Settings, *, services: Services | None = None) ->
         store=services.store,
         deliveries=services.deliveries,
         delivery_deadline=settings.slack.delivery_deadline_seconds,
-        streams=PlanStreamer(client=delivery_client, display=settings.slack.plan_display),
+        streams=PlanStreamer(
+            client=delivery_client,
+            display=settings.slack.plan_display,
+            choices=StreamChoices(services.store),
+        ),
     )
     services.orchestrator.observers.append(publisher)
     tasks = TaskRunner(settings.slack.max_concurrent_runs)

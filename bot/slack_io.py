@@ -47,7 +47,12 @@ from agent.schemas import (
     utcnow,
 )
 from agent.workers import is_dead_here, new_worker_id, retire
-from blocks.answer import answer_fallback_text, answer_messages
+from blocks.answer import (
+    FOOTER_ONLY_TEXT,
+    answer_fallback_text,
+    answer_footer_message,
+    answer_messages,
+)
 from blocks.intervention import (
     confirm_message,
     decided_message,
@@ -88,7 +93,8 @@ class MessageStore(Protocol):
 
 class PlanStream(Protocol):
     async def deliver(self, state: RunState, refs: _ThreadSync) -> str:
-        """What the run's stream shows: `all`, `plan`, `message` (none) or `undecided`."""
+        """What the run's stream shows: `all`, `text` (no footer), `plan`, `message`
+        (none) or `undecided`."""
         ...
 
 
@@ -354,7 +360,10 @@ class SlackPublisher:
             await sync.ensure(PLAN, blocks, fallback_text(state), edit=True)
         for request in _interventions(state):
             await self._intervention(sync, state, request)
-        if state.status is RunStatus.ANSWERED and streamed != "all":
+        if state.status is RunStatus.ANSWERED and streamed == "text":
+            # the stream shows the answer's text: only its footer follows
+            await sync.ensure(ANSWER, payload(answer_footer_message(state)), FOOTER_ONLY_TEXT)
+        elif state.status is RunStatus.ANSWERED and streamed != "all":
             for part, blocks in enumerate(answer_messages(state), 1):
                 kind = ANSWER if part == 1 else f"{ANSWER}:{part}"
                 await sync.ensure(kind, payload(blocks), answer_fallback_text(state, part))

@@ -10,9 +10,10 @@ of any number of concurrent callers — in this process or another — wins.
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections.abc import Callable, Iterable, Sequence
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, cast
 
 from pydantic import BaseModel, ConfigDict
@@ -643,6 +644,36 @@ class SqlRunStore:
             )
             return {kind: (channel_id, ts) for kind, channel_id, ts in rows}
 
+    # ------------------------------------------------------------------ workspace notes
+
+    async def note_workspace(self, team_id: str, kind: str, value: str, *, until: datetime) -> None:
+        """Remember `value` about a workspace (e.g. "it refused streaming") until `until`.
+        Kept as a message ref of an owner no run has (run ids have no colon)."""
+        await self.set_message_ref(
+            run_id=_team_owner(team_id),
+            kind=kind,
+            channel_id=team_id,
+            ts=str(int(until.timestamp())),
+            digest=value[:32],
+        )
+
+    async def workspace_note(
+        self, team_id: str, kind: str, *, now: datetime | None = None
+    ) -> tuple[str, datetime] | None:
+        """The workspace's `kind` note and until when it holds; None if none or expired."""
+        async with self._reads.begin() as session:
+            row = (
+                await session.execute(
+                    select(MessageRefRow.ts, MessageRefRow.digest).where(
+                        MessageRefRow.run_id == _team_owner(team_id), MessageRefRow.kind == kind
+                    )
+                )
+            ).first()
+        if row is None or not row[0].isdigit():
+            return None
+        until = datetime.fromtimestamp(int(row[0]), tz=UTC)
+        return (row[1] or "", until) if until > (now or utcnow()) else None
+
     # ------------------------------------------------------------------ dedupe
 
     @retried_write
@@ -793,3 +824,11 @@ class SqlRunStore:
             "avg_confidence": float(avg_confidence or 0.0),
             "cost_usd": float(cost or 0.0),
         }
+
+
+def _team_owner(team_id: str) -> str:
+    """The message-ref owner of a workspace's notes (≤ 64 characters)."""
+    owner = f"team:{team_id}"
+    return (
+        owner if len(owner) <= 64 else "team:" + hashlib.sha256(team_id.encode()).hexdigest()[:40]
+    )

@@ -26,7 +26,9 @@ from blocks.status import (
     stats_blocks,
     thresholds_blocks,
 )
+from bot.assistant_status import ASSISTANT_REF
 from bot.deps import BotDeps
+from bot.intake import derived_run_id
 from storage.inbox import InboxEntry, InboxItem
 
 COMMAND = "command"
@@ -61,14 +63,23 @@ async def _cancel(deps: BotDeps, run_id: str, user: str, channel: str) -> None:
     await deps.publisher.ephemeral(channel, user, f"Run `{short_id(run_id)}` is now {status}.")
 
 
-async def _retry(deps: BotDeps, run_id: str, user: str, channel: str) -> None:
+async def _retry(deps: BotDeps, run_id: str, user: str, channel: str, new_run_id: str) -> None:
+    """Ask again as `new_run_id`. A run asked in the assistant pane is retried as a pane
+    run: the new run is marked before it starts, so its thread's status line follows it."""
+    if await deps.store.load(new_run_id) is not None:
+        return  # already retried (this command, replayed after a crash)
     old = await deps.store.load(run_id)
     if old is not None:
         latest = await deps.store.latest_run_in_thread(old.thread)
         if latest is not None and latest.run_id != run_id and old.thread.thread_ts:
             return  # already retried (this command, replayed after a crash)
+    pane = await deps.store.get_message_ref(run_id=run_id, kind=ASSISTANT_REF)
+    if pane is not None:
+        await deps.store.set_message_ref(
+            run_id=new_run_id, kind=ASSISTANT_REF, channel_id=pane[0], ts=pane[1]
+        )
     try:
-        state = await deps.orchestrator.retry(run_id, user=user)
+        state = await deps.orchestrator.retry(run_id, user=user, new_run_id=new_run_id)
     except GraceError as exc:
         await deps.publisher.ephemeral(channel, user, f"⚠️ {exc.message}")
         return
@@ -114,7 +125,7 @@ async def process_command(deps: BotDeps, entry: InboxEntry) -> None:
     if data["sub"] == "cancel":
         await _cancel(deps, run_id, user, channel)
     else:
-        await _retry(deps, run_id, user, channel)
+        await _retry(deps, run_id, user, channel, derived_run_id(entry))
 
 
 async def find_run(deps: BotDeps, ref: str, channel: str) -> RunState | str:

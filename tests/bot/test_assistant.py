@@ -278,3 +278,31 @@ async def test_a_new_process_keeps_the_status_of_a_pane_run(harness: BotHarness)
     shown = statuses(harness)
     assert shown and shown[0] != "" and shown[-1] == "", shown
     assert not harness.fake.calls_to(SET_TITLE)
+
+
+async def test_a_pane_run_retried_by_command_keeps_its_status_line(harness: BotHarness) -> None:
+    """`/grace retry` of a pane run: the new run is a pane run too — its thread's status
+    line follows it and is cleared at the end, and it answers in the same thread."""
+    thread = await open_pane(harness)
+    await say(harness, thread, VACATION_Q)
+    first = await run_of(harness, thread)
+    assert first.status is RunStatus.ANSWERED, first.error
+    harness.fake.reset_calls()
+
+    reply = await harness.command(f"retry {first.run_id}", channel=thread.channel)
+    assert reply.status == 200
+
+    runs = await harness.runs_in(thread.thread_ts, channel=thread.channel)
+    assert len(runs) == 2
+    retried = await run_of(harness, thread)
+    assert retried.run_id != first.run_id and retried.status is RunStatus.ANSWERED
+    ref = await harness.store.get_message_ref(run_id=retried.run_id, kind=ASSISTANT_REF)
+    assert ref == (thread.channel, thread.thread_ts)
+    shown = statuses(harness)
+    assert any(s.startswith("is searching the ") for s in shown), shown
+    assert shown[-1] == "", "the status is cleared once the answer is there"
+    assert harness.fake.assistant.thread(thread.channel, thread.thread_ts).status == ""
+    answer = await harness.answer_message(retried)
+    assert answer.channel == thread.channel and answer.thread_ts == thread.thread_ts
+    assert has_feedback_buttons(answer)
+    assert not harness.fake.calls_to(SET_TITLE), "the thread keeps its title"

@@ -11,12 +11,14 @@ remembered. A stream Slack interrupts still ends with exactly one complete answe
 from __future__ import annotations
 
 import asyncio
+from datetime import timedelta
 from typing import Any
 
 from agent.llm.offline import OfflineModel
-from agent.schemas import RunStatus
+from agent.schemas import RunStatus, utcnow
 from blocks.common import short_id
 from bot.dev import PacedModel
+from bot.plan_stream import REFUSED
 from tests.fakes.fake_slack import FakeSlack, RecordedCall, StoredMessage, WorkspaceError
 
 from .conftest import (
@@ -34,6 +36,7 @@ from .conftest import (
 
 TS = "1700070000.000100"
 TS2 = "1700070001.000100"
+TS3 = "1700070002.000100"
 ORDER = {"pending": 0, "in_progress": 1, "complete": 2, "error": 2}
 
 
@@ -44,6 +47,18 @@ def _chunks(calls: list[RecordedCall]) -> list[dict[str, Any]]:
 def _stream_calls(fake: FakeSlack) -> list[RecordedCall]:
     wanted = ("chat.startStream", "chat.appendStream", "chat.stopStream")
     return [c for c in fake.calls if c.method in wanted]
+
+
+def _shows_answer_text(message: StoredMessage, answer: str) -> bool:
+    """A block of the message starts with the answer's text (its sources may quote the
+    same words: they start with their heading)."""
+    start = answer.split("\n")[0][:40]
+    for block in message.blocks:
+        text = block.get("text")
+        text = text.get("text") if isinstance(text, dict) else text
+        if isinstance(text, str) and text.startswith(start):
+            return True
+    return False
 
 
 def _answers(harness: BotHarness, ts: str) -> list[StoredMessage]:
@@ -134,6 +149,38 @@ async def test_a_workspace_that_refuses_streaming_gets_the_plan_card_message(
     assert (await harness.run_in(TS2)).status is RunStatus.ANSWERED
     assert len(fake.calls_to("chat.startStream")) == 1
     assert len(_answers(harness, TS2)) == 1
+
+
+async def test_a_refusal_to_stream_outlives_a_restart_until_it_expires(
+    make_harness: HarnessFactory, fake: FakeSlack
+) -> None:
+    """A restarted GRACE does not try the refusing workspace again; once the refusal is
+    old enough (an admin may have turned streaming on since), it tries once more."""
+    fake.workspace.refuse_streaming = "feature_not_enabled"
+    harness = await make_harness(plan_display="auto")
+    await harness.mention(VACATION_Q, ts=TS)
+    assert (await harness.run_in(TS)).status is RunStatus.ANSWERED
+    assert len(fake.calls_to("chat.startStream")) == 1
+
+    await harness.restart()
+    await harness.mention(VACATION_Q, ts=TS2)
+    state = await harness.run_in(TS2)
+    assert state.status is RunStatus.ANSWERED
+    assert len(fake.calls_to("chat.startStream")) == 1, "remembered across the restart"
+    assert any(b["type"] == "plan" for b in (await harness.plan_message(state)).blocks)
+    assert len(_answers(harness, TS2)) == 1
+
+    # the refusal runs out (as if a day had passed) and the workspace now streams
+    until = utcnow() - timedelta(seconds=1)
+    await harness.store.note_workspace(TEAM, REFUSED, "feature_not_enabled", until=until)
+    fake.workspace.refuse_streaming = None
+    await harness.restart()
+    await harness.mention(VACATION_Q, ts=TS3)
+    streamed = await harness.run_in(TS3)
+    assert streamed.status is RunStatus.ANSWERED
+    assert len(fake.calls_to("chat.startStream")) == 2
+    (message,) = harness.thread(TS3)
+    assert message.stream is not None and has_feedback_buttons(message)
 
 
 async def test_a_server_error_mid_stream_is_retried_and_the_answer_arrives_once(
@@ -246,3 +293,49 @@ async def test_after_a_pause_the_answer_is_a_message_below_it(
     assert not stopped.streaming and stopped.blocks[0]["title"] == "Done"
     assert all(b["type"] != "markdown" for b in stopped.blocks), "no answer in the stream"
     assert len(fake.calls_to("chat.stopStream")) == 1
+
+
+async def test_a_stop_slack_refuses_for_good_shows_the_answer_once_even_after_a_restart(
+    make_harness: HarnessFactory, fake: FakeSlack
+) -> None:
+    """The answer is in the stream when `chat.stopStream` is refused (here its footer):
+    the person has read it. Only what the stream could not show — sources, feedback,
+    run id — follows as a message; a restart mid-way posts nothing twice."""
+    harness = await make_harness(plan_display="auto")
+    fake.fail_next("chat.stopStream", error="invalid_blocks")
+    fake.fail_for("chat.postMessage", 600, 503)
+    await harness.mention(VACATION_Q, ts=TS, settle=False)
+    await harness.bot.deps.tasks.idle()
+    state = await harness.run_in(TS)
+    assert state.status is RunStatus.ANSWERED
+    for _ in range(200):  # the footer's post is waiting out Slack's 503s
+        delivery = await harness.bot.services.deliveries.get(state.run_id)
+        if delivery is not None and delivery.last_error and delivery.owner is None:
+            break
+        await asyncio.sleep(0.05)
+
+    await harness.stop(grace=1)
+    fake.clear_faults()
+    await harness.start()
+    await harness.bot.recover()
+    for _ in range(400):
+        await harness.bot.deps.publisher.resume()
+        await harness.settle()
+        if _answers(harness, TS):
+            break
+        await asyncio.sleep(0.1)
+
+    thread = harness.thread(TS)
+    showing = [m for m in thread if _shows_answer_text(m, state.final_answer)]
+    assert len(showing) == 1, [message_text(m) for m in thread]
+    (stream,) = showing
+    assert not stream.streaming and stream.blocks[0]["type"] == "plan"
+    (footer,) = _answers(harness, TS)
+    assert footer.ts != stream.ts and short_id(state.run_id) in message_text(footer)
+    assert (await harness.answer_message(state)).ts == footer.ts
+    assert len(thread) == 2, "no plan message: the stream shows the plan"
+    assert len(fake.calls_to("chat.startStream")) == 1
+
+    await harness.bot.deps.publisher.resume()  # another pass finds nothing to do
+    await harness.settle()
+    assert len(harness.thread(TS)) == 2
