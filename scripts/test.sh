@@ -91,10 +91,11 @@ if [ -z "${GRACE_TEST_POSTGRES_URL:-}" ]; then
     export GRACE_TEST_POSTGRES_URL
     echo "PostgreSQL for the tests: $GRACE_TEST_POSTGRES_URL" >&2
 fi
-# The suite runs in parallel worker processes (pytest-xdist). Most of its time is spent
-# waiting — on real `grace` processes starting and restarting, leases running out, 40 s of
+# The suite runs in parallel worker processes (pytest-xdist). Part of its time is spent
+# waiting — on real `grace` processes killed and restarted, leases running out, 40 s of
 # Slack 429s and a 40 s database lock — so it uses more workers than a 2-core machine has
-# cores. Each worker takes one test at a time (--maxschedchunk 1), in the order
+# cores. (Commands whose process boundary is not the behaviour under test run in the
+# test's own process: tests/durable/helpers.grace_here.) Each worker takes one test at a time (--maxschedchunk 1), in the order
 # tests/ordering.py gives: the long ones first, the quick ones filling in around them.
 # GRACE_TEST_WORKERS sets how many (0: one process, no xdist). Arguments go to pytest as
 # they are: `bash scripts/test.sh tests/faults -x`.
