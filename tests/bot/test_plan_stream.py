@@ -65,6 +65,15 @@ def _answers(harness: BotHarness, ts: str) -> list[StoredMessage]:
     return [m for m in harness.thread(ts) if has_feedback_buttons(m)]
 
 
+async def _between_tries(harness: BotHarness, run_id: str) -> None:
+    """Wait until the run's delivery failed a try and nobody is working on it."""
+    for _ in range(200):
+        delivery = await harness.bot.services.deliveries.get(run_id)
+        if delivery is not None and delivery.last_error and delivery.owner is None:
+            return
+        await asyncio.sleep(0.05)
+
+
 async def test_the_plan_streams_tasks_through_their_states_then_the_answer(
     make_harness: HarnessFactory, fake: FakeSlack
 ) -> None:
@@ -244,12 +253,9 @@ async def test_after_a_restart_the_stream_is_finished_from_the_stored_state(
     (streaming,) = harness.thread(TS)
     assert streaming.streaming, "Slack refused every append so far"
     run_id = (await harness.run_in(TS)).run_id
-    for _ in range(200):  # stop between two tries (as a process stopped mid-pass would
-        # leave a lease its own pid still seems to hold for a while)
-        delivery = await harness.bot.services.deliveries.get(run_id)
-        if delivery is not None and delivery.last_error and delivery.owner is None:
-            break
-        await asyncio.sleep(0.05)
+    # stop between two tries (as a process stopped mid-pass would leave a lease its own
+    # pid still seems to hold for a while)
+    await _between_tries(harness, run_id)
 
     await harness.stop(grace=1)
     fake.clear_faults()
@@ -308,11 +314,7 @@ async def test_a_stop_slack_refuses_for_good_shows_the_answer_once_even_after_a_
     await harness.bot.deps.tasks.idle()
     state = await harness.run_in(TS)
     assert state.status is RunStatus.ANSWERED
-    for _ in range(200):  # the footer's post is waiting out Slack's 503s
-        delivery = await harness.bot.services.deliveries.get(state.run_id)
-        if delivery is not None and delivery.last_error and delivery.owner is None:
-            break
-        await asyncio.sleep(0.05)
+    await _between_tries(harness, state.run_id)  # the footer's post waits out the 503s
 
     await harness.stop(grace=1)
     fake.clear_faults()
