@@ -620,9 +620,14 @@ def terms(text: str) -> frozenset[str]:
     the asker's form of a word is rarely the handbook's."""
     return frozenset(
         _stem(_SAME_WORD.get(t) or _NUMBER_WORDS.get(t, t))
-        for t in tokenize(text)
+        for t in tokenize(_BOUND.sub(" maximum ", text))
         if t not in QUESTION_WORDS
     )
+
+
+_BOUND = re.compile(r"\b(?:at most|no more than|up to(?=\s+\d))\b", re.I)
+"""An upper bound in words: "most" is a stop word, so "at most" would vanish where "at
+least" keeps its "min" — "how long can a name be at most?" read as a two-word question."""
 
 
 _SAME_WORD = {
