@@ -3,7 +3,7 @@ on small documents written for the test, and through the real offline model."""
 
 from __future__ import annotations
 
-from agent.confidence import CALIBRATIONS, calibrated
+from agent.confidence import CALIBRATIONS, _feature_value, calibrated
 from agent.evidence import (
     answer_features,
     families,
@@ -15,6 +15,7 @@ from agent.evidence import (
     select,
     split_units,
     supplies_facts,
+    terms,
     typed_value,
 )
 from agent.intervention import ambiguity_options
@@ -426,6 +427,27 @@ def test_words_for_the_least_and_most_match_min_and_max() -> None:
     assert "min" in evidence.query_tokens
     assert question_types("what's the lowest zone mark?") == ("quantity",)
     assert question_types("how big can a spool file get?") == ("quantity",)
+
+
+def test_an_upper_bound_in_words_is_a_max_like_a_lower_bound_is_a_min() -> None:
+    # "most" is a stop word: without this, "at most" vanished where "at least" kept its
+    # "min", and a short specific question was scored as a two-word vague one.
+    assert "max" in terms("how long can a label be at most?")
+    assert "max" in terms("no more than 3 retries")
+    assert "max" in terms("Labels may be up to 40 characters long.")
+    assert "max" not in terms("it is up to you") and "min" in terms("at least 3 days")
+    question = "how long can a label be at most?"
+    label = Source(
+        source="labels.md",
+        score=1.0,
+        similarity=0.6,
+        text="Labels › Length\n\nLabels may be up to 40 characters long.",
+    )
+    answer = extract_answer(question, [label], japanese=False)
+    features = answer_features(question, answer, [label])
+    assert "40 characters" in answer and features["question_terms"] == 3.0
+    assert _feature_value("vague_question", features) == 0.0
+    assert calibrated(features, "offline") >= 0.7
 
 
 def test_a_wrapped_list_item_is_one_item_and_an_option_flag_is_no_bullet() -> None:
