@@ -101,6 +101,13 @@ CALIBRATIONS: dict[str, Calibration] = {
     # extra → en 0.950, docs → en 0.958, docs → ja 1.000, extra → docs 0.831, but
     # en → extra 0.673, ja → extra 0.680, en → docs 0.729 (the features do not yet tell
     # the right sentence of a reference page from its neighbours); all 0.920.
+    # Not refitted since "at most" / "no more than" / "up to N" count as a word ("max",
+    # evidence.terms): with these numbers that only lifts "how long can a … be at most?"
+    # out of vague_question (0.37 → 0.79, right); a refit (L2 1.5, AUROC all 0.928) would
+    # move an unanswerable question across NOTIFY (0.684 → 0.708). Tried and not kept: the
+    # share of the question's adjacent word pairs the answer holds side by side, and "the
+    # question names the answer's file and no other" — AUROC +0.005 at best, and no more
+    # right answers at SILENT/NOTIFY on the four sets at any L2 from 0.5 to 3.
     "offline": Calibration(
         intercept=-3.665,
         weights={
