@@ -14,7 +14,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import re
 import time
 from collections.abc import Awaitable, Sequence
 
@@ -51,7 +50,7 @@ from agent.ports import (
     UsageLedger,
     WebSearchProvider,
 )
-from agent.replan import HUMAN_TRIGGERS, ReplanDecision, ReplanManager, fresh_plan
+from agent.replan import HUMAN_TRIGGERS, ReplanDecision, ReplanManager, fresh_plan, normalised
 from agent.safety import sanitize_answer, urls_in
 from agent.schemas import (
     ActionType,
@@ -593,17 +592,13 @@ def _judged_by_answer(state: RunState, result: StepResult) -> bool:
     searches = [s for s in state.plan.steps if s.action in gathering]
     if len(searches) == 1:
         return True
-    whole = _normalised(state.query)
+    whole = normalised(state.query)
     return any(
-        _normalised(s.query or state.query) == whole
+        normalised(s.query or state.query) == whole
         and (found := state.step_results.get(s.step_id)) is not None
         and bool(found.sources)
         for s in searches
     )
-
-
-def _normalised(query: str) -> str:
-    return " ".join(re.sub(r"[\W_]+", " ", query.casefold()).split())
 
 
 def _shaped_by_a_person(state: RunState) -> bool:

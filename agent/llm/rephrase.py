@@ -17,7 +17,6 @@ knows any particular document: only the shape of questions.
 from __future__ import annotations
 
 import re
-import unicodedata
 
 from agent.knowledge.tokenize import (
     ENGLISH_STOP_WORDS,
@@ -25,6 +24,7 @@ from agent.knowledge.tokenize import (
     extract_keywords,
     tokenize,
 )
+from agent.replan import normalised
 
 MAX_PARTS = 3
 MIN_PART_WORDS = 2
@@ -127,12 +127,6 @@ def _is_name(word: str, start: int) -> bool:
         or (len(word) > 1 and word.isupper())
         or bool(re.search(r"\d", word) and re.search(r"[A-Za-z]", word))
     )
-
-
-def normalised(query: str) -> str:
-    """A query as `agent.replan.search_key` compares it: NFKC, case and punctuation set aside."""
-    text = unicodedata.normalize("NFKC", query).casefold()
-    return " ".join(re.sub(r"[\W_]+", " ", text).split())
 
 
 def tried_queries(tried: list[str]) -> set[str]:
