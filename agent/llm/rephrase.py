@@ -57,8 +57,7 @@ def question_parts(query: str) -> list[str]:
     if not 1 < len(pieces) <= MAX_PARTS:
         return []
     first = pieces[0]
-    asking = _FIRST_ASKING.search(first)
-    lead = first[: asking.start()].strip() if asking and asking.start() > 0 else ""
+    lead = _lead(first)
     lead_words = set(extract_keywords(lead))
     parts = [first]
     for piece in pieces[1:]:
@@ -76,9 +75,13 @@ def own_words(part: str, query: str) -> set[str]:
     parts = question_parts(query)
     if not parts:
         return set(tokenize(part))
-    asking = _FIRST_ASKING.search(parts[0])
-    lead = parts[0][: asking.start()] if asking and asking.start() > 0 else ""
-    return set(tokenize(part)) - set(tokenize(lead))
+    return set(tokenize(part)) - set(tokenize(_lead(parts[0])))
+
+
+def _lead(first: str) -> str:
+    """The words a question opens with before its first asking word ("on a work trip,")."""
+    asking = _FIRST_ASKING.search(first)
+    return first[: asking.start()].strip() if asking and asking.start() > 0 else ""
 
 
 def subject(query: str) -> str:
