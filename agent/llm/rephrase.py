@@ -70,9 +70,9 @@ def question_parts(query: str) -> list[str]:
     return parts
 
 
-def own_words(part: str, query: str) -> set[str]:
-    """The content words of a part that the question's shared opening does not supply."""
-    parts = question_parts(query)
+def own_words(part: str, parts: list[str]) -> set[str]:
+    """The content words of a part that the question's shared opening does not supply
+    (`parts`: the question's `question_parts`)."""
     if not parts:
         return set(tokenize(part))
     return set(tokenize(part)) - set(tokenize(_lead(parts[0])))
