@@ -71,25 +71,31 @@ _DATE_IN_NAME = re.compile(r"((?:19|20)\d\d)[-_.]?(\d\d)?[-_.]?(\d\d)?")
 
 # ---------------------------------------------------------------- question types
 
+_HOW_LONG = r"how long|how much (?:heads.?up|notice|time|advance)|how far ahead|how far in advance|how many (?:\w+ ){0,2}(?:days|weeks|months|years|hours|minutes)|how fast|how soon"
+_WHEN = r"(?:^|[,;?.!]\s*|\band\s+)when\b|\bwhen (?:is|are|was|were|do|does|did|will|would|should|can|must|'s)\b|what date|which day|what time|いつ|何月|何日に|何時から|何時まで|時間帯"
+_WHERE = r"\bwhere\b|which (?:tool|app|system|channel|site|platform)|what (?:tool|app|system|channel)|どこ|どの(?:ツール|システム|アプリ)"
+"""Asking for a duration, a time, a place: shared by the topic table and the asking-words
+table below, which each add their own words."""
+
 _QTYPE_PATTERNS: list[tuple[str, re.Pattern[str]]] = [
     ("percent", re.compile(r"what percent|how much of|percentage|割合|何\s*[%％]|割増率|率は|何割|分配率", re.I)),
     ("quantity", re.compile(r"\b(?:amount|limit|minimum|maximum|max|min|cap|threshold|lowest|highest|smallest|largest|biggest|fewest)\b", re.I)),
     ("money", re.compile(r"how much|budget|cost|price|pay|stipend|allowance|reimburs|spend|\$|いくら|金額|上限|費用|手当|補助|円", re.I)),
-    ("duration", re.compile(r"how long|how much (?:heads.?up|notice|time|advance)|how far ahead|how far in advance|how many (?:\w+ ){0,2}(?:days|weeks|months|years|hours|minutes)|how fast|how soon|heads.?up|notice|何日|何週|何か月|何ヶ月|何カ月|何年|何時間|何分|期間|どのくらい|どれくらい|いつまで", re.I)),
+    ("duration", re.compile(_HOW_LONG + r"|heads.?up|notice|何日|何週|何か月|何ヶ月|何カ月|何年|何時間|何分|期間|どのくらい|どれくらい|いつまで", re.I)),
     ("deadline", re.compile(r"deadline|cut-?off|by when|due|期限|締め?切り?|いつまで", re.I)),
-    ("date", re.compile(r"(?:^|[,;?.!]\s*|\band\s+)when\b|\bwhen (?:is|are|was|were|do|does|did|will|would|should|can|must|'s)\b|what date|which day|what time|いつ|何月|何日に|何時から|何時まで|時間帯|タイミング", re.I)),
+    ("date", re.compile(_WHEN + r"|タイミング", re.I)),
     ("count", re.compile(r"how many|how old|what age|何歳|何人|何回|何個|何km|何キロ|何倍|何年", re.I)),
-    ("place", re.compile(r"\bwhere\b|which (?:tool|app|system|channel|site|platform)|what (?:tool|app|system|channel)|どこ|どの(?:ツール|システム|アプリ)|prefix", re.I)),
+    ("place", re.compile(_WHERE + r"|prefix", re.I)),
 ]  # fmt: skip
 _QTYPE_ASKS: list[tuple[str, re.Pattern[str]]] = [
     ("percent", re.compile(r"what percent|how much of|percentage|何\s*[%％]|何割|何倍", re.I)),
-    ("duration", re.compile(r"how long|how much (?:heads.?up|notice|time|advance)|how far ahead|how far in advance|how many (?:\w+ ){0,2}(?:days|weeks|months|years|hours|minutes)|how soon|how fast|how quickly|何日(?!に)|何週|何[かヶカケ]月|何時間|何分|いつまで", re.I)),
+    ("duration", re.compile(_HOW_LONG + r"|how quickly|何日(?!に)|何週|何[かヶカケ]月|何時間|何分|いつまで", re.I)),
     ("money", re.compile(r"how much(?=\s*(?:[?.!,]|$|(?:is|are|was|were|do|does|did|can|could|will|would|should|money|budget|cash|per|for|in|\$)\b))|いくら|何円", re.I)),
     ("quantity", re.compile(r"\bhow (?:big|large|small)\b|\bwhat size\b|how much (?!(?:of|is|are|was|were|do|does|did|can|could|will|would|should|money|budget|cash|per|for|in|heads.?up|notice|time|advance)\b)(?=[a-z])", re.I)),
     ("deadline", re.compile(r"by when|deadline|cut-?off|期限|締め?切り?", re.I)),
-    ("date", re.compile(r"(?:^|[,;?.!]\s*|\band\s+)when\b|\bwhen (?:is|are|was|were|do|does|did|will|would|should|can|must|'s)\b|what date|which day|what time|いつ|何月|何日に|何時から|何時まで|時間帯", re.I)),
+    ("date", re.compile(_WHEN, re.I)),
     ("count", re.compile(r"how many|how old|what age|何歳|何人|何回|何個|何年", re.I)),
-    ("place", re.compile(r"\bwhere\b|which (?:tool|app|system|channel|site|platform)|what (?:tool|app|system|channel)|どこ|どの(?:ツール|システム|アプリ)", re.I)),
+    ("place", re.compile(_WHERE, re.I)),
     ("length", re.compile(r"how long\b(?!.*\b(?:take|takes|took|last|lasts|wait|keep|kept|stay|ago|before|after|until|till|notice|advance|valid|open)\b)", re.I)),
     ("version", re.compile(r"\bversions?\b|\b(?:which|what|latest|newest|current|minimum|oldest)\s+(?:\w+\s+)?releases?\b|\breleases?\s+(?:number|version)|バージョン|版数", re.I)),
 ]  # fmt: skip

@@ -27,12 +27,12 @@ would at the replan limit (see `fresh_plan`).
 from __future__ import annotations
 
 import re
-import unicodedata
 
 from pydantic import BaseModel, Field
 
 from agent.config import ReplanConfig
 from agent.executor import DONE
+from agent.knowledge.tokenize import normalize_text
 from agent.planner import Planner
 from agent.ports import PlanRequest
 from agent.schemas import (
@@ -72,12 +72,16 @@ class ReplanDecision(BaseModel):
     searched: list[str] = Field(default_factory=list)
 
 
+def normalised(query: str) -> str:
+    """A query's words with Unicode width (NFKC), case, punctuation and whitespace set
+    aside: two searches that differ only in these are the same search."""
+    text = normalize_text(query).casefold()
+    return " ".join(re.sub(r"[\W_]+", " ", text).split())
+
+
 def search_key(step: PlanStep, run_query: str) -> str:
-    """A search's identity: its action, collection and query, normalised (Unicode NFKC,
-    case, punctuation and whitespace set aside)."""
-    text = unicodedata.normalize("NFKC", step.query or run_query).casefold()
-    words = " ".join(re.sub(r"[\W_]+", " ", text).split())
-    return f"{step.action.value}|{step.collection or ''}|{words}"
+    """A search's identity: its action, collection and query, `normalised`."""
+    return f"{step.action.value}|{step.collection or ''}|{normalised(step.query or run_query)}"
 
 
 def searches_run(state: RunState) -> list[str]:

@@ -14,7 +14,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import re
 import time
 from collections.abc import Awaitable, Sequence
 
@@ -51,7 +50,14 @@ from agent.ports import (
     UsageLedger,
     WebSearchProvider,
 )
-from agent.replan import HUMAN_TRIGGERS, ReplanDecision, ReplanManager, fresh_plan
+from agent.replan import (
+    GATHERING,
+    HUMAN_TRIGGERS,
+    ReplanDecision,
+    ReplanManager,
+    fresh_plan,
+    normalised,
+)
 from agent.safety import sanitize_answer, urls_in
 from agent.schemas import (
     ActionType,
@@ -587,23 +593,18 @@ def _judged_by_answer(state: RunState, result: StepResult) -> bool:
     passages (a part of the question, another wording after a weak answer): they only
     add to it. Otherwise, in a plan of several searches a weak one is still confirmed
     or retried on its own: one part of the question may be missing."""
-    gathering = (ActionType.RAG_SEARCH, ActionType.WEB_SEARCH)
-    if result.action not in gathering or not result.sources or state.plan is None:
+    if result.action not in GATHERING or not result.sources or state.plan is None:
         return False
-    searches = [s for s in state.plan.steps if s.action in gathering]
+    searches = [s for s in state.plan.steps if s.action in GATHERING]
     if len(searches) == 1:
         return True
-    whole = _normalised(state.query)
+    whole = normalised(state.query)
     return any(
-        _normalised(s.query or state.query) == whole
+        normalised(s.query or state.query) == whole
         and (found := state.step_results.get(s.step_id)) is not None
         and bool(found.sources)
         for s in searches
     )
-
-
-def _normalised(query: str) -> str:
-    return " ".join(re.sub(r"[\W_]+", " ", query.casefold()).split())
 
 
 def _shaped_by_a_person(state: RunState) -> bool:

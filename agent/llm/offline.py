@@ -377,7 +377,7 @@ def complete_parts(query: str, answer: str, passages: list[Source], *, japanese:
     lines = answer.split("\n") if found else []
     for part in parts:
         said = set(tokenize(_strip_citations("\n".join(lines))))
-        own = own_words(part, query)
+        own = own_words(part, parts)
         if own and len(own & said) >= PART_COVERED * len(own):
             continue
         reply = extract_answer(part, passages, japanese=japanese)

@@ -17,7 +17,6 @@ knows any particular document: only the shape of questions.
 from __future__ import annotations
 
 import re
-import unicodedata
 
 from agent.knowledge.tokenize import (
     ENGLISH_STOP_WORDS,
@@ -25,6 +24,7 @@ from agent.knowledge.tokenize import (
     extract_keywords,
     tokenize,
 )
+from agent.replan import normalised
 
 MAX_PARTS = 3
 MIN_PART_WORDS = 2
@@ -57,8 +57,7 @@ def question_parts(query: str) -> list[str]:
     if not 1 < len(pieces) <= MAX_PARTS:
         return []
     first = pieces[0]
-    asking = _FIRST_ASKING.search(first)
-    lead = first[: asking.start()].strip() if asking and asking.start() > 0 else ""
+    lead = _lead(first)
     lead_words = set(extract_keywords(lead))
     parts = [first]
     for piece in pieces[1:]:
@@ -71,14 +70,18 @@ def question_parts(query: str) -> list[str]:
     return parts
 
 
-def own_words(part: str, query: str) -> set[str]:
-    """The content words of a part that the question's shared opening does not supply."""
-    parts = question_parts(query)
+def own_words(part: str, parts: list[str]) -> set[str]:
+    """The content words of a part that the question's shared opening does not supply
+    (`parts`: the question's `question_parts`)."""
     if not parts:
         return set(tokenize(part))
-    asking = _FIRST_ASKING.search(parts[0])
-    lead = parts[0][: asking.start()] if asking and asking.start() > 0 else ""
-    return set(tokenize(part)) - set(tokenize(lead))
+    return set(tokenize(part)) - set(tokenize(_lead(parts[0])))
+
+
+def _lead(first: str) -> str:
+    """The words a question opens with before its first asking word ("on a work trip,")."""
+    asking = _FIRST_ASKING.search(first)
+    return first[: asking.start()].strip() if asking and asking.start() > 0 else ""
 
 
 def subject(query: str) -> str:
@@ -127,12 +130,6 @@ def _is_name(word: str, start: int) -> bool:
         or (len(word) > 1 and word.isupper())
         or bool(re.search(r"\d", word) and re.search(r"[A-Za-z]", word))
     )
-
-
-def normalised(query: str) -> str:
-    """A query as `agent.replan.search_key` compares it: NFKC, case and punctuation set aside."""
-    text = unicodedata.normalize("NFKC", query).casefold()
-    return " ".join(re.sub(r"[\W_]+", " ", text).split())
 
 
 def tried_queries(tried: list[str]) -> set[str]:

@@ -17,9 +17,12 @@ from agent.llm.offline import extract_answer
 from agent.schemas import Source
 
 
-def _source(name: str, text: str, score: float, *, superseded_by: str | None = None) -> Source:
+def _source(
+    name: str, text: str, score: float, *, superseded_by: str | None = None, doc_title: str = ""
+) -> Source:
     return Source(
         source=name,
+        doc_title=doc_title,
         text=text,
         score=score,
         similarity=0.7,
@@ -114,19 +117,17 @@ def test_an_answer_only_an_older_copy_gives_says_so_and_names_the_current() -> N
 
 
 def test_names_alike_with_other_titles_are_two_documents() -> None:
-    intro_x = Source(
-        source="intro-2.0.md",
+    intro_x = _source(
+        "intro-2.0.md",
+        "Intro › Owner\n\nBilling Team owns the intro and may publish new versions.",
+        10.0,
         doc_title="Intro to billing",
-        text="Intro › Owner\n\nBilling Team owns the intro and may publish new versions.",
-        score=10.0,
-        similarity=0.7,
     )
-    intro_y = Source(
-        source="intro-1.0.md",
+    intro_y = _source(
+        "intro-1.0.md",
+        "Intro › Owner\n\nPeople Team owns the intro and may publish new versions.",
+        9.0,
         doc_title="Intro to hiring",
-        text="Intro › Owner\n\nPeople Team owns the intro and may publish new versions.",
-        score=9.0,
-        similarity=0.7,
     )
     assert families(["intro-2.0.md", "intro-1.0.md"])["intro-1.0.md"].stale  # by name alone
     found = source_families([intro_x, intro_y])

@@ -101,6 +101,17 @@ def script(**by_kind: Answer) -> Callable[[RecordedRequest], CannedResponse]:
     return lambda request: answers[kind(request)](request)
 
 
+def finds_nothing(plan: Answer) -> Callable[[RecordedRequest], CannedResponse]:
+    """Plans by `plan`; every answer says the passages hold nothing, and is judged so."""
+    return script(
+        plan=plan,
+        reasoning=lambda _: ok(generate_body("The passages do not say.")),
+        evaluation=lambda _: ok(
+            json_body({"self_eval": 0.1, "coverage": 0.0, "rationale": "not found"})
+        ),
+    )
+
+
 def by_kind(fake: FakeGemini, name: str) -> list[RecordedRequest]:
     return [r for r in fake.calls(GENERATE) if kind(r) == name]
 
@@ -289,16 +300,7 @@ async def test_replans_for_an_unanswerable_question_never_repeat_a_prompt(
         ]
         return ok(json_body({**PLAN, "steps": steps}))
 
-    fake.set_responder(
-        GENERATE,
-        script(
-            plan=next_plan,
-            reasoning=lambda _: ok(generate_body("The passages do not say.")),
-            evaluation=lambda _: ok(
-                json_body({"self_eval": 0.1, "coverage": 0.0, "rationale": "not found"})
-            ),
-        ),
-    )
+    fake.set_responder(GENERATE, finds_nothing(next_plan))
 
     state = await run(fake, client, make_orchestrator, ledger, "What is the capital of Mongolia?")
 
@@ -326,16 +328,7 @@ async def test_a_model_proposing_the_same_search_again_has_no_new_plan(
         steps = [{**PLAN["steps"][0], "query": next(same, "capital of mongolia")}, PLAN["steps"][1]]
         return ok(json_body({**PLAN, "steps": steps}))
 
-    fake.set_responder(
-        GENERATE,
-        script(
-            plan=plan,
-            reasoning=lambda _: ok(generate_body("The passages do not say.")),
-            evaluation=lambda _: ok(
-                json_body({"self_eval": 0.1, "coverage": 0.0, "rationale": "not found"})
-            ),
-        ),
-    )
+    fake.set_responder(GENERATE, finds_nothing(plan))
 
     state = await run(fake, client, make_orchestrator, ledger, "What is the capital of Mongolia?")
 

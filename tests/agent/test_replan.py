@@ -15,7 +15,7 @@ from agent.llm.offline import OfflineModel
 from agent.orchestrator import Orchestrator
 from agent.planner import Planner
 from agent.ports import RunEventType
-from agent.replan import ReplanManager, plan_invalidated
+from agent.replan import ReplanManager, normalised, plan_invalidated
 from agent.schemas import (
     ActionType,
     ExecutionPlan,
@@ -459,10 +459,6 @@ async def test_a_plans_only_search_is_judged_by_its_answer_not_replanned_first(
 # ----------------------------------------------------------------- no repeated searches
 
 
-def _normalised(query: str) -> str:
-    return " ".join("".join(c if c.isalnum() else " " for c in query.casefold()).split())
-
-
 async def test_weak_searches_are_not_repeated_the_run_escalates_instead(
     kb: QdrantKnowledgeBase, make_orchestrator: OrchestratorFactory
 ) -> None:
@@ -475,7 +471,7 @@ async def test_weak_searches_are_not_repeated_the_run_escalates_instead(
     assert state.status is RunStatus.PAUSED
     assert state.pending is not None and state.pending.kind is InterventionKind.ESCALATE
     assert "would only repeat searches already run" in state.pending.reason
-    searched = [_normalised(c.query) for c in counting.calls]
+    searched = [normalised(c.query) for c in counting.calls]
     # the question, then what it is about, then its bare keywords: each search new
     assert searched == [
         "who looks after the zebra enclosure",
