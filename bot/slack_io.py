@@ -545,9 +545,7 @@ class _ThreadSync:
         digest = digest_of(blocks or [], text)
         ref = self._refs.get(kind)
         if ref is None and self._suspect:
-            if self._found is None:
-                self._found = await publisher.find_posted(state)
-            ts = self._found.get(kind)
+            ts = (await self.posted()).get(kind)
             if ts is not None:
                 log.warning(
                     "found an earlier post in the thread; not posting it again",
