@@ -46,7 +46,15 @@ from agent.schemas import (
 )
 from blocks.answer import answer_fallback_text, answer_footer
 from blocks.plan_card import PlanTask, answer_markdown, plan_tasks, task_chunk, title_chunk
-from bot.slack_io import ANSWER, METADATA_EVENT, PLAN, classify_failure, payload, slack_error
+from bot.slack_io import (
+    ANSWER,
+    METADATA_EVENT,
+    PLAN,
+    classify_failure,
+    digest_of,
+    payload,
+    slack_error,
+)
 
 log = logging.getLogger(__name__)
 
@@ -343,7 +351,7 @@ class PlanStreamer:
             )
         await refs.remember(STREAM, channel, ts, DONE if answered else PLAN_DONE)
         if answered:
-            digest = _digest([blocks, answer_fallback_text(state)])[:32]
+            digest = digest_of(blocks or [], answer_fallback_text(state))
             await refs.remember(ANSWER, channel, ts, digest)
         self._shown.pop(state.run_id, None)
         return "all" if answered else "plan"
