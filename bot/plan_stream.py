@@ -357,16 +357,19 @@ class PlanStreamer:
         return "all" if answered else "plan"
 
     async def _end_plainly(self, state: RunState, channel: str, ts: str, why: str) -> None:
-        """A stop without blocks or metadata, best effort: Slack ends an idle stream itself."""
         log.warning(
             "the plan stream could not be ended with its footer (%s): it follows below",
             why,
             extra={"run_id": state.run_id},
         )
+        await self._stop_bare(channel, ts, "without the footer")
+
+    async def _stop_bare(self, channel: str, ts: str, when: str) -> None:
+        """A stop without blocks or metadata, best effort: Slack ends an idle stream itself."""
         try:
             await self._client.chat_stopStream(channel=channel, ts=ts)
         except Exception as exc:
-            log.info("chat.stopStream without the footer: %s", slack_error(exc))
+            log.info("chat.stopStream %s: %s", when, slack_error(exc))
 
     async def _drop(
         self, state: RunState, refs: StreamRefs, channel: str, ts: str, why: str
@@ -378,10 +381,7 @@ class PlanStreamer:
             extra={"run_id": state.run_id},
         )
         if ts:
-            try:
-                await self._client.chat_stopStream(channel=channel, ts=ts)
-            except Exception as exc:  # best effort: Slack ends an idle stream itself
-                log.info("chat.stopStream after a failure: %s", slack_error(exc))
+            await self._stop_bare(channel, ts, "after a failure")
         await refs.remember(STREAM, channel, ts, MESSAGE)
         self._shown.pop(state.run_id, None)
 
