@@ -45,7 +45,14 @@ from agent.schemas import (
     utcnow,
 )
 from blocks.answer import answer_fallback_text, answer_footer
-from blocks.plan_card import PlanTask, answer_markdown, plan_tasks, task_chunk, title_chunk
+from blocks.plan_card import (
+    PlanTask,
+    answer_markdown,
+    plan_chunks,
+    plan_tasks,
+    plan_title,
+    title_chunk,
+)
 from bot.slack_io import (
     ANSWER,
     METADATA_EVENT,
@@ -157,7 +164,7 @@ def _paused_below(refs: StreamRefs) -> bool:
 
 
 def _view(state: RunState) -> tuple[str, list[PlanTask]]:
-    return title_chunk(state).title, plan_tasks(state)
+    return plan_title(state), plan_tasks(state)
 
 
 class PlanStreamer:
@@ -241,7 +248,7 @@ class PlanStreamer:
         channel = state.thread.channel_id
         await refs.remember(STREAM, channel, "", STARTING)
         title, tasks = _view(state)
-        chunks: list[Chunk] = [title_chunk(state), *[task_chunk(t) for t in tasks]]
+        chunks: list[Chunk] = [title_chunk(state), *plan_chunks(state, tasks)]
         try:
             response = await self._client.chat_startStream(
                 channel=channel,
@@ -303,7 +310,7 @@ class PlanStreamer:
         if shown.get("title") != title:
             chunks.append(title_chunk(state))
         changed = [t for t in tasks if shown.get(t.task_id) != _digest(t)]
-        chunks.extend(task_chunk(t) for t in changed)
+        chunks.extend(plan_chunks(state, changed))
         if chunks and not await self._append(state, refs, channel, ts, chunks, repeatable=True):
             return False
         self._shown[state.run_id] = {"title": title, **{t.task_id: _digest(t) for t in tasks}}
