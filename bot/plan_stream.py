@@ -126,24 +126,24 @@ class StreamChoices:
     def __init__(self, store: RefusalStore | None = None, *, ttl: timedelta = REFUSAL_TTL) -> None:
         self._store = store
         self._ttl = ttl
-        self._refused: dict[str, datetime] = {}
-        self._loaded: set[str] = set()
+        self._refused: dict[str, datetime | None] = {}
+        """team → until when it refused (None: it streams); a team is read from the
+        store once, when first asked about."""
 
     async def refused(self, team_id: str) -> bool:
-        if self._store is not None and team_id not in self._loaded:
-            note = await self._store.workspace_note(team_id, REFUSED)
-            self._loaded.add(team_id)
-            if note is not None:
-                self._refused[team_id] = note[1]
-        until = self._refused.get(team_id)
+        if team_id not in self._refused:
+            note = None
+            if self._store is not None:
+                note = await self._store.workspace_note(team_id, REFUSED)
+            self._refused[team_id] = note[1] if note is not None else None
+        until = self._refused[team_id]
         if until is not None and until <= utcnow():
-            del self._refused[team_id]  # expired: try streaming again
-            return False
+            self._refused[team_id] = until = None  # expired: try streaming again
         return until is not None
 
     async def refuse(self, team_id: str, error: str) -> None:
         until = utcnow() + self._ttl
-        if team_id not in self._refused:
+        if self._refused.get(team_id) is None:
             log.warning("this workspace does not stream (%s): the plan is an edited message", error)
         self._refused[team_id] = until
         if self._store is not None:
