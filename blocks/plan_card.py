@@ -172,6 +172,11 @@ def plan_title(state: RunState) -> str:
 # --------------------------------------------------------------------------- stream chunks
 
 
+def _source_elements(task: PlanTask) -> list[UrlSourceElement] | None:
+    """The task's web sources as Slack's `url` source elements (a chunk's and a card's)."""
+    return [UrlSourceElement(url=url, text=text) for url, text in task.sources] or None
+
+
 def task_chunk(task: PlanTask) -> TaskUpdateChunk:
     return TaskUpdateChunk(
         id=task.task_id,
@@ -179,7 +184,7 @@ def task_chunk(task: PlanTask) -> TaskUpdateChunk:
         status=task.status,
         details=task.details or None,
         output=task.output or None,
-        sources=[UrlSourceElement(url=url, text=text) for url, text in task.sources] or None,
+        sources=_source_elements(task),
     )
 
 
@@ -234,7 +239,7 @@ def task_card(task: PlanTask) -> TaskCardBlock:
         status=task.status,
         details=_rich(task.details),
         output=_rich(task.output),
-        sources=[UrlSourceElement(url=url, text=text) for url, text in task.sources] or None,
+        sources=_source_elements(task),
     )
 
 

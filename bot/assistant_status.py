@@ -170,8 +170,7 @@ class AssistantThreads:
                 return
             if status == CLEAR and state.run_id not in self._shown:
                 return  # nothing shown by this process: nothing to clear
-            self._shown[state.run_id] = status
-            await self.set_status(key, status)
+            await self.show(state.run_id, key, status)
         finally:
             if state.status.is_final:  # forget the run: no more events will come
                 self._shown.pop(state.run_id, None)

@@ -45,8 +45,23 @@ from agent.schemas import (
     utcnow,
 )
 from blocks.answer import answer_fallback_text, answer_footer
-from blocks.plan_card import PlanTask, answer_markdown, plan_tasks, task_chunk, title_chunk
-from bot.slack_io import ANSWER, METADATA_EVENT, PLAN, classify_failure, payload, slack_error
+from blocks.plan_card import (
+    PlanTask,
+    answer_markdown,
+    plan_chunks,
+    plan_tasks,
+    plan_title,
+    title_chunk,
+)
+from bot.slack_io import (
+    ANSWER,
+    METADATA_EVENT,
+    PLAN,
+    classify_failure,
+    digest_of,
+    payload,
+    slack_error,
+)
 
 log = logging.getLogger(__name__)
 
@@ -111,24 +126,24 @@ class StreamChoices:
     def __init__(self, store: RefusalStore | None = None, *, ttl: timedelta = REFUSAL_TTL) -> None:
         self._store = store
         self._ttl = ttl
-        self._refused: dict[str, datetime] = {}
-        self._loaded: set[str] = set()
+        self._refused: dict[str, datetime | None] = {}
+        """team → until when it refused (None: it streams); a team is read from the
+        store once, when first asked about."""
 
     async def refused(self, team_id: str) -> bool:
-        if self._store is not None and team_id not in self._loaded:
-            note = await self._store.workspace_note(team_id, REFUSED)
-            self._loaded.add(team_id)
-            if note is not None:
-                self._refused[team_id] = note[1]
-        until = self._refused.get(team_id)
+        if team_id not in self._refused:
+            note = None
+            if self._store is not None:
+                note = await self._store.workspace_note(team_id, REFUSED)
+            self._refused[team_id] = note[1] if note is not None else None
+        until = self._refused[team_id]
         if until is not None and until <= utcnow():
-            del self._refused[team_id]  # expired: try streaming again
-            return False
+            self._refused[team_id] = until = None  # expired: try streaming again
         return until is not None
 
     async def refuse(self, team_id: str, error: str) -> None:
         until = utcnow() + self._ttl
-        if team_id not in self._refused:
+        if self._refused.get(team_id) is None:
             log.warning("this workspace does not stream (%s): the plan is an edited message", error)
         self._refused[team_id] = until
         if self._store is not None:
@@ -149,7 +164,7 @@ def _paused_below(refs: StreamRefs) -> bool:
 
 
 def _view(state: RunState) -> tuple[str, list[PlanTask]]:
-    return title_chunk(state).title, plan_tasks(state)
+    return plan_title(state), plan_tasks(state)
 
 
 class PlanStreamer:
@@ -233,7 +248,7 @@ class PlanStreamer:
         channel = state.thread.channel_id
         await refs.remember(STREAM, channel, "", STARTING)
         title, tasks = _view(state)
-        chunks: list[Chunk] = [title_chunk(state), *[task_chunk(t) for t in tasks]]
+        chunks: list[Chunk] = [title_chunk(state), *plan_chunks(state, tasks)]
         try:
             response = await self._client.chat_startStream(
                 channel=channel,
@@ -295,7 +310,7 @@ class PlanStreamer:
         if shown.get("title") != title:
             chunks.append(title_chunk(state))
         changed = [t for t in tasks if shown.get(t.task_id) != _digest(t)]
-        chunks.extend(task_chunk(t) for t in changed)
+        chunks.extend(plan_chunks(state, changed))
         if chunks and not await self._append(state, refs, channel, ts, chunks, repeatable=True):
             return False
         self._shown[state.run_id] = {"title": title, **{t.task_id: _digest(t) for t in tasks}}
@@ -343,22 +358,25 @@ class PlanStreamer:
             )
         await refs.remember(STREAM, channel, ts, DONE if answered else PLAN_DONE)
         if answered:
-            digest = _digest([blocks, answer_fallback_text(state)])[:32]
+            digest = digest_of(blocks or [], answer_fallback_text(state))
             await refs.remember(ANSWER, channel, ts, digest)
         self._shown.pop(state.run_id, None)
         return "all" if answered else "plan"
 
     async def _end_plainly(self, state: RunState, channel: str, ts: str, why: str) -> None:
-        """A stop without blocks or metadata, best effort: Slack ends an idle stream itself."""
         log.warning(
             "the plan stream could not be ended with its footer (%s): it follows below",
             why,
             extra={"run_id": state.run_id},
         )
+        await self._stop_bare(channel, ts, "without the footer")
+
+    async def _stop_bare(self, channel: str, ts: str, when: str) -> None:
+        """A stop without blocks or metadata, best effort: Slack ends an idle stream itself."""
         try:
             await self._client.chat_stopStream(channel=channel, ts=ts)
         except Exception as exc:
-            log.info("chat.stopStream without the footer: %s", slack_error(exc))
+            log.info("chat.stopStream %s: %s", when, slack_error(exc))
 
     async def _drop(
         self, state: RunState, refs: StreamRefs, channel: str, ts: str, why: str
@@ -370,10 +388,7 @@ class PlanStreamer:
             extra={"run_id": state.run_id},
         )
         if ts:
-            try:
-                await self._client.chat_stopStream(channel=channel, ts=ts)
-            except Exception as exc:  # best effort: Slack ends an idle stream itself
-                log.info("chat.stopStream after a failure: %s", slack_error(exc))
+            await self._stop_bare(channel, ts, "after a failure")
         await refs.remember(STREAM, channel, ts, MESSAGE)
         self._shown.pop(state.run_id, None)
 

@@ -142,7 +142,7 @@ class RetryLater(Exception):
         self.after = after
 
 
-def _classify(exc: BaseException, what: str) -> RetryLater | None:
+def classify_failure(exc: BaseException, what: str) -> RetryLater | None:
     """None for a permanent Slack refusal; otherwise how to retry."""
     if isinstance(exc, SlackApiError):
         status = getattr(exc.response, "status_code", 0)
@@ -158,9 +158,6 @@ def _classify(exc: BaseException, what: str) -> RetryLater | None:
         if status == 200 and error and error not in _RETRYABLE_ERRORS:
             return None
     return RetryLater(f"{what}: {slack_error(exc)}")
-
-
-classify_failure = _classify
 
 
 def digest_of(blocks: list[dict[str, Any]], text: str) -> str:
@@ -437,7 +434,7 @@ class SlackPublisher:
         return True
 
     def _refused(self, exc: Exception, what: str, run_id: str) -> None:
-        retry = _classify(exc, what)
+        retry = classify_failure(exc, what)
         if retry is not None:
             raise retry from exc
         log.error("%s refused: %s", what, slack_error(exc), extra={"run_id": run_id})
@@ -456,7 +453,7 @@ class SlackPublisher:
                     cursor=cursor,
                 )
             except Exception as exc:
-                retry = _classify(exc, "conversations.replies")
+                retry = classify_failure(exc, "conversations.replies")
                 if retry is None:
                     return found  # e.g. thread_not_found: nothing of ours is there
                 raise retry from exc
@@ -545,9 +542,7 @@ class _ThreadSync:
         digest = digest_of(blocks or [], text)
         ref = self._refs.get(kind)
         if ref is None and self._suspect:
-            if self._found is None:
-                self._found = await publisher.find_posted(state)
-            ts = self._found.get(kind)
+            ts = (await self.posted()).get(kind)
             if ts is not None:
                 log.warning(
                     "found an earlier post in the thread; not posting it again",

@@ -24,7 +24,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 from agent.schemas import ThreadKey
 from bot.assistant_prompts import welcome
 from bot.assistant_status import AssistantThreads
-from bot.conversation import entry_key, process_question, strip_mentions
+from bot.conversation import entry_key, on_question, strip_mentions
 from bot.deps import BotDeps
 from bot.intake import derived_run_id
 from bot.listeners.events import inbox_item, thread_key
@@ -74,13 +74,16 @@ async def take_question(
         return None  # replayed after the run was registered
     existing = await deps.store.latest_run_in_thread(key)
     starts_run = existing is None or existing.status.is_final
+    text = str(entry.payload.get("text", ""))
     if starts_run:
-        question = strip_mentions(str(entry.payload.get("text", "")))
+        question = strip_mentions(text)
         await threads.mark(run_id, key)
         if existing is None and question:
             await threads.set_title(key, question)
         await threads.show(run_id, key, READING)
-    follow_up = await process_question(deps, entry)
+    # the replay check is done above: on_question, not process_question (which repeats it)
+    user = str(entry.payload["user"])
+    follow_up = await on_question(deps, key=key, user=user, text=text, run_id=run_id)
     if starts_run and await deps.store.load(run_id) is None:
         await threads.set_status(key, "")  # refused (told in the thread): nothing running
     return follow_up

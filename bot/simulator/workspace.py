@@ -452,10 +452,15 @@ class SlackWorkspace:
         self._emit("message_updated", channel, ts, message=message)
         return message
 
-    def _open_stream(self, channel: str, ts: str) -> tuple[StoredMessage, StreamState]:
+    def _stored(self, channel: str, ts: str) -> StoredMessage:
+        """The message a Web API call names, or its `message_not_found` error."""
         message = self._messages.get(channel, {}).get(ts)
         if message is None:
             raise WorkspaceError("message_not_found", f"{channel}/{ts}")
+        return message
+
+    def _open_stream(self, channel: str, ts: str) -> tuple[StoredMessage, StreamState]:
+        message = self._stored(channel, ts)
         if not message.streaming or message.stream is None:
             raise WorkspaceError("message_not_in_streaming_state")
         return message, StreamState.from_dict(message.stream)
@@ -496,9 +501,7 @@ class SlackWorkspace:
         user: str | None = None,
     ) -> StoredMessage:
         """Edit a message in place; only its author (the bot by default) may."""
-        message = self._messages.get(channel, {}).get(ts)
-        if message is None:
-            raise WorkspaceError("message_not_found", f"{channel}/{ts}")
+        message = self._stored(channel, ts)
         if message.user != (user or self.bot_user_id):
             raise WorkspaceError("cant_update_message")
         if text is not None and len(text) > MAX_TEXT:

@@ -48,9 +48,10 @@ SET_TITLE = "assistant.threads.setTitle"
 SET_PROMPTS = "assistant.threads.setSuggestedPrompts"
 
 
-async def open_pane(h: BotHarness, user: str = ASKER) -> AssistantThread:
-    """The person opens GRACE's pane: Slack makes the thread and tells the app."""
-    thread = h.fake.assistant.open_thread(user)
+async def thread_started(
+    h: BotHarness, thread: AssistantThread, user: str = ASKER, **context: str
+) -> None:
+    """Slack tells the app about the pane's thread (`assistant_thread_started`)."""
     envelope = assistant_thread_started_envelope(
         user=user,
         channel=thread.channel,
@@ -58,10 +59,16 @@ async def open_pane(h: BotHarness, user: str = ASKER) -> AssistantThread:
         team_id=TEAM,
         api_app_id=DEFAULT_APP_ID,
         bot_user_id=DEFAULT_BOT_USER_ID,
-        context_channel="C0GENERAL1",
+        **context,
     )
     reply = await h.event(envelope)
     assert reply.status == 200
+
+
+async def open_pane(h: BotHarness, user: str = ASKER) -> AssistantThread:
+    """The person opens GRACE's pane: Slack makes the thread and tells the app."""
+    thread = h.fake.assistant.open_thread(user)
+    await thread_started(h, thread, user, context_channel="C0GENERAL1")
     return thread
 
 
@@ -114,15 +121,7 @@ async def test_a_new_thread_gets_a_greeting_and_prompts_from_the_knowledge_base(
 
     # Slack delivers it again under another event id (or the inbox replays it): one greeting
     await harness.bot.deps.intake.resume()
-    envelope = assistant_thread_started_envelope(
-        user=ASKER,
-        channel=thread.channel,
-        thread_ts=thread.thread_ts,
-        team_id=TEAM,
-        api_app_id=DEFAULT_APP_ID,
-        bot_user_id=DEFAULT_BOT_USER_ID,
-    )
-    assert (await harness.event(envelope)).status == 200
+    await thread_started(harness, thread)
     replies = [m for m in harness.thread(thread.thread_ts, thread.channel) if m.is_reply]
     assert len(replies) == 1, [m.text for m in replies]
 
