@@ -72,7 +72,7 @@ async def _retry(deps: BotDeps, run_id: str, user: str, channel: str, new_run_id
     if old is not None:
         latest = await deps.store.latest_run_in_thread(old.thread)
         if latest is not None and latest.run_id != run_id and old.thread.thread_ts:
-            return  # already retried (this command, replayed after a crash)
+            return  # the thread has moved on (a newer run, or another retry): only its latest
     pane = await deps.store.get_message_ref(run_id=run_id, kind=ASSISTANT_REF)
     if pane is not None:
         await deps.store.set_message_ref(
