@@ -277,10 +277,6 @@ class EdgeClient:
         if self._temporary:
             shutil.rmtree(self._root, ignore_errors=True)
 
-    def flush(self) -> None:
-        for name in self._changed:
-            self._shards[name].flush()
-
 
 def _nearest(query: SparseVector | list[float], using: str | None) -> qe.Query:
     if isinstance(query, SparseVector):
