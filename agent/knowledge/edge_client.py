@@ -1,5 +1,5 @@
-"""The embedded knowledge-base engine: Qdrant Edge (`qdrant-edge-py`) behind the slice of
-`AsyncQdrantClient` that `QdrantKnowledgeBase` uses.
+"""The embedded knowledge-base engine: Qdrant Edge (`qdrant-edge-py`) as a
+`store.VectorStore`, what `QdrantKnowledgeBase` asks of a vector store.
 
 Qdrant Edge is the Qdrant engine in-process: a real inverted index for sparse vectors,
 HNSW for dense ones, points and payloads on disk (memory-mapped). qdrant-client's local
@@ -8,8 +8,8 @@ mode is brute force in Python over points it keeps in memory: at 80,000 chunks i
 
 Edge has no collections: one shard is one directory. A collection here is the shard in
 `<root>/<name>/`, with a small `grace.json` beside it recording its dense vectors (Edge does
-not report its configuration back). It speaks `store.VectorStore`, as the Qdrant server
-client does, and never imports qdrant-client.
+not report its configuration back). Like the Qdrant server's client
+(`server_client.py`) it speaks that interface; unlike it, it never imports qdrant-client.
 
 One process per directory: `<root>/.grace-edge.lock` is held (flock) while it is open.
 """
