@@ -1,5 +1,5 @@
-"""The embedded knowledge-base engine: Qdrant Edge (`qdrant-edge-py`) behind the slice of
-`AsyncQdrantClient` that `QdrantKnowledgeBase` uses.
+"""The embedded knowledge-base engine: Qdrant Edge (`qdrant-edge-py`) as a
+`store.VectorStore`, what `QdrantKnowledgeBase` asks of a vector store.
 
 Qdrant Edge is the Qdrant engine in-process: a real inverted index for sparse vectors,
 HNSW for dense ones, points and payloads on disk (memory-mapped). qdrant-client's local
@@ -8,8 +8,8 @@ mode is brute force in Python over points it keeps in memory: at 80,000 chunks i
 
 Edge has no collections: one shard is one directory. A collection here is the shard in
 `<root>/<name>/`, with a small `grace.json` beside it recording its dense vectors (Edge does
-not report its configuration back). It speaks `store.VectorStore`, as the Qdrant server
-client does, and never imports qdrant-client.
+not report its configuration back). Like the Qdrant server's client
+(`server_client.py`) it speaks that interface; unlike it, it never imports qdrant-client.
 
 One process per directory: `<root>/.grace-edge.lock` is held (flock) while it is open.
 """
@@ -69,7 +69,6 @@ class EdgeClient:
         self._shards: dict[str, qe.EdgeShard] = {}
         self._changed: set[str] = set()
         """Shards written since they were opened: only they need a flush."""
-        self._dense: dict[str, dict[str, int]] = {}
         self._run_lock = asyncio.Lock()
 
     # ------------------------------------------------------------------ plumbing
@@ -114,8 +113,9 @@ class EdgeClient:
         return (self._dir(name) / META_FILE).is_file()
 
     async def get_collection(self, name: str) -> CollectionInfo:
-        metadata = self._meta(name).get("metadata") or {}
-        return CollectionInfo(dense=dict(self._dense_vectors(name)), metadata=dict(metadata))
+        meta = self._meta(name)
+        dense = {str(k): int(v) for k, v in (meta.get("dense") or {}).items()}
+        return CollectionInfo(dense=dense, metadata=dict(meta.get("metadata") or {}))
 
     async def update_collection(self, name: str, *, metadata: dict[str, Any]) -> None:
         """Merge `metadata` into the collection's metadata (kept in its `grace.json`),
@@ -134,29 +134,17 @@ class EdgeClient:
         meta: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
         return meta
 
-    def _dense_vectors(self, name: str) -> dict[str, int]:
-        """The collection's dense vectors and their sizes, from its `grace.json`."""
-        if name not in self._dense:
-            path = self._dir(name) / META_FILE
-            if not path.is_file():
-                raise ValueError(f"Collection {name} not found")
-            meta = json.loads(path.read_text(encoding="utf-8"))
-            self._dense[name] = {str(k): int(v) for k, v in meta.get("dense", {}).items()}
-        return self._dense[name]
-
     async def create_collection(
         self, name: str, *, dense: dict[str, int], sparse: Sequence[str], idf: bool = True
     ) -> None:
         directory = self._dir(name)
         if (directory / META_FILE).is_file():
             raise ValueError(f"Collection {name} already exists")
-        dense = dict(dense)
         shard = await self._run(
             lambda: create_shard(directory, dense=dense, sparse=list(sparse), idf=idf)
         )
         self._shards[name] = shard
         self._changed.add(name)
-        self._dense[name] = dense
 
     async def create_keyword_index(self, name: str, field_name: str) -> None:
         shard = self._changing(name)
@@ -276,10 +264,6 @@ class EdgeClient:
         self._lock.close()
         if self._temporary:
             shutil.rmtree(self._root, ignore_errors=True)
-
-    def flush(self) -> None:
-        for name in self._changed:
-            self._shards[name].flush()
 
 
 def _nearest(query: SparseVector | list[float], using: str | None) -> qe.Query:

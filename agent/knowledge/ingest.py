@@ -458,6 +458,14 @@ async def ingest(
     }
     written: dict[str, int] = {}
     removed: set[str] = set()
+
+    def finished(file: Path, chunks: int, reported: int) -> None:
+        """Tell the progress callbacks a file is done: its chunks, the bytes not yet told."""
+        if on_file is not None:
+            on_file(file, chunks)
+        if on_read is not None and sizes[file] > reported:
+            on_read(sizes[file] - reported)
+
     try:
         for file in files:
             document = _Document(file)
@@ -481,10 +489,7 @@ async def ingest(
                     infos.pop(source, None)
                     removed.add(source)
                 skipped.append(SkippedFile(path=str(file), reason=_reason(exc, file)))
-                if on_file is not None:
-                    on_file(file, 0)
-                if on_read is not None and sizes[file] > reported:
-                    on_read(sizes[file] - reported)
+                finished(file, 0, reported)
                 continue
             old = stored.get(source)
             old_count = len(old.ids) if old is not None else 0
@@ -494,10 +499,7 @@ async def ingest(
                     writer.doomed.extend(old.ids if old is not None else [])
                     infos.pop(source, None)
                     removed.add(source)
-                if on_file is not None:
-                    on_file(file, 0)
-                if on_read is not None and sizes[file] > reported:
-                    on_read(sizes[file] - reported)
+                finished(file, 0, reported)
                 continue
             info = document.info()
             infos[source] = info
@@ -511,10 +513,7 @@ async def ingest(
             reports.append(
                 IngestReport(path=str(file), source=source, chunks=count, replaced=old_count)
             )
-            if on_file is not None:
-                on_file(file, count)
-            if on_read is not None and sizes[file] > reported:
-                on_read(sizes[file] - reported)
+            finished(file, count, reported)
         await writer.flush()
     finally:
         writer.abandon()

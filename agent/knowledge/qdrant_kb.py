@@ -40,6 +40,7 @@ from agent.knowledge.lexical import QueryTerms, query_sparse_vector
 from agent.knowledge.local_migration import has_local_mode_data, migrate_local_mode
 from agent.knowledge.store import (
     RRF,
+    CollectionInfo,
     FieldMatch,
     Filter,
     NewPoint,
@@ -220,11 +221,16 @@ class QdrantKnowledgeBase:
         layout = self._layouts.get(collection)
         if layout is not None:
             return layout
+        await self._collection_info(collection)
+        return self._layouts[collection]
+
+    async def _collection_info(self, collection: str) -> CollectionInfo:
+        """The collection's configuration and metadata, read now; its layout is cached
+        on the way (a first search reads both: one read, not two)."""
         with self._store_errors(f"reading collection {collection!r}"):
             info = await self._client.get_collection(collection)
-        layout = _Layout(dense_size=info.dense.get(DENSE_VECTOR))
-        self._layouts[collection] = layout
-        return layout
+        self._layouts[collection] = _Layout(dense_size=info.dense.get(DENSE_VECTOR))
+        return info
 
     async def _require(self, collection: str) -> None:
         """Raise `InvalidInputError` naming the known collections when one is missing."""
@@ -263,8 +269,7 @@ class QdrantKnowledgeBase:
     async def lexical_version(self, collection: str) -> int | None:
         """The `LEXICAL_VERSION` the collection was indexed with (None: not stamped, i.e.
         ingested before stamps existed)."""
-        with self._store_errors(f"reading collection {collection!r}"):
-            info = await self._client.get_collection(collection)
+        info = await self._collection_info(collection)
         value = info.metadata.get(LEXICAL_VERSION_KEY)
         return int(value) if isinstance(value, int | str) and str(value).isdigit() else None
 

@@ -184,9 +184,14 @@ def date_in_text(text: str, front_matter: Mapping[str, str] | None = None) -> dt
     return max(dates) if dates else None
 
 
+def _name_stem(name: str) -> str:
+    """A file name without its extension, NFKC-normalised and lower-cased."""
+    return unicodedata.normalize("NFKC", name.rsplit(".", 1)[0]).lower()
+
+
 def document_key(name: str) -> str:
     """The file name without extension, dates and version marks: what versions share."""
-    stem = unicodedata.normalize("NFKC", name.rsplit(".", 1)[0]).lower()
+    stem = _name_stem(name)
     stem = _VERSION_TAG_RE.sub("", stem) or stem
     for pattern in (_ERA_RE, _ISO_RE, _KANJI_DATE_RE, _YEAR_MONTH_RE, _YEAR_RE):
         stem = pattern.sub(" ", stem)
@@ -262,8 +267,7 @@ class DocumentInfo:
 
 
 def _is_snapshot_name(source: str) -> bool:
-    stem = unicodedata.normalize("NFKC", source.rsplit(".", 1)[0]).lower()
-    return _VERSION_TAG_RE.search(stem) is not None
+    return _VERSION_TAG_RE.search(_name_stem(source)) is not None
 
 
 def _version_of(member: DocumentInfo) -> tuple[int, ...] | None:

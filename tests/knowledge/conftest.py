@@ -1,4 +1,5 @@
-"""Fixtures: real Qdrant local mode in a temporary directory, real Sudachi."""
+"""Fixtures: the real embedded engine (Qdrant Edge) in a temporary directory, real
+Sudachi."""
 
 from __future__ import annotations
 

@@ -18,14 +18,7 @@ from agent.knowledge.edge_client import EdgeClient
 from agent.knowledge.ingest import SAMPLE_KB_DIR, ingest_paths
 from agent.knowledge.local_migration import BACKUP_DIR
 from agent.knowledge.qdrant_kb import EDGE_DIR, QdrantKnowledgeBase, open_knowledge_base
-
-QUERIES = [
-    "How many vacation days do employees get?",
-    "hotel limit per night when travelling",
-    "経費精算の締め切りはいつですか",
-    "What is the VPN policy?",
-    "有給休暇",
-]
+from tests.knowledge.sample_queries import SAMPLE_QUERIES
 
 
 def _local(directory: Path) -> QdrantKnowledgeBase:
@@ -45,7 +38,7 @@ async def test_edge_ranks_and_scores_like_local_mode(tmp_path: Path) -> None:
         assert await edge.count(edge.default_collection) == await local.count(
             local.default_collection
         )
-        for query in QUERIES:
+        for query in SAMPLE_QUERIES:
             a = await edge.search(query, limit=5)
             b = await local.search(query, limit=5)
             assert a, query
@@ -110,7 +103,7 @@ async def test_a_local_mode_directory_is_moved_to_edge(tmp_path: Path) -> None:
     await old.upsert_chunks(
         "other", [Chunk(source="dog.txt", index=0, text="The office dog is called Biscuit.")]
     )
-    expected = {q: [h.chunk_id for h in await old.search(q, limit=5)] for q in QUERIES}
+    expected = {q: [h.chunk_id for h in await old.search(q, limit=5)] for q in SAMPLE_QUERIES}
     stored = await old.count(old.default_collection)
     documents = await old.documents(old.default_collection)
     await old.close()

@@ -12,14 +12,7 @@ from qdrant_client import AsyncQdrantClient
 from agent.knowledge.ingest import SAMPLE_KB_DIR, ingest_paths
 from agent.knowledge.qdrant_kb import QdrantKnowledgeBase
 from agent.knowledge.sparse_index import SparseIndex, idf
-
-QUERIES = [
-    "How many vacation days do employees get?",
-    "hotel limit per night when travelling",
-    "経費精算の締め切りはいつですか",
-    "What is the VPN policy?",
-    "有給休暇",
-]
+from tests.knowledge.sample_queries import SAMPLE_QUERIES
 
 
 @pytest.fixture
@@ -44,7 +37,7 @@ async def test_same_hits_and_scores_as_qdrant(
     pair: tuple[QdrantKnowledgeBase, QdrantKnowledgeBase],
 ) -> None:
     ours, theirs = pair
-    for query in QUERIES:
+    for query in SAMPLE_QUERIES:
         a = await ours.search(query, limit=5)
         b = await theirs.search(query, limit=5)
         assert a, query
