@@ -79,40 +79,19 @@ from tests.fakes.fake_slack import (  # noqa: E402
     signed_headers,
 )
 from tests.fakes.fake_slack import json_body as slack_json  # noqa: E402
+from tests.fakes.vacation_run import (  # noqa: E402
+    ANSWER,
+    EVALUATION,
+    QUESTION,
+    SEARCH_QUERY,
+    plan_for,
+)
 from tests.faults.helpers import free_port, start_server  # noqa: E402
 
 SECRET = "bench-signing-secret-0123456789abcdef"
 API_KEY = "bench-gemini-key"
 TARGET_SPEEDUP = 1.7
-QUESTION = "How many vacation days do new employees get?"
-PLAN = {
-    "complexity": 0.2,
-    "steps": [
-        {
-            "step_id": 1,
-            "action": "rag_search",
-            "description": "Search the knowledge base",
-            "query": "vacation days new employees",
-            "collection": "grace_docs",
-            "depends_on": [],
-            "expected_output": "relevant passages",
-            "fallback": "web_search",
-        },
-        {
-            "step_id": 2,
-            "action": "reasoning",
-            "description": "Answer with citations",
-            "depends_on": [1],
-            "expected_output": "a cited answer",
-        },
-    ],
-    "success_criteria": "a cited answer",
-}
-ANSWER = (
-    "New employees get 15 days of paid vacation per year, starting on their first day. "
-    "[Source: vacation-policy.md]"
-)
-EVALUATION = {"self_eval": 0.95, "coverage": 0.9, "rationale": "fully grounded"}
+PLAN = plan_for(SEARCH_QUERY)
 SCENARIOS = {"sqlite": (1, False), "pg1": (1, True), "pg2": (2, True)}
 """name → (replicas, on PostgreSQL)."""
 
