@@ -46,7 +46,6 @@ import asyncio
 import contextlib
 import os
 import shutil
-import subprocess
 import sys
 import tempfile
 import time
@@ -62,6 +61,7 @@ if str(ROOT) not in sys.path:
 
 import aiohttp  # noqa: E402
 
+from tests.databases import Cluster, create_database, drop_database  # noqa: E402
 from tests.fakes.fake_gemini import (  # noqa: E402
     GENERATE,
     CannedResponse,
@@ -122,40 +122,14 @@ def slow_model(delay: float) -> Any:
 # --------------------------------------------------------------------------- PostgreSQL
 
 
-@contextlib.contextmanager
-def throwaway_cluster() -> Iterator[str]:
-    """A PostgreSQL cluster of the test command's kind (scripts/postgres.sh); its admin URL."""
-    script = Path(__file__).resolve().parent.parent / "scripts" / "postgres.sh"
-    home = Path(tempfile.gettempdir()) / f"grace-bench-pg-{uuid.uuid4().hex[:10]}"
-    started = subprocess.run(
-        ["bash", str(script), "start", str(home)],
-        capture_output=True, text=True, timeout=300, check=False,
-    )  # fmt: skip
-    if started.returncode != 0:
-        raise SystemExit(f"could not start PostgreSQL: {started.stderr.strip()[-500:]}")
-    try:
-        yield started.stdout.strip().splitlines()[-1]
-    finally:
-        subprocess.run(["bash", str(script), "stop", str(home)], timeout=120, check=False)
-
-
 @contextlib.asynccontextmanager
 async def fresh_database(admin_url: str) -> AsyncIterator[str]:
     """A database of its own on the admin URL's server, dropped afterwards."""
-    from sqlalchemy import text
-    from sqlalchemy.engine import make_url
-    from sqlalchemy.ext.asyncio import create_async_engine
-
-    name = f"grace_bench_{uuid.uuid4().hex[:10]}"
-    admin = create_async_engine(admin_url, isolation_level="AUTOCOMMIT")
+    url = await create_database(admin_url)
     try:
-        async with admin.connect() as connection:
-            await connection.execute(text(f'CREATE DATABASE "{name}"'))
-        yield make_url(admin_url).set(database=name).render_as_string(hide_password=False)
+        yield url
     finally:
-        async with admin.connect() as connection:
-            await connection.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
-        await admin.dispose()
+        await drop_database(admin_url, url)
 
 
 # --------------------------------------------------------------------------- replicas
@@ -524,7 +498,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         url = args.postgres_url
         if needs_postgres and not url:
             print("  starting a throw-away PostgreSQL cluster…", file=sys.stderr, flush=True)
-            url = stack.enter_context(throwaway_cluster())
+            cluster = Cluster()  # the test command's kind (scripts/postgres.sh)
+            stack.callback(cluster.stop)
+            url = cluster.start()
         outcomes = asyncio.run(run(args, url))
     report(outcomes, args)
     return 0
