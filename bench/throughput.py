@@ -61,6 +61,7 @@ if str(ROOT) not in sys.path:
 
 import aiohttp  # noqa: E402
 
+from tests.bot.conftest import has_feedback_buttons  # noqa: E402
 from tests.databases import Cluster, create_database, drop_database  # noqa: E402
 from tests.fakes.fake_gemini import (  # noqa: E402
     GENERATE,
@@ -162,7 +163,7 @@ class Answers:
     def _changed(self, event: WorkspaceEvent) -> None:
         message = event.data.get("message")
         thread = getattr(message, "thread_ts", None)
-        if thread in self.sent and thread not in self.answered and _has_feedback(message):
+        if thread in self.sent and thread not in self.answered and has_feedback_buttons(message):
             self.answered[thread] = time.monotonic()
             self._events[thread].set()
 
@@ -178,15 +179,6 @@ class Answers:
     def clear(self) -> None:
         self.sent.clear()
         self.answered.clear()
-
-
-def _has_feedback(message: Any) -> bool:
-    for block in getattr(message, "blocks", None) or []:
-        if block.get("type") == "context_actions" and any(
-            e.get("type") == "feedback_buttons" for e in block.get("elements", [])
-        ):
-            return True
-    return False
 
 
 _ts_counter = iter(range(1, 10**9))
