@@ -46,7 +46,6 @@ import asyncio
 import contextlib
 import os
 import shutil
-import subprocess
 import sys
 import tempfile
 import time
@@ -62,6 +61,8 @@ if str(ROOT) not in sys.path:
 
 import aiohttp  # noqa: E402
 
+from tests.bot.conftest import has_feedback_buttons  # noqa: E402
+from tests.databases import Cluster, create_database, drop_database  # noqa: E402
 from tests.fakes.fake_gemini import (  # noqa: E402
     GENERATE,
     CannedResponse,
@@ -79,40 +80,19 @@ from tests.fakes.fake_slack import (  # noqa: E402
     signed_headers,
 )
 from tests.fakes.fake_slack import json_body as slack_json  # noqa: E402
+from tests.fakes.vacation_run import (  # noqa: E402
+    ANSWER,
+    EVALUATION,
+    QUESTION,
+    SEARCH_QUERY,
+    plan_for,
+)
 from tests.faults.helpers import free_port, start_server  # noqa: E402
 
 SECRET = "bench-signing-secret-0123456789abcdef"
 API_KEY = "bench-gemini-key"
 TARGET_SPEEDUP = 1.7
-QUESTION = "How many vacation days do new employees get?"
-PLAN = {
-    "complexity": 0.2,
-    "steps": [
-        {
-            "step_id": 1,
-            "action": "rag_search",
-            "description": "Search the knowledge base",
-            "query": "vacation days new employees",
-            "collection": "grace_docs",
-            "depends_on": [],
-            "expected_output": "relevant passages",
-            "fallback": "web_search",
-        },
-        {
-            "step_id": 2,
-            "action": "reasoning",
-            "description": "Answer with citations",
-            "depends_on": [1],
-            "expected_output": "a cited answer",
-        },
-    ],
-    "success_criteria": "a cited answer",
-}
-ANSWER = (
-    "New employees get 15 days of paid vacation per year, starting on their first day. "
-    "[Source: vacation-policy.md]"
-)
-EVALUATION = {"self_eval": 0.95, "coverage": 0.9, "rationale": "fully grounded"}
+PLAN = plan_for(SEARCH_QUERY)
 SCENARIOS = {"sqlite": (1, False), "pg1": (1, True), "pg2": (2, True)}
 """name → (replicas, on PostgreSQL)."""
 
@@ -143,40 +123,14 @@ def slow_model(delay: float) -> Any:
 # --------------------------------------------------------------------------- PostgreSQL
 
 
-@contextlib.contextmanager
-def throwaway_cluster() -> Iterator[str]:
-    """A PostgreSQL cluster of the test command's kind (scripts/postgres.sh); its admin URL."""
-    script = Path(__file__).resolve().parent.parent / "scripts" / "postgres.sh"
-    home = Path(tempfile.gettempdir()) / f"grace-bench-pg-{uuid.uuid4().hex[:10]}"
-    started = subprocess.run(
-        ["bash", str(script), "start", str(home)],
-        capture_output=True, text=True, timeout=300, check=False,
-    )  # fmt: skip
-    if started.returncode != 0:
-        raise SystemExit(f"could not start PostgreSQL: {started.stderr.strip()[-500:]}")
-    try:
-        yield started.stdout.strip().splitlines()[-1]
-    finally:
-        subprocess.run(["bash", str(script), "stop", str(home)], timeout=120, check=False)
-
-
 @contextlib.asynccontextmanager
 async def fresh_database(admin_url: str) -> AsyncIterator[str]:
     """A database of its own on the admin URL's server, dropped afterwards."""
-    from sqlalchemy import text
-    from sqlalchemy.engine import make_url
-    from sqlalchemy.ext.asyncio import create_async_engine
-
-    name = f"grace_bench_{uuid.uuid4().hex[:10]}"
-    admin = create_async_engine(admin_url, isolation_level="AUTOCOMMIT")
+    url = await create_database(admin_url)
     try:
-        async with admin.connect() as connection:
-            await connection.execute(text(f'CREATE DATABASE "{name}"'))
-        yield make_url(admin_url).set(database=name).render_as_string(hide_password=False)
+        yield url
     finally:
-        async with admin.connect() as connection:
-            await connection.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
-        await admin.dispose()
+        await drop_database(admin_url, url)
 
 
 # --------------------------------------------------------------------------- replicas
@@ -209,7 +163,7 @@ class Answers:
     def _changed(self, event: WorkspaceEvent) -> None:
         message = event.data.get("message")
         thread = getattr(message, "thread_ts", None)
-        if thread in self.sent and thread not in self.answered and _has_feedback(message):
+        if thread in self.sent and thread not in self.answered and has_feedback_buttons(message):
             self.answered[thread] = time.monotonic()
             self._events[thread].set()
 
@@ -225,15 +179,6 @@ class Answers:
     def clear(self) -> None:
         self.sent.clear()
         self.answered.clear()
-
-
-def _has_feedback(message: Any) -> bool:
-    for block in getattr(message, "blocks", None) or []:
-        if block.get("type") == "context_actions" and any(
-            e.get("type") == "feedback_buttons" for e in block.get("elements", [])
-        ):
-            return True
-    return False
 
 
 _ts_counter = iter(range(1, 10**9))
@@ -545,7 +490,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         url = args.postgres_url
         if needs_postgres and not url:
             print("  starting a throw-away PostgreSQL cluster…", file=sys.stderr, flush=True)
-            url = stack.enter_context(throwaway_cluster())
+            cluster = Cluster()  # the test command's kind (scripts/postgres.sh)
+            stack.callback(cluster.stop)
+            url = cluster.start()
         outcomes = asyncio.run(run(args, url))
     report(outcomes, args)
     return 0

@@ -75,7 +75,6 @@ def make_engine(url: str, **kwargs: Any) -> AsyncEngine:
     """
     parsed = make_url(url)
     if parsed.get_backend_name() == "postgresql":
-        kwargs.setdefault("pool_pre_ping", True)
         idle_s = kwargs.pop("idle_in_transaction_timeout_s", POSTGRES_IDLE_IN_TRANSACTION_TIMEOUT_S)
         connect_args = dict(kwargs.pop("connect_args", {}))
         setting = f"{round(idle_s * 1000)}"
@@ -85,7 +84,7 @@ def make_engine(url: str, **kwargs: Any) -> AsyncEngine:
         else:  # psycopg and other libpq drivers take server settings as `options`
             options = f"-c idle_in_transaction_session_timeout={setting}"
             connect_args["options"] = f"{connect_args.get('options', '')} {options}".strip()
-        return create_async_engine(parsed, connect_args=connect_args, **kwargs)
+        kwargs["connect_args"] = connect_args
     if parsed.get_backend_name() != "sqlite":
         kwargs.setdefault("pool_pre_ping", True)
         return create_async_engine(parsed, **kwargs)

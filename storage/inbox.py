@@ -121,18 +121,15 @@ class SqlInbox:
     async def claim(self, entry: InboxEntry, *, owner: str, until: datetime) -> bool:
         """Take `entry` over from whoever held it when it was read (compare-and-set on
         that holder and claim): False when another process got there first."""
-        same_owner = (
-            InboxRow.owner.is_(None) if entry.owner is None else InboxRow.owner == entry.owner
-        )
-        same_claim = (
-            InboxRow.claimed_until.is_(None)
-            if entry.claimed_until is None
-            else InboxRow.claimed_until == entry.claimed_until
-        )
         async with self._sessions.begin() as session:
             result = await session.execute(
                 update(InboxRow)
-                .where(InboxRow.id == entry.id, InboxRow.status == PENDING, same_owner, same_claim)
+                .where(
+                    InboxRow.id == entry.id,
+                    InboxRow.status == PENDING,
+                    InboxRow.owner.is_not_distinct_from(entry.owner),
+                    InboxRow.claimed_until.is_not_distinct_from(entry.claimed_until),
+                )
                 .values(owner=owner, claimed_until=until)
                 .execution_options(synchronize_session=False)
             )

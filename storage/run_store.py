@@ -700,36 +700,6 @@ class SqlRunStore:
 
     # ------------------------------------------------------------------ feedback
 
-    @retried_write
-    async def record_feedback(
-        self, *, run_id: str, user_id: str, confidence: float, was_correct: bool
-    ) -> bool:
-        """True for a user's first vote on a run; a repeat or changed vote replaces it
-        (keeping its place in the history) and returns False."""
-        now = utcnow()
-        insert_stmt = (
-            self._insert(FeedbackRow)
-            .values(
-                run_id=run_id,
-                user_id=user_id,
-                confidence=confidence,
-                was_correct=was_correct,
-                created_at=now,
-                updated_at=now,
-            )
-            .on_conflict_do_nothing(index_elements=[FeedbackRow.run_id, FeedbackRow.user_id])
-        )
-        async with self._sessions.begin() as session:
-            if _rowcount(await session.execute(insert_stmt)) == 1:
-                return True
-            await session.execute(
-                update(FeedbackRow)
-                .where(FeedbackRow.run_id == run_id, FeedbackRow.user_id == user_id)
-                .values(confidence=confidence, was_correct=was_correct, updated_at=now)
-                .execution_options(synchronize_session=False)
-            )
-            return False
-
     async def recent_feedback(self, limit: int = 10) -> list[tuple[float, bool]]:
         """The last `limit` (confidence, was_correct) pairs, oldest first."""
         async with self._reads.begin() as session:

@@ -3,8 +3,6 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 import pytest
 from google import genai
 
@@ -13,48 +11,13 @@ from agent.schemas import InterventionLevel, RunStatus
 from tests.agent.conftest import ASKER, OrchestratorFactory
 from tests.fakes.fake_gemini import BATCH_EMBED, GENERATE, FakeGemini
 from tests.fakes.gemini_fixtures import API_KEY
-
-QUESTION = "How many vacation days do new employees get?"
-
-
-def plan_for(query: str) -> dict[str, Any]:
-    """The JSON plan the fake Gemini answers with: search, then answer."""
-    return {
-        "complexity": 0.2,
-        "steps": [
-            {
-                "step_id": 1,
-                "action": "rag_search",
-                "description": "Search the knowledge base",
-                "query": query,
-                "collection": "grace_docs",
-                "depends_on": [],
-                "expected_output": "relevant passages",
-                "fallback": "web_search",
-            },
-            {
-                "step_id": 2,
-                "action": "reasoning",
-                "description": "Answer with citations",
-                "depends_on": [1],
-                "expected_output": "a cited answer",
-            },
-        ],
-        "success_criteria": "a cited answer",
-    }
-
-
-ANSWER = (
-    "New employees get 15 days of paid vacation per year, starting on their first day. "
-    "[Source: vacation-policy.md]"
-)
-EVALUATION = {"self_eval": 0.95, "coverage": 0.9, "rationale": "fully grounded"}
+from tests.fakes.vacation_run import ANSWER, EVALUATION, QUESTION, SEARCH_QUERY, plan_for
 
 
 async def test_a_question_runs_through_the_whole_agent_on_gemini(
     fake: FakeGemini, client: genai.Client, make_orchestrator: OrchestratorFactory
 ) -> None:
-    fake.reply_json(plan_for("vacation days new employees"), prompt_tokens=400, output_tokens=120)
+    fake.reply_json(plan_for(SEARCH_QUERY), prompt_tokens=400, output_tokens=120)
     fake.reply_text(ANSWER, prompt_tokens=900, output_tokens=40)
     fake.reply_json(EVALUATION, prompt_tokens=700, output_tokens=30)
     orchestrator = make_orchestrator(

@@ -44,9 +44,9 @@ from tests.fakes.fake_gemini import (
     generate_body,
     json_body,
 )
+from tests.fakes.vacation_run import QUESTION
 
 POLICY = CallPolicy(attempts=4, deadline_seconds=10, attempt_timeout_seconds=5, initial_delay=0.01)
-QUESTION = "How many vacation days do new employees get?"
 ANSWER = "New employees get 15 days of paid vacation. [Source: vacation-policy.md]"
 PLAN = {
     "complexity": 0.2,

@@ -4,10 +4,6 @@ the right exit codes, and the interactive prompts on a real terminal."""
 from __future__ import annotations
 
 import json
-import os
-import shutil
-import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -15,10 +11,9 @@ from typing import Any
 import pexpect
 import pytest
 
-from tests.durable.helpers import grace_here, grace_here_async
+from tests.durable.helpers import GRACE, copy_data_dir, grace_env, grace_here, grace_here_async
 from tests.fakes.fake_gemini import FakeGemini
 
-GRACE = [sys.executable, "-m", "bot.cli"]
 RUN_KEYS = {
     "run_id", "status", "question", "answer", "sources", "overall_confidence", "level",
     "breakdown", "model", "plan", "pending", "interventions", "replans", "llm_calls",
@@ -30,24 +25,10 @@ STEP_KEYS = {
 }  # fmt: skip
 
 
-def grace_env(data_dir: Path, **extra: str) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("GRACE_", "GOOGLE_"))}
-    env.update(GRACE_DATA_DIR=str(data_dir), GRACE_LOG_LEVEL="WARNING", **extra)
-    return env
-
-
-def grace(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
-    """`grace ARGS` run in this process (`bot.cli.main`): the same exit code and output,
-    without a new interpreter per command. The terminal tests below run real processes."""
-    return grace_here(env, *args)
-
-
 @pytest.fixture
 def env(sample_data_dir: Path, tmp_path: Path) -> Iterator[dict[str, str]]:
     """A copy of the data dir `grace ingest --sample` made once (tests/durable/conftest.py)."""
-    data_dir = tmp_path / "data"
-    shutil.copytree(sample_data_dir, data_dir)
-    yield grace_env(data_dir)
+    yield grace_env(copy_data_dir(sample_data_dir, tmp_path / "data"))
 
 
 def check_contract(run: dict[str, Any], status: str) -> None:
@@ -68,7 +49,7 @@ def check_contract(run: dict[str, Any], status: str) -> None:
 
 
 def test_answered_json(env: dict[str, str]) -> None:
-    result = grace(env, "ask", "How many vacation days do new employees get?", "--json")
+    result = grace_here(env, "ask", "How many vacation days do new employees get?", "--json")
     assert result.returncode == 0, result.stderr
     run = json.loads(result.stdout)
     check_contract(run, "answered")
@@ -81,11 +62,11 @@ def test_answered_json(env: dict[str, str]) -> None:
 
 def test_paused_and_cancelled_json(env: dict[str, str]) -> None:
     question = "Compare the remote work policy and the employee handbook: why do they differ?"
-    paused = json.loads(grace(env, "ask", question, "--no-input", "--json").stdout)
+    paused = json.loads(grace_here(env, "ask", question, "--no-input", "--json").stdout)
     check_contract(paused, "paused")
     assert paused["plan"]["requires_confirmation"] is True
     assert paused["interventions"][0]["kind"] == "plan_approval"
-    cancelled = grace(env, "resume", paused["run_id"], "--action", "cancel", "--json")
+    cancelled = grace_here(env, "resume", paused["run_id"], "--action", "cancel", "--json")
     assert cancelled.returncode == 0, cancelled.stderr
     run = json.loads(cancelled.stdout)
     check_contract(run, "cancelled")
@@ -95,7 +76,7 @@ def test_paused_and_cancelled_json(env: dict[str, str]) -> None:
 
 def test_unanswerable_question_escalates_after_replanning(env: dict[str, str]) -> None:
     run = json.loads(
-        grace(env, "ask", "What is the capital of Mongolia?", "--no-input", "--json").stdout
+        grace_here(env, "ask", "What is the capital of Mongolia?", "--no-input", "--json").stdout
     )
     check_contract(run, "paused")
     assert run["pending"]["kind"] == "escalate"
@@ -141,7 +122,7 @@ async def test_failed_json_when_the_model_returns_garbage(env: dict[str, str]) -
 def test_bad_input_gets_a_clear_message_and_exit_2(
     env: dict[str, str], args: list[str], message: str
 ) -> None:
-    result = grace(env, *args)
+    result = grace_here(env, *args)
     assert result.returncode == 2
     assert message in result.stderr
     assert "Traceback" not in result.stderr
@@ -160,7 +141,7 @@ def test_interactive_prompts_on_a_terminal_and_the_single_process_lock(
         child.expect(r"\[r\]un / \[m\]odify / \[c\]ancel > ")
         # While this process holds the local knowledge base, a second one is told why it
         # cannot open it and what to do, instead of crashing.
-        second = grace(env, "runs")
+        second = grace_here(env, "runs")
         assert second.returncode == 1
         assert "already" in second.stderr.lower() and "QDRANT_URL" in second.stderr
         assert "Traceback" not in second.stderr
@@ -182,23 +163,25 @@ BEACON = "What is the latest version of Beacon Server?"
 
 
 def test_options_are_numbered_from_1_in_resume_and_0_is_refused(env: dict[str, str]) -> None:
-    paused = json.loads(grace(env, "ask", LATEST, "--json").stdout)
+    paused = json.loads(grace_here(env, "ask", LATEST, "--json").stdout)
     assert paused["status"] == "paused"
     options = paused["pending"]["options"]
     assert BEACON in options
     run_id = paused["run_id"]
-    shown = grace(env, "show", run_id).stdout
+    shown = grace_here(env, "show", run_id).stdout
     assert f"[1] {options[0]}" in shown and "[0]" not in shown
 
-    zero = grace(env, "resume", run_id, "--action", "input", "--option", "0")
+    zero = grace_here(env, "resume", run_id, "--action", "input", "--option", "0")
     assert zero.returncode == 2
     assert "numbered from 1" in zero.stderr
-    too_far = grace(env, "resume", run_id, "--action", "input", "--option", str(len(options) + 1))
+    too_far = grace_here(
+        env, "resume", run_id, "--action", "input", "--option", str(len(options) + 1)
+    )
     assert too_far.returncode == 2
     assert f"between 1 and {len(options)}" in too_far.stderr
 
     number = options.index(BEACON) + 1
-    done = grace(env, "resume", run_id, "--action", "input", "--option", str(number), "--json")
+    done = grace_here(env, "resume", run_id, "--action", "input", "--option", str(number), "--json")
     answered = json.loads(done.stdout)
     assert answered["status"] == "answered", done.stderr
     assert "4.2" in answered["answer"]  # Beacon Server's version: option N is the Nth shown

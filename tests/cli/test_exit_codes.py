@@ -7,10 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
-import shutil
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -18,16 +15,9 @@ import pytest
 
 from agent.knowledge.edge_client import EdgeClient
 from agent.knowledge.qdrant_kb import EDGE_DIR
-from tests.durable.helpers import grace_here
+from tests.durable.helpers import GRACE, copy_data_dir, grace_env, grace_here
 
-GRACE = [sys.executable, "-m", "bot.cli"]
 AMBIGUOUS_Q = "What is the latest version?"
-
-
-def grace_env(data_dir: Path) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("GRACE_", "GOOGLE_"))}
-    env.update(GRACE_DATA_DIR=str(data_dir), GRACE_LOG_LEVEL="WARNING")
-    return env
 
 
 def grace_json(
@@ -61,9 +51,7 @@ def check_error(value: dict[str, Any], code: str, words: str) -> None:
 @pytest.fixture
 def data_dir(sample_data_dir: Path, tmp_path: Path) -> Path:
     """A copy of the data dir `grace ingest --sample` made once (tests/durable/conftest.py)."""
-    copy = tmp_path / "data"
-    shutil.copytree(sample_data_dir, copy)
-    return copy
+    return copy_data_dir(sample_data_dir, tmp_path / "data")
 
 
 @pytest.mark.parametrize(

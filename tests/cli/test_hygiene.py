@@ -6,7 +6,6 @@ from __future__ import annotations
 import os
 import shutil
 import stat
-import subprocess
 from pathlib import Path
 
 from tests.durable.helpers import grace_here
@@ -20,15 +19,9 @@ def _env(data_dir: Path, **extra: str) -> dict[str, str]:
     return env
 
 
-def _grace(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
-    """`grace ARGS` in this process (`bot.cli.main`), started under umask 022, the
-    permissive default of most systems (`grace_here`)."""
-    return grace_here(env, *args)
-
-
 def test_data_directory_is_0700_and_its_files_0600(tmp_path: Path) -> None:
     data_dir = tmp_path / "data"
-    result = _grace(_env(data_dir), "ask", "--json", QUESTION)
+    result = grace_here(_env(data_dir), "ask", "--json", QUESTION)
     assert result.returncode in (0, 1), result.stderr  # 1: nothing ingested, so no answer
     found = {p: stat.S_IMODE(p.stat().st_mode) for p in [data_dir, *data_dir.rglob("*")]}
     assert data_dir / "grace.db" in found and data_dir / "qdrant" in found
@@ -39,11 +32,11 @@ def test_data_directory_is_0700_and_its_files_0600(tmp_path: Path) -> None:
 
 
 def test_question_text_is_not_logged_unless_log_content_is_set(tmp_path: Path) -> None:
-    quiet = _grace(_env(tmp_path / "a", GRACE_LOG_LEVEL="DEBUG"), "ask", "--json", QUESTION)
+    quiet = grace_here(_env(tmp_path / "a", GRACE_LOG_LEVEL="DEBUG"), "ask", "--json", QUESTION)
     assert "Zebracorn" not in quiet.stderr, "question text in DEBUG logs"
     assert "Zebracorn" in quiet.stdout, "the answer itself still names the question"
 
-    loud = _grace(
+    loud = grace_here(
         _env(tmp_path / "b", GRACE_LOG_LEVEL="DEBUG", GRACE_LOG_CONTENT="true"),
         "ask",
         "--json",
@@ -56,7 +49,7 @@ def test_a_damaged_database_is_one_line_naming_the_file_and_exit_2(tmp_path: Pat
     garbage = tmp_path / "garbage"
     garbage.mkdir()
     (garbage / "grace.db").write_bytes(os.urandom(64 * 1024))
-    result = _grace(_env(garbage), "runs")
+    result = grace_here(_env(garbage), "runs")
     assert result.returncode == 2
     assert "Traceback" not in result.stderr
     [line] = [x for x in result.stderr.splitlines() if x.startswith("error:")]
@@ -64,14 +57,14 @@ def test_a_damaged_database_is_one_line_naming_the_file_and_exit_2(tmp_path: Pat
 
     # A valid database with a page overwritten: it opens, then fails on first read.
     healthy = tmp_path / "healthy"
-    assert _grace(_env(healthy), "ask", "--json", QUESTION).returncode in (0, 1)
+    assert grace_here(_env(healthy), "ask", "--json", QUESTION).returncode in (0, 1)
     broken = tmp_path / "broken"
     broken.mkdir()
     shutil.copy(healthy / "grace.db", broken / "grace.db")
     with (broken / "grace.db").open("r+b") as db:
         db.seek(2 * 4096)
         db.write(b"\xde\xad" * 3000)
-    result = _grace(_env(broken), "runs")
+    result = grace_here(_env(broken), "runs")
     assert result.returncode == 2, result.stderr
     assert "Traceback" not in result.stderr
     errors = [x for x in result.stderr.splitlines() if x.startswith("error:")]

@@ -3,21 +3,11 @@ line, a progress bar only on a terminal."""
 
 from __future__ import annotations
 
-import os
-import sys
 from pathlib import Path
 
 import pexpect
 
-from tests.durable.helpers import grace_here
-
-GRACE = [sys.executable, "-m", "bot.cli"]
-
-
-def _env(data_dir: Path) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("GRACE_", "GOOGLE_"))}
-    env.update(GRACE_DATA_DIR=str(data_dir), GRACE_LOG_LEVEL="WARNING")
-    return env
+from tests.durable.helpers import GRACE, grace_env, grace_here
 
 
 def _docs(tmp_path: Path) -> Path:
@@ -32,7 +22,7 @@ def _docs(tmp_path: Path) -> Path:
 
 def test_summary_names_every_skipped_file_and_why(tmp_path: Path) -> None:
     docs = _docs(tmp_path)
-    done = grace_here(_env(tmp_path / "data"), "ingest", str(docs))
+    done = grace_here(grace_env(tmp_path / "data"), "ingest", str(docs))
     assert done.returncode == 0, done.stderr
     summary = done.stdout.strip().splitlines()[-1]
     assert summary.startswith("Ingested 2 files (2 chunks) into 'grace_docs' in ")
@@ -48,7 +38,7 @@ def test_progress_bar_on_a_terminal(tmp_path: Path) -> None:
     child = pexpect.spawn(
         GRACE[0],
         [*GRACE[1:], "ingest", str(docs)],
-        env=_env(tmp_path / "data"),
+        env=grace_env(tmp_path / "data"),
         encoding="utf-8",
         timeout=120,
     )

@@ -7,14 +7,13 @@ or the Slack libraries."""
 
 from __future__ import annotations
 
-import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 from agent.schemas import RunStatus
 from bot.cli import RUN_STATUSES
-from tests.durable.helpers import grace_env
+from tests.durable.helpers import copy_data_dir, grace_env
 
 HEAVY = (
     "agent",
@@ -87,9 +86,7 @@ def test_the_status_choices_are_the_run_statuses() -> None:
 def test_ask_on_the_embedded_knowledge_base_loads_only_what_it_uses(
     sample_data_dir: Path, tmp_path: Path
 ) -> None:
-    data_dir = tmp_path / "data"
-    shutil.copytree(sample_data_dir, data_dir)
-    env = grace_env(data_dir)  # the offline model
+    env = grace_env(copy_data_dir(sample_data_dir, tmp_path / "data"))  # the offline model
     env.pop("QDRANT_URL", None)  # the embedded knowledge base
     ask = (
         "import bot.cli\n"

@@ -14,7 +14,6 @@ import logging
 import os
 import re
 import subprocess
-import sys
 from collections.abc import Callable
 from pathlib import Path
 
@@ -22,10 +21,9 @@ import pexpect
 import pytest
 
 from bot.logs import configure_logging
-from tests.durable.helpers import grace_here_async
+from tests.durable.helpers import GRACE, grace_here_async
 from tests.fakes.fake_gemini import FakeGemini
 
-GRACE = [sys.executable, "-m", "bot.cli"]
 ANSWERED_Q = "How many vacation days do new employees get?"
 AMBIGUOUS_Q = "What is the latest version?"
 CHATTER = ("Context impl", "Will assume", "AFC is enabled", "HTTP Request:", "alembic")

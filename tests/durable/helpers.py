@@ -102,10 +102,6 @@ def copy_data_dir(source: Path, target: Path) -> Path:
     return target
 
 
-def database_url(data_dir: Path) -> str:
-    return f"sqlite+aiosqlite:///{data_dir.resolve()}/grace.db"
-
-
 async def audit_trail(url: str, run_id: str) -> list[str]:
     engine = make_engine(url)
     try:

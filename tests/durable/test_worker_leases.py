@@ -27,8 +27,8 @@ from tests.durable.helpers import (
     grace_here_async,
 )
 from tests.fakes.fake_gemini import GENERATE, CannedResponse, FakeGemini, generate_body
+from tests.fakes.vacation_run import QUESTION
 
-QUESTION = "How many vacation days do new employees get?"
 ANSWER = "New employees get 15 days of paid vacation. [Source: vacation-policy.md]"
 EVALUATION = {"self_eval": 0.9, "coverage": 0.9, "rationale": "grounded"}
 PLAN = {

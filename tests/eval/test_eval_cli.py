@@ -18,13 +18,12 @@ from agent.config import Thresholds
 from bot.cli import main
 from storage.db import make_engine, migrate
 from storage.run_store import SqlRunStore
-from tests.durable.helpers import grace_here, grace_here_async
+from tests.durable.helpers import GRACE, grace_here, grace_here_async, run_grace
 from tests.fakes.fake_gemini import BATCH_EMBED, GENERATE, FakeGemini
 
 DATA = Path(__file__).parent / "data"
 CASES = DATA / "cases.jsonl"
 KB = DATA / "kb"
-GRACE = [sys.executable, "-m", "bot.cli"]
 REPORT_KEYS = {
     "model", "collection", "cases_file", "proceed", "thresholds", "started_at", "seconds",
     "metrics", "records",
@@ -47,18 +46,14 @@ def grace_env(data_dir: Path) -> dict[str, str]:
     return env
 
 
-def grace(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [*GRACE, *args], env=env, capture_output=True, text=True, timeout=300, check=False
-    )
-
-
 def test_json_is_one_object_the_report_four_files_and_the_users_data_untouched(
     tmp_path: Path,
 ) -> None:
     data_dir, out = tmp_path / "data", tmp_path / "report"
-    result = grace(
-        grace_env(data_dir), "eval", str(CASES), "--kb", str(KB), "--json", "--report", str(out)
+    result = run_grace(
+        grace_env(data_dir),
+        *("eval", str(CASES), "--kb", str(KB), "--json", "--report", str(out)),
+        timeout=300,
     )
     assert result.returncode == 0, result.stderr
     report = json.loads(result.stdout)  # the whole of stdout is one object

@@ -6,15 +6,12 @@ gives the figures that do not (one-fact answers, unanswerable)."""
 
 from __future__ import annotations
 
-import contextlib
-import io
 import json
-import os
 from pathlib import Path
 
 import pytest
 
-from bot.cli import main
+from tests.durable.helpers import grace_env, grace_here
 
 HELDOUT = Path(__file__).parent / "heldout"
 
@@ -23,15 +20,12 @@ HELDOUT = Path(__file__).parent / "heldout"
 def report(tmp_path_factory: pytest.TempPathFactory) -> dict[str, object]:
     """One in-process `grace eval --json` run on the set, shared by the tests below."""
     home = tmp_path_factory.mktemp("heldout")
-    buffer = io.StringIO()
-    with pytest.MonkeyPatch.context() as patch, contextlib.redirect_stdout(buffer):
-        for key in list(os.environ):
-            if key.startswith(("GRACE_", "GOOGLE_")):
-                patch.delenv(key)
-        patch.setenv("GRACE_DATA_DIR", str(home / "data"))
-        code = main(["eval", str(HELDOUT / "cases.jsonl"), "--kb", str(HELDOUT / "kb"), "--json"])
-    assert code == 0, buffer.getvalue()[-2000:]
-    parsed = json.loads(buffer.getvalue())
+    env = grace_env(home / "data")
+    result = grace_here(
+        env, "eval", str(HELDOUT / "cases.jsonl"), "--kb", str(HELDOUT / "kb"), "--json"
+    )
+    assert result.returncode == 0, (result.stdout + result.stderr)[-2000:]
+    parsed = json.loads(result.stdout)
     assert isinstance(parsed, dict)
     return parsed
 

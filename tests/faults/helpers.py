@@ -26,8 +26,7 @@ from tests.fakes.fake_slack import (
     json_body,
     signed_headers,
 )
-
-QUESTION = "How many vacation days do new employees get?"
+from tests.fakes.vacation_run import QUESTION
 
 
 def serve_env(data_dir: Path, fake: FakeSlack, **extra: str) -> dict[str, str]:

@@ -19,22 +19,41 @@ from agent.schemas import (
     utcnow,
 )
 from storage.db import make_engine
+from storage.feedback import SqlFeedback, Voters
 from storage.ledger import SqlUsageLedger
 from storage.run_store import SqlRunStore
 from storage.tables import UsageRow
 from tests.storage.helpers import make_state
 
 
-async def test_feedback_counts_once_per_user_and_run(store: SqlRunStore) -> None:
-    assert await store.record_feedback(run_id="r1", user_id="U1", confidence=0.9, was_correct=True)
-    assert not await store.record_feedback(
-        run_id="r1", user_id="U1", confidence=0.9, was_correct=True
+async def record_feedback(
+    store: SqlRunStore, *, run_id: str, user_id: str, confidence: float, was_correct: bool
+) -> bool:
+    """One vote as the bot casts it (storage/feedback.py); True for the user's first on
+    the run. Everyone counts and nothing moves the thresholds: only the vote is tested."""
+    outcome = await SqlFeedback(store.engine).vote(
+        run_id=run_id,
+        user_id=user_id,
+        confidence=confidence,
+        was_correct=was_correct,
+        voters=Voters(everyone=True),
+        window=10,
+        default=Thresholds(),
+        adjust=lambda _current, _history: None,
     )
-    assert await store.record_feedback(run_id="r1", user_id="U2", confidence=0.9, was_correct=True)
-    assert await store.record_feedback(run_id="r2", user_id="U1", confidence=0.3, was_correct=True)
+    return outcome.first
+
+
+async def test_feedback_counts_once_per_user_and_run(store: SqlRunStore) -> None:
+    assert await record_feedback(store, run_id="r1", user_id="U1", confidence=0.9, was_correct=True)
+    assert not await record_feedback(
+        store, run_id="r1", user_id="U1", confidence=0.9, was_correct=True
+    )
+    assert await record_feedback(store, run_id="r1", user_id="U2", confidence=0.9, was_correct=True)
+    assert await record_feedback(store, run_id="r2", user_id="U1", confidence=0.3, was_correct=True)
     # U1 changes their mind about r1: the vote is replaced where it stood.
-    assert not await store.record_feedback(
-        run_id="r1", user_id="U1", confidence=0.9, was_correct=False
+    assert not await record_feedback(
+        store, run_id="r1", user_id="U1", confidence=0.9, was_correct=False
     )
 
     assert await store.recent_feedback() == [(0.9, False), (0.9, True), (0.3, True)]
@@ -44,7 +63,7 @@ async def test_feedback_counts_once_per_user_and_run(store: SqlRunStore) -> None
 async def test_double_clicked_feedback_counts_once(store: SqlRunStore) -> None:
     results = await asyncio.gather(
         *(
-            store.record_feedback(run_id="r1", user_id="U1", confidence=0.5, was_correct=True)
+            record_feedback(store, run_id="r1", user_id="U1", confidence=0.5, was_correct=True)
             for _ in range(10)
         )
     )
