@@ -6,8 +6,10 @@
 #   docker run -d --name grace -p 3000:3000 -v grace-data:/data \
 #     -e SLACK_BOT_TOKEN -e SLACK_SIGNING_SECRET grace-slack
 #
-# /data holds the local Qdrant store and the SQLite database. Qdrant local mode lets one
-# process open it at a time: ingest before starting the server (or use QDRANT_URL).
+# /data holds the embedded knowledge base (Qdrant Edge) and the SQLite database; the
+# embedded engine lets one process open it at a time: ingest before starting the server.
+# For several replicas use PostgreSQL (GRACE_DATABASE_URL; the driver is in the image)
+# and a Qdrant server (QDRANT_URL): compose.yaml runs that topology.
 FROM python:3.11-slim
 
 ENV PYTHONDONTWRITEBYTECODE=1 \
@@ -27,8 +29,9 @@ COPY blocks ./blocks
 COPY bot ./bot
 COPY storage ./storage
 
-# The README's install step, non-editable: the image needs no source checkout.
-RUN pip install . \
+# The README's install step, non-editable (the image needs no source checkout), with the
+# PostgreSQL driver so that every documented mode runs from this one image.
+RUN pip install ".[postgres]" \
     && groupadd --system grace \
     && useradd --system --gid grace --home-dir /app --no-create-home --shell /usr/sbin/nologin grace \
     && mkdir -p /data \

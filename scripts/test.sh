@@ -100,3 +100,11 @@ fi
 # GRACE_TEST_WORKERS sets how many (0: one process, no xdist). Arguments go to pytest as
 # they are: `bash scripts/test.sh tests/faults -x`.
 python -m pytest -q -n "${GRACE_TEST_WORKERS:-4}" --maxschedchunk 1 "$@"
+
+# Where a Docker engine runs, build the image and check it starts and has the PostgreSQL
+# driver (tests/test_dockerfile.py checks the Dockerfile's contents everywhere else).
+if command -v docker >/dev/null 2>&1 && docker info >/dev/null 2>&1; then
+    docker build -q -t grace-slack:test . >/dev/null
+    docker run --rm grace-slack:test sh -c 'grace --help >/dev/null && python -c "import asyncpg"'
+    echo "Docker image grace-slack:test built and checked." >&2
+fi

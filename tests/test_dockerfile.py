@@ -87,7 +87,9 @@ def test_install_step_matches_the_readme(instructions: list[Instruction]) -> Non
     assert re.search(r"pip install (-e )?\.(\s|$)", readme), "README installs with pip install"
     runs = [i for i in instructions if i.name == "RUN"]
     installs = [
-        i for i in runs if re.search(r"(^|&&\s*)pip install (-e )?\.(\s|$)", i.args) is not None
+        i
+        for i in runs
+        if re.search(r"(^|&&\s*)pip install (-e )?\"?\.(\[[a-z,]+\])?\"?(\s|$)", i.args) is not None
     ]
     assert len(installs) == 1, f"expected one `pip install .` step, got {[i.args for i in runs]}"
     install_at = instructions.index(installs[0])
@@ -102,6 +104,17 @@ def test_install_step_matches_the_readme(instructions: list[Instruction]) -> Non
     missing = needed - copied
     assert not missing, f"copied before `pip install .`: {copied}; missing {missing}"
     assert "." not in copied, "copy only what the package needs, not the whole context"
+
+
+def test_image_has_the_postgresql_driver(instructions: list[Instruction]) -> None:
+    """Replicas need PostgreSQL (GRACE_DATABASE_URL): the install step must take the
+    extra that carries its driver, or the image stops at start-up for want of asyncpg."""
+    extras = pyproject()["project"]["optional-dependencies"]
+    assert any(dep.startswith("asyncpg") for dep in extras["postgres"])
+    installs = [i.args for i in instructions if i.name == "RUN" and "pip install" in i.args]
+    found = [re.search(r"pip install \"?\.\[([a-z,]+)\]", args) for args in installs]
+    chosen = {extra for m in found if m for extra in m.group(1).split(",")}
+    assert "postgres" in chosen, f"the image installs {installs}, without the postgres extra"
 
 
 def test_runs_as_non_root_user(instructions: list[Instruction]) -> None:
