@@ -17,7 +17,7 @@ import functools
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Any, TypeVar
+from typing import Any, Generic, TypeVar
 
 from google import genai
 from google.genai import types
@@ -92,6 +92,34 @@ class _Outcome:
     usage: TokenUsage = field(default_factory=TokenUsage)
     version: str = ""
     problems: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class _Structured(Generic[M]):
+    """A structured call's JSON shape, its coercion, its reply and how it fails."""
+
+    schema: type[BaseModel]
+    coerce: Callable[[Any], M]
+    reply: type[LLMReply[M]]
+    error: type[LLMError]
+    failure: str
+    """What the error says happened, before the problems of both attempts."""
+
+
+_PLAN = _Structured(
+    PlanOutput,
+    coerce_plan,
+    LLMReply[PlanDraft],
+    PlanningError,
+    "did not return a usable plan after 2 attempts —",
+)
+_EVALUATION = _Structured(
+    EvaluationOutput,
+    coerce_evaluation,
+    LLMReply[Evaluation],
+    LLMError,
+    "gave no usable evaluation:",
+)
 
 
 class GeminiModel:
@@ -175,40 +203,28 @@ class GeminiModel:
         return response
 
     async def _structured(
-        self,
-        kind: CallKind,
-        build: Callable[[bool], Prompt],
-        schema: type[BaseModel],
-        coerce: Callable[[Any], M],
-    ) -> tuple[M | None, _Outcome]:
+        self, kind: CallKind, shape: _Structured[M], build: Callable[[bool], Prompt]
+    ) -> LLMReply[M]:
         """Ask for JSON; repair it; when unusable ask once more, never with the same prompt:
-        a blocked prompt is rephrased, an invalid reply is answered with its problem."""
+        a blocked prompt is rephrased, an invalid reply is answered with its problem.
+        Twice unusable: an error naming the problems, carrying the tokens spent."""
         outcome = _Outcome(version=self._model)
         prompt = build(False)
         for attempt in (1, 2):
-            response = await self._generate(kind, prompt, outcome, schema)
-            value, problem = parse_structured(response, coerce)
+            response = await self._generate(kind, prompt, outcome, shape.schema)
+            value, problem = parse_structured(response, shape.coerce)
             if value is not None:
-                return value, outcome
+                return shape.reply(value=value, usage=outcome.usage, model=outcome.version)
             outcome.problems.append(f"attempt {attempt}: {problem}")
             prompt = build(True) if is_blocked(response) else prompt.with_repair(problem)
-        return None, outcome
+        problems = "; ".join(outcome.problems)
+        raise shape.error(f"Gemini ({self._model}) {shape.failure} {problems}", usage=outcome.usage)
 
     async def plan(self, request: PlanRequest) -> LLMReply[PlanDraft]:
         """A plan draft; the planner validates and repairs it (SPEC §2.2)."""
-        draft, outcome = await self._structured(
-            CallKind.PLAN,
-            lambda cautious: build_plan_prompt(request, cautious=cautious),
-            PlanOutput,
-            coerce_plan,
+        return await self._structured(
+            CallKind.PLAN, _PLAN, lambda cautious: build_plan_prompt(request, cautious=cautious)
         )
-        if draft is None:
-            raise PlanningError(
-                f"Gemini ({self._model}) did not return a usable plan after 2 attempts "
-                f"— {'; '.join(outcome.problems)}",
-                usage=outcome.usage,
-            )
-        return LLMReply[PlanDraft](value=draft, usage=outcome.usage, model=outcome.version)
 
     async def reason(self, request: ReasoningRequest) -> LLMReply[str]:
         """A cited answer from the passages. A blocked prompt is rephrased once; an empty
@@ -235,15 +251,8 @@ class GeminiModel:
     async def evaluate(self, request: EvaluationRequest) -> LLMReply[Evaluation]:
         """Self-evaluation + coverage in one call. When no usable judgement comes back the
         call fails (with its cost): the caller keeps the answer and says it is unchecked."""
-        evaluation, outcome = await self._structured(
+        return await self._structured(
             CallKind.EVALUATION,
+            _EVALUATION,
             lambda cautious: build_evaluation_prompt(request, cautious=cautious),
-            EvaluationOutput,
-            coerce_evaluation,
         )
-        if evaluation is None:
-            raise LLMError(
-                f"Gemini ({self._model}) gave no usable evaluation: {'; '.join(outcome.problems)}",
-                usage=outcome.usage,
-            )
-        return LLMReply[Evaluation](value=evaluation, usage=outcome.usage, model=outcome.version)
