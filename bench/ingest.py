@@ -130,7 +130,7 @@ async def run_scenario(name: str, args: argparse.Namespace) -> dict[str, Any]:
 
 
 def _chunk_only(docs: Path, size: int, args: argparse.Namespace) -> dict[str, Any]:
-    from agent.knowledge.ingest import _chunks_of, _Document
+    from agent.knowledge.documents import Document, document_chunks
     from agent.knowledge.lexical import sparse_vector
     from agent.knowledge.tokenize import search_terms
 
@@ -138,7 +138,7 @@ def _chunk_only(docs: Path, size: int, args: argparse.Namespace) -> dict[str, An
     chunks = 0
     longest = 0
     for file in sorted(docs.iterdir()):
-        for chunk in _chunks_of(_Document(file)):
+        for chunk in document_chunks(Document(file)):
             sparse_vector(search_terms(chunk.text))
             chunks += 1
             longest = max(longest, len(chunk.text))

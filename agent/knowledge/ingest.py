@@ -1,11 +1,8 @@
-"""Turning files into chunks, and chunks into the knowledge base (`grace ingest`).
+"""Files and folders into the knowledge base (`grace ingest`).
 
-- Markdown and plain text are chunked as they stream in (`chunking.py`: headings kept
-  with their text, table rows with their header row, linear in the input).
-- CSV FAQ: a header with `question` and `answer` columns; one chunk per row.
-- Each document also gets what version resolution needs (`versions.py`): its title,
-  the date in its name or text, and the name it shares with its other versions; after
-  ingesting, older copies are marked `superseded_by` the current one.
+Files are read into chunks by `documents.py` (Markdown, plain text, CSV FAQs, with what
+version resolution needs); after ingesting, older copies of a document are marked
+`superseded_by` the current one (`versions.py`).
 
 Ingesting is idempotent per file: the source's chunks are overwritten in place (point
 ids are deterministic) and any left over from a longer earlier version are deleted. The
@@ -18,29 +15,16 @@ in the result with the reason; only when nothing at all can be ingested is it an
 from __future__ import annotations
 
 import asyncio
-import codecs
-import csv
-import datetime as dt
 import logging
 import multiprocessing
 import os
 import time
-from collections.abc import Awaitable, Callable, Iterator, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from concurrent.futures import Executor, ProcessPoolExecutor
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TextIO
 
 from agent.errors import InvalidInputError
-from agent.knowledge.chunking import (
-    CHUNK_CHARS,
-    BinaryTextError,
-    DocumentFacts,
-    Line,
-    markdown_chunks,
-    read_lines,
-    text_chunks,
-)
+from agent.knowledge.chunking import CHUNK_CHARS
 from agent.knowledge.chunks import (
     Chunk,
     IngestReport,
@@ -48,19 +32,20 @@ from agent.knowledge.chunks import (
     SkippedFile,
     chunk_point_id,
 )
+from agent.knowledge.documents import (
+    SUPPORTED_SUFFIXES,
+    Document,
+    check_suffix,
+    document_chunks,
+    find_files,
+    load_documents,
+    load_file,
+    with_info,
+)
 from agent.knowledge.qdrant_kb import QdrantKnowledgeBase, StoredDocument
 from agent.knowledge.tokenize import LEXICAL_VERSION
 from agent.knowledge.vectors import SparseValues, chunk_sparse_vectors
-from agent.knowledge.versions import (
-    DocumentInfo,
-    current_versions,
-    date_in_name,
-    date_in_text,
-    document_key,
-    front_matter_fields,
-    front_matter_title,
-    is_revision_line,
-)
+from agent.knowledge.versions import DocumentInfo, current_versions
 
 log = logging.getLogger(__name__)
 
@@ -81,221 +66,16 @@ __all__ = [
 SAMPLE_KB_DIR = Path(__file__).resolve().parent.parent / "sample_kb"
 """The sample knowledge base shipped with the project (Northwind Labs)."""
 
-SUPPORTED_SUFFIXES: frozenset[str] = frozenset({".md", ".markdown", ".txt", ".csv"})
 WRITE_BATCH = 512
 """Chunks buffered (across files) before one write to Qdrant."""
 PARALLEL_BYTES = 8 << 20
 """Inputs at least this large compute sparse vectors in a worker process (`_Writer`)."""
-PRECHECK_BYTES = 1 << 20
-"""Files larger than this are checked for UTF-8 and NUL bytes before any chunk is
-written, so a bad byte deep inside cannot leave half a file in the knowledge base."""
 
 ProgressCallback = Callable[[Path, int], None]
 """Called after each file with the file and the chunks it gave (0 when skipped)."""
 ReadCallback = Callable[[int], None]
 """Called as files are read with how many more bytes were read and stored since the last
 call, so a progress bar moves through one large file too."""
-
-
-# --------------------------------------------------------------------------- files
-
-
-def find_files(path: Path) -> list[Path]:
-    """The supported files at `path` (itself, or recursively inside a directory), sorted."""
-    if not path.exists():
-        raise InvalidInputError(f"cannot ingest {path}: no such file or directory")
-    if path.is_file():
-        _check_suffix(path)
-        return [path]
-    files = sorted(
-        p
-        for p in path.rglob("*")
-        if p.is_file()
-        and p.suffix.lower() in SUPPORTED_SUFFIXES
-        and not any(part.startswith(".") for part in p.relative_to(path).parts)
-    )
-    if not files:
-        kinds = ", ".join(sorted(SUPPORTED_SUFFIXES))
-        raise InvalidInputError(f"cannot ingest {path}: no supported files ({kinds}) inside")
-    return files
-
-
-def _check_suffix(path: Path) -> None:
-    if path.suffix.lower() not in SUPPORTED_SUFFIXES:
-        kinds = ", ".join(sorted(SUPPORTED_SUFFIXES))
-        raise InvalidInputError(
-            f"cannot ingest {path}: unsupported file type {path.suffix or '(none)'!r}; "
-            f"supported: {kinds}"
-        )
-
-
-def _ensure_text(path: Path) -> None:
-    """Stream a large file once through a strict UTF-8 decoder, refusing NULs."""
-    decoder = codecs.getincrementaldecoder("utf-8")("strict")
-    offset = 0
-    try:
-        with path.open("rb") as stream:
-            while block := stream.read(1 << 20):
-                try:
-                    text = decoder.decode(block)
-                except UnicodeDecodeError as exc:
-                    raise InvalidInputError(
-                        f"cannot read {path}: not UTF-8 text "
-                        f"(undecodable byte at offset {offset + exc.start})"
-                    ) from exc
-                if "\x00" in text:
-                    raise InvalidInputError(f"cannot read {path}: it looks like a binary file")
-                offset += len(block)
-            decoder.decode(b"", final=True)
-    except UnicodeDecodeError as exc:
-        raise InvalidInputError(f"cannot read {path}: not UTF-8 text (truncated)") from exc
-    except OSError as exc:
-        raise InvalidInputError(f"cannot read {path}: {exc.strerror or exc}") from exc
-
-
-def _iso(date: dt.date | None) -> str | None:
-    return date.isoformat() if date else None
-
-
-@dataclass
-class _Document:
-    """A file being chunked: its chunks stream out; its facts are known at the end."""
-
-    path: Path
-    facts: DocumentFacts = field(default_factory=DocumentFacts)
-    bytes_read: int = 0
-    """Bytes of Markdown / plain text read so far (CSV files count at the end)."""
-
-    def title(self) -> str:
-        fields = front_matter_fields(self.facts.front_matter)
-        return front_matter_title(fields) or self.facts.title
-
-    def info(self) -> DocumentInfo:
-        fields = front_matter_fields(self.facts.front_matter)
-        return DocumentInfo(
-            source=self.path.name,
-            key=document_key(self.path.name),
-            title=self.title(),
-            name_date=_iso(date_in_name(self.path.name)),
-            text_date=_iso(date_in_text("\n".join(self.facts.revision_lines), fields)),
-        )
-
-    def pieces(self) -> Iterator[tuple[str, str]]:
-        """(title, text) pairs; `InvalidInputError` when the file cannot be read."""
-        path = self.path
-        suffix = path.suffix.lower()
-        try:
-            if path.stat().st_size > PRECHECK_BYTES:
-                _ensure_text(path)
-            newline = "" if suffix == ".csv" else None
-            with path.open(encoding="utf-8-sig", newline=newline) as stream:
-                if suffix == ".csv":
-                    yield from _csv_chunks(stream, path)
-                elif suffix in {".md", ".markdown"}:
-                    lines = read_lines(_Counting(stream, self))
-                    yield from markdown_chunks(lines, self.facts, keep_line=is_revision_line)
-                else:
-                    lines = read_lines(_Counting(stream, self))
-                    yield from text_chunks(self._noting_revisions(lines))
-        except UnicodeDecodeError as exc:
-            raise InvalidInputError(f"cannot read {path}: not UTF-8 text") from exc
-        except BinaryTextError as exc:
-            raise InvalidInputError(f"cannot read {path}: {exc}") from exc
-        except IsADirectoryError as exc:
-            raise InvalidInputError(f"cannot ingest {path}: it is a directory") from exc
-        except OSError as exc:
-            raise InvalidInputError(f"cannot read {path}: {exc.strerror or exc}") from exc
-
-    def _noting_revisions(self, lines: Iterator[Line]) -> Iterator[Line]:
-        for line in lines:
-            if not line.continued and len(line.text) < 300 and is_revision_line(line.text):
-                self.facts.revision_lines.append(line.text)
-            yield line
-
-
-class _Counting:
-    """A text stream that counts the bytes read through it into its document."""
-
-    def __init__(self, stream: TextIO, document: _Document) -> None:
-        self._stream = stream
-        self._document = document
-
-    def read(self, size: int = -1) -> str:
-        block = self._stream.read(size)
-        self._document.bytes_read += len(block.encode("utf-8", "surrogatepass"))
-        return block
-
-
-def _csv_chunks(stream: TextIO, path: Path) -> Iterator[tuple[str, str]]:
-    """One "Q: … A: …" chunk per FAQ row; the header must name question and answer."""
-    reader = csv.reader(stream)
-    try:
-        first = next(reader, None)
-        if first is None:
-            return
-        header = [cell.strip().lower() for cell in first]
-        if "question" not in header or "answer" not in header:
-            raise InvalidInputError(
-                f"cannot read {path}: a CSV FAQ needs a header row with 'question' and "
-                f"'answer' columns (found: {', '.join(first) or 'nothing'})"
-            )
-        q_col, a_col = header.index("question"), header.index("answer")
-        for row in reader:
-            question = row[q_col].strip() if q_col < len(row) else ""
-            answer = row[a_col].strip() if a_col < len(row) else ""
-            if question and answer:
-                yield question, f"Q: {question}\nA: {answer}"
-    except csv.Error as exc:
-        raise InvalidInputError(f"cannot read {path}: malformed CSV ({exc})") from exc
-
-
-def _chunks_of(document: _Document) -> Iterator[Chunk]:
-    """Chunks stamped with what is known of the document so far (its title once seen;
-    its revision date only at the end — `_with_info` completes the chunks still held)."""
-    path = document.path
-    key, name_date = document_key(path.name), _iso(date_in_name(path.name))
-    for index, (title, body) in enumerate(document.pieces()):
-        yield Chunk(
-            source=path.name,
-            index=index,
-            text=body,
-            title=title,
-            path=str(path),
-            doc_title=document.title(),
-            doc_key=key,
-            name_date=name_date,
-        )
-
-
-def _with_info(chunk: Chunk, info: DocumentInfo) -> Chunk:
-    return chunk.model_copy(
-        update={
-            "doc_title": info.title,
-            "doc_key": info.key,
-            "name_date": info.name_date,
-            "text_date": info.text_date,
-        }
-    )
-
-
-def load_file(path: Path) -> list[Chunk]:
-    """Chunks of one supported file (with its document facts)."""
-    path = Path(path)
-    _check_suffix(path)
-    if path.is_dir():
-        raise InvalidInputError(f"cannot ingest {path}: it is a directory")
-    document = _Document(path)
-    chunks = list(_chunks_of(document))
-    info = document.info()
-    return [_with_info(chunk, info) for chunk in chunks]
-
-
-def load_documents(path: Path) -> list[Chunk]:
-    """Chunks of a file, or of every supported file under a directory."""
-    chunks: list[Chunk] = []
-    for file in find_files(Path(path)):
-        chunks.extend(load_file(file))
-    return chunks
 
 
 # --------------------------------------------------------------------------- ingest
@@ -319,7 +99,7 @@ def _scan(paths: Sequence[Path]) -> tuple[list[Path], list[SkippedFile]]:
             else [path]
         )
         if len(paths) == 1 and not path.is_dir():
-            _check_suffix(path)  # one file named on its own: say plainly why not
+            check_suffix(path)  # one file named on its own: say plainly why not
         for file in candidates:
             if file.suffix.lower() in SUPPORTED_SUFFIXES:
                 files.append(file)
@@ -468,13 +248,13 @@ async def ingest(
 
     try:
         for file in files:
-            document = _Document(file)
+            document = Document(file)
             source = file.name
             count = 0
             flushed_early = False
             reported = 0
             try:
-                for chunk in _chunks_of(document):
+                for chunk in document_chunks(document):
                     count += 1
                     if await writer.add(chunk):
                         flushed_early = True
@@ -504,9 +284,7 @@ async def ingest(
             info = document.info()
             infos[source] = info
             written[source] = count
-            writer.buffer = [
-                _with_info(c, info) if c.source == source else c for c in writer.buffer
-            ]
+            writer.buffer = [with_info(c, info) if c.source == source else c for c in writer.buffer]
             if old is not None:
                 keep = {chunk_point_id(source, i) for i in range(count)}
                 writer.doomed.extend(i for i in old.ids if i not in keep)

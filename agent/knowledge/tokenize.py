@@ -44,7 +44,7 @@ LEXICAL_VERSION = 2
 """The index format of stored sparse vectors. Bump it whenever these tokenisation rules,
 the stop words or the sparse weighting (`lexical.py`, `vectors.py`) change: a collection
 stamped with an older number was tokenised differently, so the knowledge base warns and
-the next `grace ingest` of all its documents re-indexes and re-stamps it (`qdrant_kb.py`).
+the next `grace ingest` of all its documents re-indexes and re-stamps it (`qdrant_collections.py`).
 2: "1:1", "1-1", "one-on-one" became one token "1-1"."""
 
 ENGLISH_STOP_WORDS: frozenset[str] = frozenset(

@@ -4,10 +4,14 @@ These models are sent to the model as `response_schema`, so their field descript
 written for the model (what to put there), not for us, and they carry every constraint the
 API can enforce: enums for actions, required fields, numeric bounds, list lengths. What the
 agent uses internally (`PlanDraft`, `Evaluation`) stays looser on purpose — the planner
-repairs drafts from any source — so these convert into them.
+repairs drafts from any source — so these convert into them (`coerce_plan`,
+`coerce_evaluation`: decoded JSON, whichever model wrote it, to the agent's types).
 """
 
 from __future__ import annotations
+
+import math
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -93,3 +97,40 @@ class EvaluationOutput(BaseModel):
         return Evaluation(
             self_eval=self.self_eval, coverage=self.coverage, rationale=self.rationale
         )
+
+
+def _clamp01(value: Any) -> Any:
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        return value  # let validation report it
+    if math.isnan(number):
+        return value
+    return min(1.0, max(0.0, number))
+
+
+def coerce_plan(data: Any) -> PlanDraft:
+    """Validate against the plan schema (enums, bounds, required fields). Repaired on the
+    way: a bare list of steps is a plan, an out-of-range complexity is clamped."""
+    if isinstance(data, list):
+        data = {"complexity": 0.5, "steps": data, "success_criteria": ""}
+    if not isinstance(data, dict):
+        raise ValueError(f"expected a JSON object, got {type(data).__name__}")
+    data = dict(data)
+    if data.get("complexity") is not None:
+        data["complexity"] = _clamp01(data["complexity"])
+    return PlanOutput.model_validate(data).to_draft()
+
+
+def coerce_evaluation(data: Any) -> Evaluation:
+    """Validate against the evaluation schema; scores outside 0..1 are clamped rather than
+    rejected (the judgement is still useful), a missing rationale is tolerated."""
+    if not isinstance(data, dict):
+        raise ValueError(f"expected a JSON object, got {type(data).__name__}")
+    data = dict(data)
+    for key in ("self_eval", "coverage"):
+        if data.get(key) is not None:
+            data[key] = _clamp01(data[key])
+    if data.get("rationale") is None:
+        data["rationale"] = ""
+    return EvaluationOutput.model_validate(data).to_evaluation()

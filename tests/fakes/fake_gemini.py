@@ -32,6 +32,7 @@ import math
 import random
 import re
 import socket
+import struct
 import time
 from collections import deque
 from collections.abc import Awaitable, Callable
@@ -145,6 +146,8 @@ class CannedResponse:
     """Answer only once this is set: a model call that lasts exactly as long as a test needs."""
     raw: str | None = None
     """Send this text verbatim instead of `body` as JSON (e.g. an HTML error page)."""
+    reset: bool = False
+    """Answer nothing: reset the connection (TCP RST) once the request has been read."""
 
 
 Responder = Callable[[RecordedRequest], CannedResponse | Awaitable[CannedResponse]]
@@ -269,6 +272,16 @@ def sample_from_schema(schema: Any) -> Any:
     if kind == "NULL":
         return None
     return "fake"
+
+
+def _reset(request: web.Request) -> None:
+    """Drop the request's connection with a TCP RST (SO_LINGER 0, then close): the client
+    sees "connection reset by peer", as when a proxy or load balancer kills it."""
+    transport = request.transport
+    assert transport is not None, "the request has no connection to reset"
+    sock = transport.get_extra_info("socket")
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+    transport.abort()
 
 
 def unused_port() -> int:
@@ -473,6 +486,9 @@ class FakeGemini:
         if canned.delay:
             await asyncio.sleep(canned.delay)
         record.answered_at = time.monotonic()
+        if canned.reset:
+            _reset(request)
+            return web.Response()  # never sent: the connection is gone
         if canned.raw is not None:
             return web.Response(text=canned.raw, status=canned.status, headers=canned.headers)
         return web.json_response(canned.body, status=canned.status, headers=canned.headers)

@@ -192,6 +192,39 @@ async def test_connection_refused_is_network_error_quickly() -> None:
     assert time.monotonic() - started < 3.0
 
 
+async def test_a_refused_connection_names_the_host_and_the_reason() -> None:
+    """Issue 23: the message said `ssl:<ssl.SSLContext object at 0x…>`, not what failed."""
+    port = unused_port()
+    sdk = make_gemini_client(api_key="k", base_url=f"http://127.0.0.1:{port}")
+    try:
+        with pytest.raises(NetworkError) as info:
+            await GeminiModel(client=sdk, policy=CallPolicy(attempts=1)).reason(QUESTION)
+    finally:
+        await sdk.aio.aclose()
+
+    message = str(info.value)
+    assert f"cannot connect to 127.0.0.1:{port}: connection refused" in message, message
+    assert "could not reach the Gemini API" in message
+    assert "object at 0x" not in message and "SSLContext" not in message, message
+
+
+async def test_a_reset_connection_says_so_and_is_retried(fake: FakeGemini) -> None:
+    sdk = make_gemini_client(api_key="k", base_url=fake.base_url)
+    policy = CallPolicy(attempts=2, initial_delay=0.01)
+    fake.enqueue(GENERATE, CannedResponse(reset=True), CannedResponse(reset=True))
+    try:
+        with pytest.raises(NetworkError) as info:
+            await GeminiModel(client=sdk, policy=policy).reason(QUESTION)
+    finally:
+        await sdk.aio.aclose()
+
+    message = str(info.value)
+    assert len(fake.calls(GENERATE)) == 2, "a reset connection is worth another attempt"
+    assert "could not reach the Gemini API (connection reset by the server)" in message, message
+    assert "gave up after 2 attempts" in message
+    assert "object at 0x" not in message, message
+
+
 async def test_timeout_is_network_error(fake: FakeGemini) -> None:
     sdk = make_gemini_client(api_key="k", base_url=fake.base_url, timeout_ms=150)
     fake.enqueue(GENERATE, CannedResponse(delay=0.4))

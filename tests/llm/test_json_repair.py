@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from agent.llm.gemini import extract_json
+from agent.llm.json_repair import extract_json
 
 
 @pytest.mark.parametrize(
