@@ -27,7 +27,10 @@ def test_every_expected_value_is_in_the_file_the_case_names() -> None:
             assert not case.source and not case.expected, case.id
             continue
         texts = [(HELDOUT / "kb" / name).read_text(encoding="utf-8") for name in case.source]
-        for expected in case.expected:
+        # a multi case needs every value; otherwise the first is quoted, the rest are
+        # other ways an answer may write it
+        wanted = case.expected if case.kind is CaseKind.MULTI else case.expected[:1]
+        for expected in wanted:
             assert any(contains(text, expected) for text in texts), (case.id, expected)
 
 
