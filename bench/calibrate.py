@@ -163,7 +163,7 @@ def plain_table(rows: Sequence[tuple[str, int, Figures]]) -> list[str]:
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     for name, n, f in rows:
         cells = [*_cells(f).values(), _frac(f.recall_hits, f.recall_n)]
-        lines.append("| " + " | ".join([f"`{name}` ({n})", *cells]) + " |")
+        lines.append("| " + " | ".join([f"{name} ({n})", *cells]) + " |")
     return lines
 
 
@@ -226,9 +226,9 @@ async def main() -> None:
     print("(map fitted on every other dev set). Goals apply to the out-of-sample figures.\n")
     print("\n".join(loso_table(result, sizes)))
     print("\nThe shipped map (agent/confidence.py), as `grace eval` measures today:\n")
-    rows = list(shipped_rows)
+    rows = [(f"`{name}`", n, figures) for name, n, figures in shipped_rows]
     for label, figures in held_out.items():
-        rows.append((f"{Path(HELD_OUT).name}, held out, {label} map", figures.cases, figures))
+        rows.append((f"`{Path(HELD_OUT).name}`, held out, {label} map", figures.cases, figures))
     print("\n".join(plain_table(rows)))
     print(f"\nFitted on all dev sets (L2 {args.l2}): {_paste(result.fitted_on_all)}")
     for s in result.sets:
