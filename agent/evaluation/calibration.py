@@ -122,6 +122,15 @@ def leave_one_set_out(sets: Mapping[str, Sequence[CaseRecord]]) -> list[Fold]:
     ]
 
 
+def folds(records: Sequence[CaseRecord], k: int) -> dict[str, list[CaseRecord]]:
+    """One case file cut into `k` named folds (every k-th record, so each fold mixes the
+    file's kinds as the file does), to cross-validate on a single set with
+    `cross_validate` when there are no separate sets to leave out."""
+    if not 2 <= k <= len(records):
+        raise CalibrationDataError(f"cannot cut {len(records)} cases into {k} folds")
+    return {f"fold {i + 1}": list(records[i::k]) for i in range(k)}
+
+
 class Figures(BaseModel):
     """The quality figures of one set (or the pooled sets) under one map."""
 

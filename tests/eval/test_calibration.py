@@ -16,6 +16,7 @@ from agent.evaluation.calibration import (
     cross_validate,
     examples,
     fit_calibration,
+    folds,
     leave_one_set_out,
 )
 
@@ -137,3 +138,17 @@ def test_nothing_to_learn_from_is_refused() -> None:
         fit_calibration([record(f"r{i}", True) for i in range(5)])
     with pytest.raises(CalibrationDataError):
         fit_calibration([])
+
+
+def test_one_case_file_is_cut_into_folds_that_share_no_case() -> None:
+    rows = made_up_set("one", 11, 3)
+    cut = folds(rows, 3)
+    assert list(cut) == ["fold 1", "fold 2", "fold 3"]
+    ids = [r.id for fold in cut.values() for r in fold]
+    assert sorted(ids) == sorted(r.id for r in rows) and len(set(ids)) == len(ids)
+    for fold in leave_one_set_out(cut):
+        assert not {r.id for r in fold.train} & {r.id for r in cut[fold.held_out]}
+    with pytest.raises(CalibrationDataError):
+        folds(rows, 1)
+    with pytest.raises(CalibrationDataError):
+        folds(rows[:2], 3)
