@@ -1,17 +1,27 @@
-"""Refit the offline model's confidence calibration on the dev sets, and check it.
+"""Fit the offline model's confidence map on the dev sets and judge it out of sample.
 
-    python bench/calibrate.py [--devsets DIR] [--sets en-sourcegraph,ja-tuqulore,PATH] [--l2 1.5]
+    python bench/calibrate.py [--devsets DIR] [--sets NAME|PATH,...] [--l2 1.5]
+                              [--no-heldout] [--json]
 
-Each dev set's `kb/` is ingested into an in-memory knowledge base and every question
-is run through the real orchestrator with the offline model (paused runs are moved
-on with Proceed, so every question ends in an answer). An answer is labelled right
-when it holds the expected fact (unanswerable and ambiguous questions: never right).
-An L2-regularised logistic regression is then fitted on the answer features the
-calibrated score uses (`CALIBRATIONS["offline"]` in agent/confidence.py):
+Each set's `kb/` is ingested into an in-memory knowledge base and its questions are run
+with `agent.evaluation.run_eval` (the code behind `grace eval`: a plan approval is
+granted, a paused run is moved on with Proceed) through a real orchestrator with the
+offline model. Under the shipped map (`CALIBRATIONS["offline"]`, agent/confidence.py)
+that gives every answer's evidence features and whether it held the expected fact.
 
-- on each set alone, scored on the other (AUROC both ways: the check against
-  overfitting), and on all sets together (the numbers to ship);
-- printed as a `Calibration(...)` to paste into agent/confidence.py.
+Then, with `agent.evaluation.calibration` (L2-regularised logistic regression):
+
+- **in sample**: a map fitted on every dev set scores each set;
+- **out of sample (leave one set out)**: for each set, a map fitted on every *other*
+  set scores it. Goals apply to these figures.
+
+"Scores" means the set's questions are run again with that map in force, so a different
+level changes what the run does next (a pause, Proceed), as it would in the product.
+Printed per set: one fact right at SILENT/NOTIFY, NOTIFY right, confidently wrong, AUROC,
+ECE, recall@5 (one fact) and not-in-the-docs held back, in sample → out of sample; then
+the shipped map's figures on every set, the held-out set's among them (aggregate figures
+only: it is run to report, never looked into, never fitted on); then the map fitted on
+all dev sets, as a `Calibration(...)` to paste into agent/confidence.py.
 
 It is a benchmark: nothing here runs in the product, and the exit code is always 0.
 """
@@ -20,140 +30,210 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
-import math
 import sys
+import time
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
-from agent.confidence import CALIBRATIONS, _feature_value
-from agent.knowledge.ingest import ingest_paths
-from agent.knowledge.lexical import HashingEmbedder
-from agent.knowledge.qdrant_kb import open_knowledge_base
-from agent.llm.offline import OfflineModel
-from agent.memory_store import InMemoryRunStore
-from agent.orchestrator import Orchestrator
-from agent.schemas import InterventionAction, InterventionAnswer, RunStatus
+ROOT = Path(__file__).resolve().parent.parent
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+from agent.confidence import CALIBRATIONS, Calibration, provider_of  # noqa: E402
+from agent.evaluation import CaseRecord, EvalCase, compute_metrics, load_cases, run_eval  # noqa: E402
+from agent.evaluation.calibration import (  # noqa: E402
+    DEFAULT_L2,
+    CrossValidation,
+    Figures,
+    cross_validate,
+    fit_calibration,
+)
+from agent.knowledge.ingest import ingest_paths  # noqa: E402
+from agent.knowledge.lexical import HashingEmbedder  # noqa: E402
+from agent.knowledge.qdrant_kb import QdrantKnowledgeBase, open_knowledge_base  # noqa: E402
+from agent.llm.offline import OfflineModel  # noqa: E402
+from agent.memory_store import InMemoryRunStore  # noqa: E402
+from agent.orchestrator import Orchestrator  # noqa: E402
 
 DEFAULT_DEVSETS = Path("/work/shared/devsets")
-FEATURES = list(CALIBRATIONS["offline"].weights)
+"""The shared dev sets (beside the repository: `../shared/devsets`)."""
+DEV_SETS = (
+    "en-sourcegraph",
+    "ja-tuqulore",
+    "tests/eval/devset-extra",
+    "tests/eval/devset-docs",
+    "tests/eval/devset-rust",
+)
+"""Handbooks (English, Japanese), man pages, licence texts, Rust toolchain pages."""
+HELD_OUT = "tests/eval/heldout-faq"
+"""Run only to report, in aggregate; never fitted on, never looked into."""
 
-EXTRA_DEVSETS = ("tests/eval/devset-extra", "tests/eval/devset-docs")
-"""Long reference pages (Debian man pages) and legal prose (licence texts): the shapes the
-two handbook sets lack."""
 
-Row = tuple[list[float], int]
+@dataclass
+class LoadedSet:
+    name: str
+    cases: list[EvalCase]
+    kb: QdrantKnowledgeBase
 
 
-def _devset(devsets: Path, name: str) -> Path:
-    """A set named under the shared dev-set directory, else a path to one."""
+def _locate(devsets: Path, name: str) -> Path:
+    """A set named under the shared dev-set directory, else a path (from the repository
+    root when relative)."""
     shared = devsets / name
-    return shared if shared.is_dir() else Path(name)
+    if shared.is_dir():
+        return shared
+    path = Path(name)
+    return path if path.is_absolute() or path.is_dir() else ROOT / path
 
 
-def _right(case: dict[str, object], answer: str) -> bool:
-    text = answer.casefold()
-    kind = case["kind"]
-    if kind in ("unanswerable", "ambiguous"):
-        return False
-    if kind == "multi":
-        return all(str(e).casefold() in text for e in case.get("expect_all", []))  # type: ignore[union-attr]
-    return any(str(e).casefold() in text for e in case.get("expect_any", []))  # type: ignore[union-attr]
-
-
-async def collect(devset: Path) -> list[Row]:
-    """(features, right) for every question of one dev set."""
+async def load(devsets: Path, name: str) -> LoadedSet:
+    path = _locate(devsets, name)
     kb = open_knowledge_base(path=None, url=None)
-    await ingest_paths(kb, [devset / "kb"])
+    await ingest_paths(kb, [path / "kb"])
+    return LoadedSet(name=path.name, cases=load_cases(path / "cases.jsonl"), kb=kb)
+
+
+@contextlib.contextmanager
+def installed(calibration: Calibration | None) -> Iterator[None]:
+    """The offline model's map in force while the block runs (None: the shipped one)."""
+    key = provider_of(OfflineModel().name)
+    shipped = CALIBRATIONS[key]
+    CALIBRATIONS[key] = calibration or shipped
+    try:
+        yield
+    finally:
+        CALIBRATIONS[key] = shipped
+
+
+async def run(loaded: LoadedSet, calibration: Calibration | None) -> list[CaseRecord]:
+    """Every question of the set, under `calibration`, the way `grace eval` asks them."""
     orchestrator = Orchestrator(
         llm=OfflineModel(),
-        knowledge_base=kb,
+        knowledge_base=loaded.kb,
         store=InMemoryRunStore(),
         embedder=HashingEmbedder(),
     )
-    rows: list[Row] = []
-    for line in (devset / "cases.jsonl").read_text(encoding="utf-8").splitlines():
-        if not line.strip():
-            continue
-        case = json.loads(line)
-        state = await orchestrator.start(case["q"], asker="bench")
-        for _ in range(6):
-            if state.status is not RunStatus.PAUSED or state.pending is None:
-                break
-            proceed = InterventionAnswer(action=InterventionAction.PROCEED, user="bench")
-            await orchestrator.answer(state.run_id, state.pending.intervention_id, proceed)
-            state = await orchestrator.store.load(state.run_id) or state
-        detail = state.overall_detail
-        if state.status is not RunStatus.ANSWERED or detail is None:
-            continue
-        if "calibrated" not in detail.breakdown:
-            continue
-        x = [_feature_value(name, detail.breakdown) for name in FEATURES]
-        rows.append((x, int(_right(case, state.final_answer))))
-    await kb.close()
-    return rows
+    with installed(calibration):
+        report = await run_eval(orchestrator, loaded.cases)
+    return report.records
 
 
-def fit(rows: list[Row], l2: float, steps: int = 5000, rate: float = 1.0) -> list[float]:
-    """[intercept, *weights] by gradient descent on the penalised log loss."""
-    width = len(rows[0][0])
-    theta = [0.0] * (width + 1)
-    n = len(rows)
-    for _ in range(steps):
-        grad = [0.0] * (width + 1)
-        for x, y in rows:
-            p = _sigmoid(theta[0] + sum(w * v for w, v in zip(theta[1:], x, strict=True)))
-            grad[0] += p - y
-            for i, v in enumerate(x):
-                grad[i + 1] += (p - y) * v
-        for i in range(width + 1):
-            penalty = l2 * theta[i] if i else 0.0
-            theta[i] -= rate * (grad[i] + penalty) / n
-    return theta
+def _frac(part: int, whole: int) -> str:
+    return f"{part}/{whole}" if whole else "–"
 
 
-def predict(theta: list[float], x: list[float]) -> float:
-    return _sigmoid(theta[0] + sum(w * v for w, v in zip(theta[1:], x, strict=True)))
+def _num(value: float | None) -> str:
+    return "–" if value is None else f"{value:.2f}"
 
 
-def auroc(scores: list[float], labels: list[int]) -> float:
-    pos = [s for s, y in zip(scores, labels, strict=True) if y]
-    neg = [s for s, y in zip(scores, labels, strict=True) if not y]
-    if not pos or not neg:
-        return float("nan")
-    wins = sum((p > q) + 0.5 * (p == q) for p in pos for q in neg)
-    return wins / (len(pos) * len(neg))
+def _cells(f: Figures) -> dict[str, str]:
+    return {
+        "one fact right at SILENT/NOTIFY": _frac(f.one_fact, f.one_fact_n),
+        "NOTIFY right": _frac(f.notify_right, f.notify_n),
+        "SILENT right": _frac(f.silent_right, f.silent_n),
+        "confidently wrong": _frac(f.confidently_wrong, f.cases),
+        "AUROC": _num(f.auroc),
+        "ECE": _num(f.ece),
+        "not in the docs held back": _frac(f.held_back, f.held_back_n),
+    }
 
 
-def _sigmoid(z: float) -> float:
-    return 1.0 / (1.0 + math.exp(-z))
+def loso_table(result: CrossValidation, sizes: dict[str, int]) -> list[str]:
+    """Markdown: per set, each figure in sample → out of sample."""
+    rows = [(s.name, sizes[s.name], s.in_sample, s.out_of_sample) for s in result.sets]
+    rows.append(
+        ("all (pooled)", sum(sizes.values()), result.pooled_in_sample, result.pooled_out_of_sample)
+    )
+    header = ["set (questions)", *_cells(result.pooled_in_sample), "recall@5 (one fact)"]
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    for name, n, inside, outside in rows:
+        a, b = _cells(inside), _cells(outside)
+        cells = [f"{a[k]} → {b[k]}" for k in a]
+        recall = _frac(outside.recall_hits, outside.recall_n)
+        lines.append("| " + " | ".join([f"`{name}` ({n})", *cells, recall]) + " |")
+    return lines
+
+
+def plain_table(rows: Sequence[tuple[str, int, Figures]]) -> list[str]:
+    header = ["set (questions)", *_cells(rows[0][2]), "recall@5 (one fact)"]
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    for name, n, f in rows:
+        cells = [*_cells(f).values(), _frac(f.recall_hits, f.recall_n)]
+        lines.append("| " + " | ".join([f"{name} ({n})", *cells]) + " |")
+    return lines
+
+
+def _paste(calibration: Calibration) -> str:
+    weights = ", ".join(f'"{n}": {w:.3f}' for n, w in calibration.weights.items())
+    return f"Calibration(intercept={calibration.intercept:.3f}, weights={{{weights}}})"
 
 
 async def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
+    parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n", 1)[0])
     parser.add_argument("--devsets", type=Path, default=DEFAULT_DEVSETS)
     parser.add_argument(
         "--sets",
-        default=",".join(("en-sourcegraph", "ja-tuqulore", *EXTRA_DEVSETS)),
-        help="names under --devsets, or paths to other sets in the same format",
+        default=",".join(DEV_SETS),
+        help="dev sets: names under --devsets, or paths to sets in the same format",
     )
-    parser.add_argument("--l2", type=float, default=1.5)
+    parser.add_argument("--l2", type=float, default=DEFAULT_L2)
+    parser.add_argument(
+        "--no-heldout", action="store_true", help=f"do not run the held-out set ({HELD_OUT})"
+    )
+    parser.add_argument("--json", action="store_true", help="print one JSON object")
     args = parser.parse_args()
-    data = {
-        Path(name).name: await collect(_devset(args.devsets, name)) for name in args.sets.split(",")
-    }
-    for train, rows in data.items():
-        theta = fit(rows, args.l2)
-        for test, other in data.items():
-            if test == train:
-                continue
-            scores = [predict(theta, x) for x, _ in other]
-            print(f"fit on {train}, AUROC on {test}: {auroc(scores, [y for _, y in other]):.3f}")
-    pooled = [row for rows in data.values() for row in rows]
-    theta = fit(pooled, args.l2)
-    scores = [predict(theta, x) for x, _ in pooled]
-    print(f"fit on all, AUROC on all: {auroc(scores, [y for _, y in pooled]):.3f}")
-    weights = ", ".join(f'"{n}": {w:.3f}' for n, w in zip(FEATURES, theta[1:], strict=True))
-    print(f"Calibration(intercept={theta[0]:.3f}, weights={{{weights}}})")
+    started = time.perf_counter()
+
+    loaded = {s.name: s for s in [await load(args.devsets, n) for n in args.sets.split(",")]}
+    shipped = {name: await run(s, None) for name, s in loaded.items()}
+
+    async def score(name: str, calibration: Calibration) -> list[CaseRecord]:
+        return await run(loaded[name], calibration)
+
+    result = await cross_validate(
+        shipped, score, fit=lambda records: fit_calibration(records, l2=args.l2)
+    )
+    sizes = {name: len(s.cases) for name, s in loaded.items()}
+    shipped_rows = [(n, sizes[n], Figures.of(compute_metrics(r))) for n, r in shipped.items()]
+    held_out: dict[str, Figures] = {}
+    if not args.no_heldout:
+        heldout = await load(args.devsets, HELD_OUT)
+        for label, calibration in (
+            ("shipped", None),
+            ("fitted on all dev sets", result.fitted_on_all),
+        ):
+            records = await run(heldout, calibration)
+            held_out[label] = Figures.of(compute_metrics(records))  # aggregate figures only
+        await heldout.kb.close()
+    for s in loaded.values():
+        await s.kb.close()
+    seconds = time.perf_counter() - started
+
+    if args.json:
+        out: dict[str, Any] = {
+            "cross_validation": result.model_dump(),
+            "shipped": {n: f.model_dump() for n, _, f in shipped_rows},
+            "held_out": {k: f.model_dump() for k, f in held_out.items()},
+            "seconds": round(seconds, 1),
+        }
+        print(json.dumps(out, ensure_ascii=False))
+        return
+    print("Leave one set out: in sample (map fitted on every dev set) → out of sample")
+    print("(map fitted on every other dev set). Goals apply to the out-of-sample figures.\n")
+    print("\n".join(loso_table(result, sizes)))
+    print("\nThe shipped map (agent/confidence.py), as `grace eval` measures today:\n")
+    rows = [(f"`{name}`", n, figures) for name, n, figures in shipped_rows]
+    for label, figures in held_out.items():
+        rows.append((f"`{Path(HELD_OUT).name}`, held out, {label} map", figures.cases, figures))
+    print("\n".join(plain_table(rows)))
+    print(f"\nFitted on all dev sets (L2 {args.l2}): {_paste(result.fitted_on_all)}")
+    for s in result.sets:
+        print(f"  without {s.name}: {_paste(s.fitted_without)}")
+    print(f"\n{seconds:.0f} s")
     sys.stdout.flush()
 
 

@@ -34,6 +34,9 @@ class CaseRecord(BaseModel):
     final_answer: str = ""
     """The first answer, or the one given after Proceed ("proceed answer")."""
     final_confidence: float | None = None
+    features: dict[str, float] = Field(default_factory=dict)
+    """The final answer's confidence breakdown, evidence features included: what a
+    confidence map is fitted on (`agent.evaluation.calibration`)."""
     proceeded: int = 0
     """How many times the evaluation clicked Proceed after the first stop."""
     sources: list[str] = Field(default_factory=list)

@@ -235,6 +235,8 @@ def _final(record: CaseRecord, state: RunState) -> None:
     if state.status is RunStatus.ANSWERED:
         record.final_answer = state.final_answer
         record.final_confidence = state.overall_confidence
+        if state.overall_detail is not None:
+            record.features = dict(state.overall_detail.breakdown)
         record.final_level = state.level.value if state.level else None
         record.sources = list(dict.fromkeys(s.source for s in state.sources))
     elif state.error and not record.error:

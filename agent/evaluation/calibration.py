@@ -1,0 +1,253 @@
+"""Fitting the confidence map on scored cases, and judging a fit only on cases it never saw.
+
+A map is fitted on the evidence features of evaluated answers (`CaseRecord.features`),
+labelled by whether each answer held the expected fact (`CaseRecord.answer_correct`).
+Figures measured on the cases a map was fitted on are optimistic by construction, so the
+fit is judged **leave one set out**: for every set, a map fitted on all the *other* sets
+scores it. `cross_validate` does that with any way of scoring a set under a map (re-running
+its questions, in `bench/calibrate.py`), and reports in-sample figures beside it.
+
+Pure: nothing here runs a question; the scorer passed in does.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass
+
+from pydantic import BaseModel
+
+from agent.confidence import CALIBRATIONS, Calibration, _feature_value
+from agent.evaluation.metrics import EvalMetrics, compute_metrics
+from agent.evaluation.records import CaseRecord
+
+FEATURES: tuple[str, ...] = tuple(CALIBRATIONS["offline"].weights)
+"""The features the shipped offline map weighs: a refit keeps the same ones."""
+
+DEFAULT_L2 = 1.5
+"""Ridge penalty on the weights (not the intercept); see agent/confidence.py for why 1.5."""
+
+
+class CalibrationDataError(ValueError):
+    """Too little to fit on: no answer with features, or only right or only wrong ones."""
+
+
+@dataclass(frozen=True)
+class Example:
+    """One answer as the fit sees it: its feature values (in `FEATURES` order) and
+    whether it was right."""
+
+    case_id: str
+    x: tuple[float, ...]
+    right: bool
+
+
+def examples(records: Sequence[CaseRecord], features: Sequence[str] = FEATURES) -> list[Example]:
+    """The fit's examples: every final answer whose confidence came from the evidence
+    features (answers quoted from a person's reply, and runs without an answer, carry
+    nothing to learn)."""
+    out: list[Example] = []
+    for record in records:
+        found = record.features
+        if not record.has_final_answer or "calibrated" not in found or found.get("from_person"):
+            continue
+        x = tuple(_feature_value(name, found) for name in features)
+        out.append(Example(case_id=record.id, x=x, right=record.answer_correct))
+    return out
+
+
+def fit_calibration(
+    records: Sequence[CaseRecord],
+    *,
+    features: Sequence[str] = FEATURES,
+    l2: float = DEFAULT_L2,
+    iterations: int = 50,
+) -> Calibration:
+    """The L2-regularised logistic regression of right-or-wrong on the answers' features
+    (the intercept is not penalised), solved exactly by Newton's method: the map to ship
+    or to store. Raises `CalibrationDataError` without both right and wrong answers."""
+    rows = examples(records, features)
+    labels = [e.right for e in rows]
+    if not rows or all(labels) or not any(labels):
+        raise CalibrationDataError(
+            f"cannot fit on {len(rows)} answers with {sum(labels)} right: "
+            "the fit needs both right and wrong answers"
+        )
+    width = len(features) + 1
+    theta = [0.0] * width
+    for _ in range(iterations):
+        gradient = [l2 * t if i else 0.0 for i, t in enumerate(theta)]
+        hessian = [[l2 if i == j and i else 0.0 for j in range(width)] for i in range(width)]
+        for example in rows:
+            z = (1.0, *example.x)
+            p = _sigmoid(sum(t * v for t, v in zip(theta, z, strict=True)))
+            for i in range(width):
+                gradient[i] += (p - example.right) * z[i]
+                for j in range(width):
+                    hessian[i][j] += p * (1.0 - p) * z[i] * z[j]
+        step = _solve(hessian, gradient)
+        theta = [t - s for t, s in zip(theta, step, strict=True)]
+        if max(abs(s) for s in step) < 1e-9:
+            break
+    return Calibration(
+        intercept=round(theta[0], 3),
+        weights={name: round(w, 3) for name, w in zip(features, theta[1:], strict=True)},
+    )
+
+
+Fitter = Callable[[Sequence[CaseRecord]], Calibration]
+Scorer = Callable[[str, Calibration], Awaitable[Sequence[CaseRecord]]]
+"""Scores the named set under a map: its cases' records as they come out with that map."""
+
+
+@dataclass(frozen=True)
+class Fold:
+    """One leave-one-set-out split: fit on `train` (every other set), score `held_out`."""
+
+    held_out: str
+    train: tuple[CaseRecord, ...]
+
+
+def leave_one_set_out(sets: Mapping[str, Sequence[CaseRecord]]) -> list[Fold]:
+    """One fold per set; a fold's training records never include the scored set's."""
+    if len(sets) < 2:
+        raise CalibrationDataError("leaving one set out needs at least two sets")
+    return [
+        Fold(
+            held_out=name,
+            train=tuple(r for other, rows in sets.items() if other != name for r in rows),
+        )
+        for name in sets
+    ]
+
+
+def folds(records: Sequence[CaseRecord], k: int) -> dict[str, list[CaseRecord]]:
+    """One case file cut into `k` named folds (every k-th record, so each fold mixes the
+    file's kinds as the file does), to cross-validate on a single set with
+    `cross_validate` when there are no separate sets to leave out."""
+    if not 2 <= k <= len(records):
+        raise CalibrationDataError(f"cannot cut {len(records)} cases into {k} folds")
+    return {f"fold {i + 1}": list(records[i::k]) for i in range(k)}
+
+
+class Figures(BaseModel):
+    """The quality figures of one set (or the pooled sets) under one map."""
+
+    cases: int
+    one_fact: int
+    """Answerable cases right at SILENT/NOTIFY (the devsets' rule)."""
+    one_fact_n: int
+    silent_right: int
+    silent_n: int
+    notify_right: int
+    notify_n: int
+    """Final answers of the cases whose first stop was NOTIFY, and how many were right."""
+    confidently_wrong: int
+    auroc: float | None
+    ece: float | None
+    recall_hits: int
+    recall_n: int
+    """recall@5 over the one-fact (answerable) cases that name a source."""
+    held_back: int
+    held_back_n: int
+    """Questions the documents cannot answer that were not answered at SILENT/NOTIFY."""
+
+    @classmethod
+    def of(cls, metrics: EvalMetrics) -> Figures:
+        one = metrics.per_kind["answerable"]
+        unanswerable = metrics.per_kind["unanswerable"]
+        silent, notify = metrics.per_level["silent"], metrics.per_level["notify"]
+        return cls(
+            cases=metrics.cases,
+            one_fact=one.correct,
+            one_fact_n=one.n,
+            silent_right=silent.right,
+            silent_n=silent.answers,
+            notify_right=notify.right,
+            notify_n=notify.answers,
+            confidently_wrong=metrics.confidently_wrong,
+            auroc=metrics.auroc,
+            ece=metrics.ece,
+            recall_hits=one.recall_hits,
+            recall_n=one.recall_n,
+            held_back=unanswerable.correct,
+            held_back_n=unanswerable.n,
+        )
+
+
+class SetResult(BaseModel):
+    name: str
+    in_sample: Figures
+    """Scored under the map fitted on every set, this one included."""
+    out_of_sample: Figures
+    """Scored under the map fitted on every other set."""
+    fitted_without: Calibration
+    """The map that scored it out of sample."""
+
+
+class CrossValidation(BaseModel):
+    sets: list[SetResult]
+    pooled_in_sample: Figures
+    pooled_out_of_sample: Figures
+    """Every set's out-of-sample records together (AUROC and ECE over all of them)."""
+    fitted_on_all: Calibration
+    """The map to ship: fitted on every set."""
+
+
+async def cross_validate(
+    sets: Mapping[str, Sequence[CaseRecord]],
+    score: Scorer,
+    fit: Fitter = fit_calibration,
+) -> CrossValidation:
+    """Fit on all sets and score each (in sample); then, for each set, fit on the others
+    and score it (out of sample). `sets` are records that carry features (from runs under
+    any map); `score` produces a set's records under a given map."""
+    on_all = fit([r for rows in sets.values() for r in rows])
+    inside: dict[str, list[CaseRecord]] = {}
+    outside: dict[str, list[CaseRecord]] = {}
+    results: list[SetResult] = []
+    for fold in leave_one_set_out(sets):
+        without = fit(fold.train)
+        inside[fold.held_out] = list(await score(fold.held_out, on_all))
+        outside[fold.held_out] = list(await score(fold.held_out, without))
+        results.append(
+            SetResult(
+                name=fold.held_out,
+                in_sample=Figures.of(compute_metrics(inside[fold.held_out])),
+                out_of_sample=Figures.of(compute_metrics(outside[fold.held_out])),
+                fitted_without=without,
+            )
+        )
+    return CrossValidation(
+        sets=results,
+        pooled_in_sample=Figures.of(compute_metrics([r for v in inside.values() for r in v])),
+        pooled_out_of_sample=Figures.of(compute_metrics([r for v in outside.values() for r in v])),
+        fitted_on_all=on_all,
+    )
+
+
+def _sigmoid(z: float) -> float:
+    if z < -60:
+        return 0.0
+    return 1.0 / (1.0 + math.exp(-z))
+
+
+def _solve(matrix: list[list[float]], vector: list[float]) -> list[float]:
+    """x with matrix · x = vector, by Gaussian elimination with partial pivoting (the
+    matrix is small, symmetric and positive definite)."""
+    n = len(vector)
+    a = [[*row, v] for row, v in zip(matrix, vector, strict=True)]
+    for col in range(n):
+        pivot = max(range(col, n), key=lambda r: abs(a[r][col]))
+        a[col], a[pivot] = a[pivot], a[col]
+        if abs(a[col][col]) < 1e-12:
+            raise CalibrationDataError("the features are degenerate: no unique fit")
+        for row in range(col + 1, n):
+            factor = a[row][col] / a[col][col]
+            for k in range(col, n + 1):
+                a[row][k] -= factor * a[col][k]
+    x = [0.0] * n
+    for row in reversed(range(n)):
+        x[row] = (a[row][n] - sum(a[row][k] * x[k] for k in range(row + 1, n))) / a[row][row]
+    return x
