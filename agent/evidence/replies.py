@@ -1,0 +1,23 @@
+"""Whether a person's reply to an escalation states a fact or narrows the question."""
+
+from __future__ import annotations
+
+import re
+
+from agent.knowledge.tokenize import contains_japanese
+
+_STATEMENT = re.compile(
+    r"\b(?:is|are|was|were|it's|according|says|said|will|has|have|must|should|costs?|"
+    r"takes?|gets?|pays?|means?)\b|\d|です|ます|である|でした|だよ|だ。|とのこと|によると",
+    re.I,
+)
+
+
+def supplies_facts(reply: str) -> bool:
+    """Does a reply to an escalation state a fact ("It is Ulaanbaatar, according to our
+    travel guide") rather than narrow the question ("working from abroad")? A fact is
+    a source to answer from; a narrowing is more words to search with."""
+    words = reply.split()
+    return (len(words) >= 3 and bool(_STATEMENT.search(reply))) or (
+        contains_japanese(reply) and len(reply) >= 8 and bool(_STATEMENT.search(reply))
+    )
