@@ -89,7 +89,7 @@ CALIBRATIONS: dict[str, Calibration] = {
     # open question; typed_margin (value_asked × value_type_match × document_margin): one
     # document clearly wins *with* a value of that kind; absent_terms: the share of the
     # question no candidate passage holds (the fact the knowledge base may lack);
-    # missing_name: the question names something ("the Apache licence", "BSD") that the
+    # missing_name: the question names something ("the Zephyr charter", "ACME") that the
     # answer's document never mentions, in words or as an acronym of its title — the
     # answer is about another thing, however many other words match (on the licence
     # texts it fired on wrong answers only). The reference pages and licences — where one
@@ -102,9 +102,10 @@ CALIBRATIONS: dict[str, Calibration] = {
     # en → extra 0.673, ja → extra 0.680, en → docs 0.729 (the features do not yet tell
     # the right sentence of a reference page from its neighbours); all 0.920.
     # Not refitted since "at most" / "no more than" / "up to N" count as a word ("max",
-    # evidence.terms): with these numbers that only lifts "how long can a … be at most?"
-    # out of vague_question (0.37 → 0.79, right); a refit (L2 1.5, AUROC all 0.928) would
-    # move an unanswerable question across NOTIFY (0.684 → 0.708). Tried and not kept: the
+    # evidence.terms): with these numbers that only lifts one man-page question asking
+    # for a maximum length out of vague_question (0.37 → 0.79, right); a refit (L2 1.5,
+    # AUROC all 0.928) would move an unanswerable question across NOTIFY (0.684 → 0.708).
+    # Tried and not kept: the
     # share of the question's adjacent word pairs the answer holds side by side, and "the
     # question names the answer's file and no other" — AUROC +0.005 at best, and no more
     # right answers at SILENT/NOTIFY on the four sets at any L2 from 0.5 to 3.

@@ -40,7 +40,7 @@ def changed_copy(evidence: Evidence, unit: Unit) -> Unit | None:
         return None
     other = best[1]
     if _comparable(other) == _comparable(unit):
-        return None  # "…Version 1.2 … (Section 6.1)" beside "…Version 1.3 … (Section 10.3)"
+        return None  # "…Charter 1.2 … (Section 4.1)" beside "…Charter 1.3 … (Section 7.2)"
     return other
 
 
@@ -52,7 +52,7 @@ def _comparable(unit: Unit) -> str:
 
 def _own_version_masked(unit: Unit) -> str:
     """The unit's text with its own document's version number ("1.2" in a passage of
-    `gfdl-1.2.md`) blanked: that versions name themselves differently is no conflict."""
+    `charter-1.2.md`) blanked: that versions name themselves differently is no conflict."""
     version = version_in(unit.source)
     if version is None:
         return unit.text
@@ -111,7 +111,7 @@ def figure_conflict(evidence: Evidence, chosen: Sequence[Unit]) -> Unit | None:
         if evidence.family[other.source].key in families_chosen:
             continue
         if _similar_shape(best.text, other.text) < SAME_TOPIC:
-            continue  # "20 working days a year abroad" is no rival to "paid in 10 working days"
+            continue  # "15 days a year from home" is no rival to "refunded in 5 days"
         theirs = figures(other.text)
         for key, numbers in theirs.items():
             if key in mine and numbers.isdisjoint(mine[key]):
@@ -127,7 +127,7 @@ _REFERENCE_NUMBER = re.compile(
     r"\b(?:sections?|articles?|clauses?|chapters?|parts?|exhibits?|appendix|§)\s*\d+(?:\.\d+)*",
     re.I,
 )
-"""'Section 10.3': where a rule sits, renumbered between versions; no value of it."""
+"""'Section 7.2': where a rule sits, renumbered between versions; no value of it."""
 
 
 _RELEASE = re.compile(r"(?<![\w.])v?(\d+\.\d+(?:\.\d+)*)(?!\w|\.\d)")
@@ -147,8 +147,8 @@ def version_conflict(evidence: Evidence, chosen: Sequence[Unit]) -> tuple[Unit, 
     """When the passages hold an older version of the answer's document and its best
     sentence for the question says something else — another figure for the same unit, or
     a name the current version does not use while the current one names another
-    ("Netscape … may publish new versions" against "Mozilla Foundation is the license
-    steward") — that older sentence, and the current version's sentences near the
+    ("Acme Widget Corporation … may publish new versions" against "Widget Foundation is
+    the charter steward") — that older sentence, and the current version's sentences near the
     answer that hold its own name (to quote with the answer). Documents that are not
     versions of one another are never compared here."""
     if not chosen:
@@ -215,5 +215,5 @@ def versions_disagree(evidence: Evidence, quoted: Sequence[Unit]) -> bool:
 
 
 def _quotable(unit: Unit) -> bool:
-    """A sentence, not a heading trail ("Mozilla Public License › 6.")."""
+    """A sentence, not a heading trail ("Widget Charter › 6.")."""
     return " › " not in unit.text and len(re.findall(r"[^\W\d_]{2,}", unit.text)) >= 4

@@ -85,6 +85,6 @@ def source_families(passages: Sequence[Source]) -> dict[str, Family]:
 def _date_key(tag: str) -> tuple[int, ...]:
     match = _DATE_IN_NAME.search(tag)
     if not match:
-        version = _VERSION_IN_NAME.search(tag)  # "guide_rust-1.95": newer numbers win
+        version = _VERSION_IN_NAME.search(tag)  # "guide_tool-2.4": newer numbers win
         return (0, *(int(n) for n in version.group(0).split("."))) if version else (0,)
     return tuple(int(g) if g else 0 for g in match.groups())

@@ -12,12 +12,12 @@ _NAME = re.compile(r"[A-Z][\w&'’-]*(?:\s+(?:of\s+|de\s+|&\s+)?[A-Z][\w&'’-]*
 _NOT_A_UNIT = frozenset(
     "a an and are as at be by for from in is it no not of on or the this that to with".split()
 )
-"""Words after a number that are no unit of measure ("Section 6.1 of this License")."""
+"""Words after a number that are no unit of measure ("Section 4.1 of this Charter")."""
 
 
 def names(text: str, evidence: Evidence) -> set[str]:
-    """Proper names and defined terms a text uses ("Netscape Communications
-    Corporation", "Mozilla Foundation"), lower-cased: runs of capitalised words, less
+    """Proper names and defined terms a text uses ("Acme Widget
+    Corporation", "Widget Foundation"), lower-cased: runs of capitalised words, less
     ordinary words the passages also write in lower case and the question's own words."""
     found: set[str] = set()
     for match in _NAME.finditer(text):
@@ -25,7 +25,7 @@ def names(text: str, evidence: Evidence) -> set[str]:
         if (
             len(words) == 1
             and (
-                re.match(r"\s*\d", text[match.end() :])  # "Section 10.3": a reference
+                re.match(r"\s*\d", text[match.end() :])  # "Section 7.2": a reference
                 or not text[: match.start()].strip()
                 or text[: match.start()].rstrip()[-1] in ".!?:;"
             )
@@ -47,15 +47,15 @@ def _squash(text: str) -> str:
 
 
 _QUESTION_NAME = re.compile(r"(?<=\s)(?:[A-Z][\w.-]*\w|[a-z]+[A-Z][\w.-]*\w)")
-"""A capitalised word past the question's first ("Apache", "BSD", "GPLv3", "iPhone"): a
+"""A capitalised word past the question's first ("Zephyr", "ACME", "WidgetOS", "iGadget"): a
 name of the thing asked about."""
 _NAME_VERSION = re.compile(r"v?\d[\d.]*$")
 _CAPITAL_RUN = re.compile(r"\b[A-Z][\w'-]*(?:\s+[A-Z][\w'-]*)*")
 
 
 def _initials(text: str) -> set[str]:
-    """Every acronym a run of capitalised words spells ("GNU Free Documentation License"
-    → "gfdl", "fdl", …): a question's "GFDL" names that document."""
+    """Every acronym a run of capitalised words spells ("Open Widget Design Charter"
+    → "owdc", "wdc", …): a question's "OWDC" names that document."""
     out: set[str] = set()
     for run in _CAPITAL_RUN.findall(text):
         letters = "".join(w[0] for w in run.split()).lower()
@@ -66,10 +66,10 @@ def _initials(text: str) -> set[str]:
 
 
 def name_missing(query: str, document: str) -> bool:
-    """Does the question name something (a capitalised word past its first: "Apache",
-    "BSD") that the answer's document never mentions, in its words or as an acronym of
+    """Does the question name something (a capitalised word past its first: "Zephyr",
+    "ACME") that the answer's document never mentions, in its words or as an acronym of
     them? Then the answer is about another thing than the one asked about, however many
-    other words it shares with the question ("the Apache licence" answered from the GPL)."""
+    other words it shares with the question ("the Zephyr charter" answered from the Widget one)."""
     names = [n for n in _QUESTION_NAME.findall(normalize_text(query)) if len(n) > 1]
     if not names:
         return False

@@ -42,7 +42,7 @@ than the topic's nouns in `_QTYPE_PATTERNS` do. "How long" asks for a duration, 
 length when nothing in the question is about time ("how long must my password be")."""
 _NUMBER = re.compile(r"\d|[一二三四五六七八九十百千万]+(?:円|日|か月|ヶ月|年|週|時間|分|歳)")
 _VALUE_PATTERNS: dict[str, re.Pattern[str]] = {
-    "percent": re.compile(r"\d+(?:\.\d+)?\s*(?:%|％|percent)|\d+(?:\.\d+)?\s*倍|\d割|\b\d\.\d+\b|full premium", re.I),
+    "percent": re.compile(r"\d+(?:\.\d+)?\s*(?:%|％|percent)|\d+(?:\.\d+)?\s*倍|\d割|\b\d\.\d+\b", re.I),
     "money": re.compile(r"[$€£¥]\s?\d|\d[\d,]*(?:\.\d+)?\s*(?:円|万円|usd|dollars?|eur|yen)|\d[\d,]*\s*(?:per|a|/)\s*(?:month|year|night|day|mile)", re.I),
     "duration": re.compile(r"\d+(?:\.\d+)?[\s-]*(?:business\s+|calendar\s+|working\s+)?(?:days?|weeks?|months?|years?|hours?|hrs?|minutes?|mins?|日|週間?|か月|ヶ月|カ月|年|時間|分)|\b(?:one|two|three|four|five|six|seven|eight|nine|ten|twelve|sixteen|thirty|sixty)\b[\s(\d)-]*(?:business\s+)?(?:days?|weeks?|months?|years?|hours?|minutes?)|半年|一週間", re.I),
     "date": re.compile(r"\d{1,2}月\d{1,2}日|\d+月|末日|月末|\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?\s+\d|\d{1,2}:\d\d|\d+\s*(?:am|pm)|午前|午後|\b(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday|week|month|quarter|year)ly?\b|\bday \d", re.I),
@@ -70,9 +70,9 @@ def question_type(query: str) -> str | None:
 
 
 def question_types(query: str) -> tuple[str, ...]:
-    """Every kind of value the question's asking words want ("どの時間帯で、何倍" wants a
+    """Every kind of value the question's asking words want ("何時から、何割" wants a
     time and a ratio), else the first kind its topic suggests. The asking words decide
-    first: "補助の申請期限はいつまで" asks for a time limit, whatever its nouns (補助) say."""
+    first: "手当の申請期限はいつまで" asks for a time limit, whatever its nouns (手当) say."""
     asked = tuple(name for name, pattern in _QTYPE_ASKS if pattern.search(query))
     if asked:
         return asked
@@ -99,7 +99,7 @@ _OTHER_KINDS: dict[str, tuple[str, ...]] = {
     "duration": ("money", "percent"),
 }
 """A bare number answers an amount or a duration only when it is not a value of another
-kind: "30日以内" is a time limit, not the amount "いくら" asks for."""
+kind: "14日以内" is a time limit, not the amount "いくら" asks for."""
 
 _ASKED_UNITS: list[tuple[re.Pattern[str], re.Pattern[str]]] = [
     (re.compile(r"何時間|how many (?:\w+ )?hours", re.I), re.compile(r"\d\s*時間|\bhours?\b|\bhrs?\b", re.I)),
@@ -121,14 +121,14 @@ def asked_unit(query: str) -> re.Pattern[str] | None:
     wanted = [answer.pattern for asked, answer in _ASKED_UNITS if asked.search(query)]
     if not wanted:
         return None
-    # A two-part question ("何年まで…最大何日") takes a value in either unit.
+    # A two-part question ("何歳まで…最大何回") takes a value in either unit.
     return re.compile("|".join(f"(?:{w})" for w in wanted), re.I)
 
 
 _PER_PERIOD = re.compile(
     r"(?<![\d,.])1\s*(?:日|週間?|[かヶカケ]月|年)(?:の|に|あたり|当たり|につき)"
 )
-""""1日の労働時間" names a period ("per day"), not a number of days."""
+""""1日の作業時間" names a period ("per day"), not a number of days."""
 
 _PERIODS: list[tuple[re.Pattern[str], re.Pattern[str]]] = [
     (re.compile(r"週に|毎週|1週|per week|a week|each week|weekly", re.I), re.compile(r"週|\bweek", re.I)),
@@ -143,8 +143,8 @@ _SURE_PLACE = re.compile(
 NAME_ONLY = 0.85
 """A unit whose only place is a capitalised word weighs this much for a "where" question."""
 PERIOD_MISS = 0.8
-"""A unit that does not name the period the question counts in ("週に何時間" → 週) weighs
-this much: "1日6時間" is no answer to "per week"."""
+"""A unit that does not name the period the question counts in ("月に何回" → 月) weighs
+this much: "1日2回" is no answer to "per month"."""
 
 
 def asked_period(query: str) -> re.Pattern[str] | None:
@@ -169,10 +169,10 @@ def has_value(text: str, qtype: str | None, unit: re.Pattern[str] | None = None)
         return True
     text = _REFERENCE.sub(" ", text)  # "第61条" is a reference, not a value
     if qtype not in ("version", "place"):
-        # A digit inside a name ("MD5", "ip6", "x86_64") is no figure.
+        # A digit inside a name ("SHA2", "cat5", "arm64") is no figure.
         text = _NOT_A_FIGURE.sub(" ", text)
     if qtype in ("count", "quantity"):
-        # "One" is far more often a pronoun ("one of the domains", "one must") than
+        # "One" is far more often a pronoun ("one of the rooms", "one should") than
         # the count asked for, which documents write as a digit.
         text = _PRONOUN_ONE.sub(" ", text)
     pattern = _VALUE_PATTERNS.get(qtype)
@@ -180,13 +180,13 @@ def has_value(text: str, qtype: str | None, unit: re.Pattern[str] | None = None)
         return True
     if pattern.search(text):
         return True
-    # An amount, a duration or a count is still a number: "$300" answers "the limit".
+    # An amount, a duration or a count is still a number: "$450" answers "the limit".
     if qtype not in ("money", "duration", "count"):
         return False
     for other in _OTHER_KINDS.get(qtype, ()):
         text = _VALUE_PATTERNS[other].sub(" ", text)
     if qtype != "count":
-        # A number that counts something else ("a 3-person meeting", "2 laptops") is
+        # A number that counts something else ("a 4-seat table", "2 monitors") is
         # neither an amount nor a duration.
         text = _COUNTED.sub(" ", text)
     return bool(_NUMBER.search(text))

@@ -14,8 +14,8 @@ _STATEMENT = re.compile(
 
 
 def supplies_facts(reply: str) -> bool:
-    """Does a reply to an escalation state a fact ("It is Ulaanbaatar, according to our
-    travel guide") rather than narrow the question ("working from abroad")? A fact is
+    """Does a reply to an escalation state a fact ("It is Reykjavik, according to the
+    office wiki") rather than narrow the question ("for contractors")? A fact is
     a source to answer from; a narrowing is more words to search with."""
     words = reply.split()
     return (len(words) >= 3 and bool(_STATEMENT.search(reply))) or (

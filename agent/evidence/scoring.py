@@ -43,8 +43,8 @@ PASSAGE_BLEND = 0.3
 passage covers: a sentence from the page about the topic beats a stray match."""
 BLOCK_BLEND = 0.2
 """A unit's score leans this much (geometric) on how much of the question the sentences
-around it in its paragraph cover: "Defaults to 0700." answers with the sentence before
-it ("The permissions mode for home directories …"), sharing none of its words."""
+around it in its paragraph cover: "Defaults to 30." answers with the sentence before
+it ("The number of seconds a session may stay idle …"), sharing none of its words."""
 BLOCK_REACH = 2
 """How many sentences either side, in the same paragraph or item, count as around it."""
 BLOCK_VALUE = 0.8
@@ -54,7 +54,7 @@ IDF_FLOOR = 0.5
 SHORT_WORD = 0.4
 """A one-character Japanese word ("後", "日") says little about the topic."""
 PHRASE_BONUS = 0.3
-"""A figure of the question found verbatim in a unit ("3月21日", "$2,000") lifts it."""
+"""A figure of the question found verbatim in a unit ("4月12日", "$1,500") lifts it."""
 CONTEXT_WEIGHT = 0.6
 """A query word found only in a unit's heading or lead-in counts this much."""
 NEIGHBOUR_UNITS = 3
@@ -110,10 +110,10 @@ class Evidence:
     kinds: tuple[str, ...] = ()
     """Every kind of value asked for (`question_types`)."""
     given: frozenset[str] = frozenset()
-    """The numbers the question itself states ("a 1:1", "a $20 lunch"): no answer."""
+    """The numbers the question itself states ("a 2-hour workshop", "a $15 taxi"): no answer."""
     absent: frozenset[str] = frozenset()
     """Question words no candidate holds: the asker's paraphrase, or the very fact the
-    knowledge base lacks ("volunteering days" beside "paid time off days")."""
+    knowledge base lacks ("mentoring hours" beside "training hours")."""
     common: frozenset[str] = frozenset()
     """Words the candidates also write in lower case: capitalised first in a sentence
     ("Assets are…"), they are not names."""
@@ -128,7 +128,7 @@ class Evidence:
             first = _FIRST_WORD.match(text)
             if first and first.group(1).lower() in self.common:
                 text = text[first.end() :]
-            # The thing the question asks about ("where does Cargo put…") is not where.
+            # The thing the question asks about ("where does Widgetctl put…") is not where.
             text = _CAPITALISED.sub(
                 lambda m: " " if _stem(m.group(0).lower()) in self.query_tokens else m.group(0),
                 text,
@@ -204,7 +204,7 @@ def gather(query: str, passages: Sequence[Source]) -> Evidence:
     # A word no candidate has weighs like one only one candidate has: it may be the
     # asker's paraphrase, or the fact the knowledge base lacks.
     raw = {t: math.log(1.0 + (n + 1) / (max(1, df.get(t, 0)) + 0.5)) for t in query_tokens}
-    # Flattened: a word the candidates share is often the topic itself ("laptop"), so
+    # Flattened: a word the candidates share is often the topic itself ("monitor"), so
     # it keeps at least IDF_FLOOR of the rarest word's weight.
     top = max(raw.values(), default=1.0)
     idf = {
@@ -241,7 +241,7 @@ def gather(query: str, passages: Sequence[Source]) -> Evidence:
         unit.coverage = evidence.coverage(unit.tokens, unit.context_tokens)
         unit.typed = evidence.holds_value(unit.text)
         if period is not None and not period.search(unit.text + " " + unit.context):
-            # counted in another period ("1日の…6時間" for "週に何時間"): not the value asked
+            # counted in another period ("1日の…2回" for "月に何回"): not the value asked
             unit.typed = unit.typed and not _PER_PERIOD.search(unit.text)
     blocks: dict[tuple[int, int], list[Unit]] = defaultdict(list)
     for unit in units:
@@ -292,8 +292,8 @@ def select(evidence: Evidence, *, max_units: int = 3) -> list[Unit]:
     best_family = evidence.family[best.source].key
     held = evidence.kinds_in(best.text)
     if evidence.kinds and not best.typed:
-        # A reference entry's value sits in its own paragraph ("timeout:n Sets the amount
-        # of time … Measured in seconds, the default is … (currently 5)"): quote it
+        # A reference entry's value sits in its own paragraph ("retries:n Sets how
+        # often … Counted per request, the default is … (currently 3)"): quote it
         # before any other passage's figure.
         mates = [
             u
@@ -343,7 +343,7 @@ def select(evidence: Evidence, *, max_units: int = 3) -> list[Unit]:
         ]
         if near:
             # Its own paragraph first: a reference entry's value ("The default is …
-            # (currently 2)") belongs to its definition, not to the entry before it.
+            # (currently 4)") belongs to its definition, not to the entry before it.
             closest = min(
                 near, key=lambda u: (u.block != best.block, abs(u.order - best.order), -u.score)
             )
@@ -353,7 +353,7 @@ def select(evidence: Evidence, *, max_units: int = 3) -> list[Unit]:
 
 def _with_defaults(evidence: Evidence, chosen: list[Unit], max_units: int) -> list[Unit]:
     """Reference pages define a setting in one sentence and give its default in the next
-    ("Defaults to 0700."), sharing no word with the question: quote it after its
+    ("Defaults to 30."), sharing no word with the question: quote it after its
     definition, or a little further on when the question asks for the default. Each
     chosen definition gets its own ("… for normal users, and for system users?")."""
     asks_default = bool(_DEFAULT.search(evidence.query))

@@ -40,8 +40,8 @@ def split_units(text: str) -> list[tuple[str, str]]:
 
 def split_blocks(text: str) -> list[tuple[str, str, int]]:
     """`split_units` with each unit's block: the number of the paragraph, list item or
-    table row it came from. A reference page's entry is one block ("DSHELL The login
-    shell … Defaults to /bin/bash."): its sentences answer together."""
+    table row it came from. A reference page's entry is one block ("IDLE_LIMIT The idle
+    time … Defaults to 30."): its sentences answer together."""
     text = _HTML_COMMENT.sub(" ", text)  # a template's instructions, not its content
     lines = normalize_text(text).replace("\r", "").split("\n")
     heading = ""
@@ -118,7 +118,7 @@ def split_blocks(text: str) -> list[tuple[str, str, int]]:
         if line.endswith((":", "：")) and len(line) < 200:
             flush()
             # Only the last sentence introduces what follows; the ones before it are
-            # content ("`rustc` supports a flag … This is the maximum. For example:").
+            # content ("`widgetctl` takes a flag … This is the limit. For example:").
             *said, last = _SENTENCE_END.split(_clean(line)) or [""]
             if said:
                 _sentences_into(" ".join(said), heading, "", out)
@@ -152,7 +152,7 @@ def _sentences_into(text: str, heading: str, lead: str, out: list[tuple[str, str
 
 
 def _whole_sentences(pieces: list[str]) -> list[str]:
-    """Pieces re-joined where a split fell inside parentheses: "(resp. GID_MAX) is 1000"
+    """Pieces re-joined where a split fell inside parentheses: "(resp. PORT_MAX) is 9000"
     or "(e.g. Foo)" is no sentence end."""
     out: list[str] = []
     for piece in pieces:

@@ -32,7 +32,7 @@ _PHRASE = re.compile(r"\d+月\d+日|\d[\d,.]*\s*(?:%|％|時間|日|か月|ヶ�
 
 
 def phrases(text: str) -> frozenset[str]:
-    """Figures with their units, spelled one way ("3月21日", "30days")."""
+    """Figures with their units, spelled one way ("4月12日", "14days")."""
     return frozenset(re.sub(r"[\s,]", "", m).lower() for m in _PHRASE.findall(normalize_text(text)))
 
 
