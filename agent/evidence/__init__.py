@@ -16,7 +16,6 @@ from agent.evidence.conflicts import (
     version_conflict,
     versions_disagree,
 )
-from agent.evidence.families import Family, families, source_families
 from agent.evidence.features import answer_features
 from agent.evidence.names import name_missing, names
 from agent.evidence.questions import (
@@ -38,6 +37,7 @@ from agent.evidence.scoring import (
 )
 from agent.evidence.segments import split_blocks, split_units
 from agent.evidence.terms import QUESTION_WORDS, phrases, terms
+from agent.knowledge.versions import Family, families, source_families
 
 __all__ = [
     "MIN_ANSWER_COVERAGE",

@@ -15,7 +15,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 
-from agent.evidence.families import Family, source_families
 from agent.evidence.questions import (
     _PER_PERIOD,
     _SURE_PLACE,
@@ -32,6 +31,7 @@ from agent.evidence.questions import (
 from agent.evidence.segments import split_blocks
 from agent.evidence.terms import _short, _stem, phrases, terms
 from agent.knowledge.tokenize import normalize_text
+from agent.knowledge.versions import Family, source_families
 from agent.schemas import Source
 
 PASSAGE_PRIOR = 0.5

@@ -26,15 +26,20 @@ import unicodedata
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+from agent.schemas import Source
+
 __all__ = [
     "DocumentInfo",
+    "Family",
     "current_versions",
     "date_in_name",
     "date_in_text",
     "document_key",
+    "families",
     "front_matter_fields",
     "front_matter_title",
     "is_revision_line",
+    "source_families",
     "title_key",
     "version_in",
 ]
@@ -327,3 +332,75 @@ def _families(documents: Sequence[DocumentInfo]) -> list[list[DocumentInfo]]:
     for document in documents:
         groups.setdefault((document.key, title_key(document.title)), []).append(document)
     return list(groups.values())
+
+
+_STALE_WORD_RE = re.compile(
+    r"(?:^|[\s_\-.()\[\]（）【】])(?:old|older|previous|prev|archived?|backup|bak|copy|draft"
+    r"|旧|旧版)(?=$|[\s_\-.()\[\]（）【】])",
+    re.IGNORECASE,
+)
+"""A word in a file name that calls it an older copy ("policy-old.md", "規程_旧版.md")."""
+
+
+@dataclass(frozen=True)
+class Family:
+    """The document a source is a version of (`key`), and whether it is an older copy."""
+
+    key: str
+    stale: bool
+
+
+def families(names: Sequence[str]) -> dict[str, Family]:
+    """Versions of one document told by their names alone (`x.md`, `x_2024-03-01.md`,
+    `x_令和3年版.md`), with the same rules as `current_versions`; when those leave the
+    current copy open, the one name not marked old (`x-old.md`, `x_backup.md`) is
+    current. A name with no sibling is its own current family."""
+    groups: dict[str, list[str]] = {}
+    for name in names:
+        groups.setdefault(document_key(name) or name, []).append(name)
+    out: dict[str, Family] = {}
+    for key, members in groups.items():
+        if len(members) == 1:
+            out[members[0]] = Family(key=members[0], stale=False)
+            continue
+        current = _current_by_name(members)
+        for member in members:
+            out[member] = Family(key=key, stale=current is not None and member != current)
+    return out
+
+
+def _current_by_name(members: Sequence[str]) -> str | None:
+    infos = [
+        DocumentInfo(
+            source=m,
+            key=document_key(m),
+            name_date=date.isoformat() if (date := date_in_name(m)) else None,
+        )
+        for m in members
+    ]
+    current = _pick_current(infos)
+    if current is not None:
+        return current.source
+    fresh = [m for m in members if not _STALE_WORD_RE.search(_name_stem(m))]
+    return fresh[0] if len(fresh) == 1 else None
+
+
+def source_families(passages: Sequence[Source]) -> dict[str, Family]:
+    """Families of the passages' documents: what the knowledge base knows (a source
+    marked stale and superseded by another) first, else what the names tell."""
+    out = families(sorted({p.source for p in passages}))
+    titles = {p.source: title_key(p.doc_title) for p in passages if p.doc_title}
+    by_name = dict(out)
+    for source, family in by_name.items():
+        # Names alike, titles not ("intro-1.0.md": "Intro to X", "intro-2.0.md": "Intro to
+        # Y"): two documents, not versions, unless the knowledge base says otherwise.
+        kin = [s for s, f in by_name.items() if f.key == family.key and s in titles]
+        if source in titles and len({titles[s] for s in kin}) > 1:
+            out[source] = Family(key=source, stale=False)
+    for p in passages:
+        if p.stale and p.superseded_by:
+            current = out.get(p.superseded_by)
+            key = current.key if current else p.superseded_by
+            out[p.source] = Family(key=key, stale=True)
+            out[p.superseded_by] = Family(key=key, stale=False)
+    return out
