@@ -13,6 +13,16 @@ from agent.evidence.terms import _NUMBER_WORDS
 from agent.knowledge.tokenize import normalize_text, tokenize
 from agent.knowledge.versions import version_in
 
+CONFLICT_MARK = "⚠️"
+"""How an answer says its sources disagree or that it rests on an older copy (the offline
+model opens such a note with it)."""
+
+
+def states_conflict(answer: str) -> bool:
+    """Does the answer itself say that its sources disagree?"""
+    return CONFLICT_MARK in answer
+
+
 # ---------------------------------------------------------------- conflicts
 
 
