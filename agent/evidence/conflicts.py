@@ -18,6 +18,20 @@ CONFLICT_MARK = "⚠️"
 model opens such a note with it)."""
 
 
+SAME_SENTENCE = 0.5
+"""Two versions' sentences sharing this share of their words (figures aside) are one
+sentence, changed or not."""
+PLURAL_AFTER = 3
+"""A unit word longer than this loses a final "s" ("days" → "day"); "hrs" keeps it."""
+RIVAL_FLOOR = 0.4
+"""Another document's sentence scoring below this share of the answer's is no rival."""
+NEAR_ANSWER = 2
+"""How many units either side of the answer may hold the name its current version uses."""
+QUOTABLE_WORDS = 4
+"""A sentence has at least this many words; fewer is a heading trail or a label."""
+_WORD = re.compile(r"[^\W\d_]{2,}")
+
+
 def states_conflict(answer: str) -> bool:
     """Does the answer itself say that its sources disagree?"""
     return CONFLICT_MARK in answer
@@ -44,7 +58,7 @@ def changed_copy(evidence: Evidence, unit: Unit) -> Unit | None:
         if not a or not b:
             continue
         jaccard = len(a & b) / len(a | b)
-        if jaccard >= 0.5 and (best is None or jaccard > best[0]):
+        if jaccard >= SAME_SENTENCE and (best is None or jaccard > best[0]):
             best = (jaccard, other)
     if best is None:
         return None
@@ -91,7 +105,7 @@ def figures(text: str) -> dict[str, set[str]]:
     )
     for number, unit in _FIGURE.findall(spelled):
         key = unit.lower()
-        key = key[:-1] if key.endswith("s") and len(key) > 3 else key
+        key = key[:-1] if key.endswith("s") and len(key) > PLURAL_AFTER else key
         found[key].add(number.replace(",", ""))
     return found
 
@@ -116,7 +130,7 @@ def figure_conflict(evidence: Evidence, chosen: Sequence[Unit]) -> Unit | None:
         return None
     families_chosen = {evidence.family[u.source].key for u in chosen}
     for other in evidence.ranked:
-        if other.score < 0.4 * best.score:
+        if other.score < RIVAL_FLOOR * best.score:
             break
         if evidence.family[other.source].key in families_chosen:
             continue
@@ -195,7 +209,8 @@ def version_conflict(evidence: Evidence, chosen: Sequence[Unit]) -> tuple[Unit, 
     near = [
         u
         for u in evidence.units
-        if any(u.rank == m.rank and abs(u.order - m.order) <= 2 for m in mine) and _quotable(u)
+        if any(u.rank == m.rank and abs(u.order - m.order) <= NEAR_ANSWER for m in mine)
+        and _quotable(u)
     ]
     extra: list[Unit] = []
     for unit in sorted(near, key=lambda u: min(abs(u.order - m.order) for m in mine)):
@@ -226,4 +241,4 @@ def versions_disagree(evidence: Evidence, quoted: Sequence[Unit]) -> bool:
 
 def _quotable(unit: Unit) -> bool:
     """A sentence, not a heading trail ("Widget Charter › 6.")."""
-    return " › " not in unit.text and len(re.findall(r"[^\W\d_]{2,}", unit.text)) >= 4
+    return " › " not in unit.text and len(_WORD.findall(unit.text)) >= QUOTABLE_WORDS

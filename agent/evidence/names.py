@@ -15,6 +15,10 @@ _NOT_A_UNIT = frozenset(
 """Words after a number that are no unit of measure ("Section 4.1 of this Charter")."""
 
 
+MIN_ACRONYM = 2
+"""An acronym has at least two letters: one capital is no name."""
+
+
 def names(text: str, evidence: Evidence) -> set[str]:
     """Proper names and defined terms a text uses ("Acme Widget
     Corporation", "Widget Foundation"), lower-cased: runs of capitalised words, less
@@ -60,7 +64,7 @@ def _initials(text: str) -> set[str]:
     for run in _CAPITAL_RUN.findall(text):
         letters = "".join(w[0] for w in run.split()).lower()
         for i in range(len(letters)):
-            for j in range(i + 2, len(letters) + 1):
+            for j in range(i + MIN_ACRONYM, len(letters) + 1):
                 out.add(letters[i:j])
     return out
 
@@ -79,7 +83,7 @@ def name_missing(query: str, document: str) -> bool:
         bare = _NAME_VERSION.sub("", name)
         if not terms(name) or terms(name) & words or terms(bare) & words:
             continue
-        if len(bare) >= 2 and _squash(bare) in acronyms:
+        if len(bare) >= MIN_ACRONYM and _squash(bare) in acronyms:
             continue
         return True
     return False

@@ -51,6 +51,7 @@ BLOCK_VALUE = 0.8
 """A sentence without the kind of value asked for weighs this much when a sentence around
 it holds one (it is quoted with it), instead of 0.55."""
 IDF_FLOOR = 0.5
+"""Every question word keeps at least this share of the rarest one's weight."""
 SHORT_WORD = 0.4
 """A one-character Japanese word ("後", "日") says little about the topic."""
 PHRASE_BONUS = 0.3
@@ -84,6 +85,29 @@ class Unit:
     """(passage rank, block in it): the paragraph, item or row the unit came from."""
     block_coverage: float = 0.0
 
+
+IDF_SMOOTHING = 0.5
+"""Added to a word's candidate count: a word in no candidate weighs like one in one."""
+NO_VALUE = 0.55
+"""A unit without the kind of value asked for, and none around it, weighs this much."""
+LONG_UNIT = 400
+"""Characters beyond which a unit is a paragraph, not a sentence: it answers less surely."""
+LONG_UNIT_WEIGHT = 0.85
+SHORT_UNIT = 15
+"""Characters below which a unit is a fragment ("Yes.", a label)."""
+SHORT_UNIT_WEIGHT = 0.8
+MAX_UNITS = 3
+"""An answer quotes at most this many units: the fact and what completes it."""
+SECOND_PART_SCORE = 0.4
+"""For a two-part question, a further unit scoring this share of the best one may answer
+the other part."""
+SECOND_PART_GAIN = 0.08
+"""…when it adds this share of the question's (IDF-weighted) words, or holds a value."""
+SAME_DOCUMENT_UNITS = 2
+"""A two-part answer takes a further sentence of its own document while it has fewer."""
+FIGURE_MATE = 0.6
+"""A sentence of the answer's document holding the value its best sentence lacks is
+quoted with it when it scores this share of the best."""
 
 _CAPITALISED = re.compile(r"\b[A-Z][a-z]+\b")
 _FIRST_WORD = re.compile(r"^\W*([A-Z][a-z]+)\b")
@@ -203,7 +227,9 @@ def gather(query: str, passages: Sequence[Source]) -> Evidence:
             df[t] += 1
     # A word no candidate has weighs like one only one candidate has: it may be the
     # asker's paraphrase, or the fact the knowledge base lacks.
-    raw = {t: math.log(1.0 + (n + 1) / (max(1, df.get(t, 0)) + 0.5)) for t in query_tokens}
+    raw = {
+        t: math.log(1.0 + (n + 1) / (max(1, df.get(t, 0)) + IDF_SMOOTHING)) for t in query_tokens
+    }
     # Flattened: a word the candidates share is often the topic itself ("monitor"), so
     # it keeps at least IDF_FLOOR of the rarest word's weight.
     top = max(raw.values(), default=1.0)
@@ -255,12 +281,12 @@ def gather(query: str, passages: Sequence[Source]) -> Evidence:
         factor = PERIOD_MISS if missed else 1.0
         if evidence.kinds == ("place",) and unit.typed and not _SURE_PLACE.search(unit.text):
             factor *= NAME_ONLY  # "where": a path or a channel says it more surely than a name
-        factor *= 1.0 if unit.typed else BLOCK_VALUE if block_typed else 0.55
+        factor *= 1.0 if unit.typed else BLOCK_VALUE if block_typed else NO_VALUE
         length = len(unit.text)
-        if length > 400:
-            factor *= 0.85
-        elif length < 15:
-            factor *= 0.8
+        if length > LONG_UNIT:
+            factor *= LONG_UNIT_WEIGHT
+        elif length < SHORT_UNIT:
+            factor *= SHORT_UNIT_WEIGHT
         passage = passages[unit.rank]
         relative = passage.score / top_score if top_score > 0 else 1.0 / (1 + unit.rank)
         topical = passage_coverage[unit.rank]
@@ -277,7 +303,7 @@ def gather(query: str, passages: Sequence[Source]) -> Evidence:
     return evidence
 
 
-def select(evidence: Evidence, *, max_units: int = 3) -> list[Unit]:
+def select(evidence: Evidence, *, max_units: int = MAX_UNITS) -> list[Unit]:
     """The units that answer: the best one, then others that cover what it leaves out
     (the second half of a two-part question, the figure a heading-only match lacks)."""
     ranked = [u for u in evidence.ranked if u.score > 0]
@@ -316,19 +342,23 @@ def select(evidence: Evidence, *, max_units: int = 3) -> list[Unit]:
         # A value of a kind asked for that no chosen unit holds yet ("when …, and which
         # channel": a time beside the channel) is the other half of the answer.
         new_kind = evidence.kinds_in(unit.text) - held if len(evidence.kinds) > 1 else set()
-        if two_part and unit.score >= 0.4 * best.score and (gain >= 0.08 or unit.typed):
+        if (
+            two_part
+            and unit.score >= SECOND_PART_SCORE * best.score
+            and (gain >= SECOND_PART_GAIN or unit.typed)
+        ):
             if (
                 gain > 0
                 or new_kind
                 or (unit.typed and not all(c.typed for c in chosen))
-                or (same_doc and unit.typed and len(chosen) < 2)
+                or (same_doc and unit.typed and len(chosen) < SAME_DOCUMENT_UNITS)
             ):
                 chosen.append(unit)
                 covered |= new
                 held |= evidence.kinds_in(unit.text)
                 continue
         typed_yet = any(c.typed for c in chosen)
-        if not typed_yet and unit.typed and same_doc and unit.score >= 0.6 * best.score:
+        if not typed_yet and unit.typed and same_doc and unit.score >= FIGURE_MATE * best.score:
             chosen.append(unit)
             covered |= new
             break

@@ -16,6 +16,13 @@ _MARKUP = re.compile(r"\*\*|__|`|\[([^\]]*)\]\([^)]*\)")
 _QUOTE = re.compile(r"(?:^|\s)>\s*(?:\[!\w+\]\s*)?|\[!\w+\]")
 
 
+LEAD_IN_CHARS = 200
+"""A line ending in a colon introduces what follows only when it is shorter than this;
+a longer one is content that happens to end so."""
+MIN_UNIT_CHARS = 4
+"""Shorter pieces ("e.g.", "1.") are no sentences."""
+
+
 def _clean(text: str) -> str:
     text = _MARKUP.sub(lambda m: m.group(1) or "", text)
     text = _QUOTE.sub(" ", text)  # Markdown block quotes and callouts ("> [!NOTE]")
@@ -115,7 +122,7 @@ def split_blocks(text: str) -> list[tuple[str, str, int]]:
             continue
         if in_item:
             flush()
-        if line.endswith((":", "：")) and len(line) < 200:
+        if line.endswith((":", "：")) and len(line) < LEAD_IN_CHARS:
             flush()
             # Only the last sentence introduces what follows; the ones before it are
             # content ("`widgetctl` takes a flag … This is the limit. For example:").
@@ -144,7 +151,7 @@ def _sentences_into(text: str, heading: str, lead: str, out: list[tuple[str, str
     for piece in _INLINE_ITEM.split(text):
         for sentence in _whole_sentences(_SENTENCE_END.split(piece)):
             sentence = _ITEM_PREFIX.sub("", sentence.strip()).strip()
-            if len(sentence) < 4 or not re.search(r"\w", sentence):
+            if len(sentence) < MIN_UNIT_CHARS or not re.search(r"\w", sentence):
                 continue
             if sentence.endswith("?") or sentence.endswith("？"):
                 continue  # a question is not an answer

@@ -63,14 +63,24 @@ reference page's "MIN", a handbook's "maximum" an asker's "max"."""
 _DOUBLE_END = re.compile(r"([b-df-hj-km-rtv-y])\1$")
 
 
+STEM_MIN = 5
+"""Shorter words are left as they are: "used", "bed" have no suffix to fold."""
+ING_MIN = 7
+"""An "-ing" is folded only when four letters stay ("booking" → "book", not "ring")."""
+ED_MIN = 6
+"""An "-ed" is folded only when four letters stay ("listed" → "list", not "bred")."""
+E_AFTER = 4
+"""A final "e" goes only from words longer than this ("rate" stays, "lease" → "leas")."""
+
+
 def _stem(word: str) -> str:
     """A deliberately small suffix folding (-ing, -ed, a final e, a doubled consonant),
     the same on both sides; the search's own terms are left unstemmed (see tokenize)."""
-    if not word.isascii() or not word.isalpha() or len(word) < 5:
+    if not word.isascii() or not word.isalpha() or len(word) < STEM_MIN:
         return word
-    if word.endswith("ing") and len(word) >= 7:
-        word = word[:-3]
-    elif word.endswith("ed") and len(word) >= 6:
-        word = word[:-2]
+    if word.endswith("ing") and len(word) >= ING_MIN:
+        word = word.removesuffix("ing")
+    elif word.endswith("ed") and len(word) >= ED_MIN:
+        word = word.removesuffix("ed")
     word = _DOUBLE_END.sub(r"\1", word)
-    return word[:-1] if word.endswith("e") and len(word) > 4 else word
+    return word[:-1] if word.endswith("e") and len(word) > E_AFTER else word
