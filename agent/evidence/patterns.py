@@ -222,6 +222,33 @@ PERIOD_ANSWERS: Table = {
 """A sentence naming that period."""
 
 
+CUE_KINDS = ("two_part", "reference", "default", "states_default", "statement")
+CUES: Table = {
+    "any": {
+        "two_part": r"\?\s*\S.*\?",
+        "reference": r"\(\d+\)",
+        "statement": r"\d",
+    },
+    "en": {
+        "two_part": r"\band\b.*\b(?:how|what|which|who|where|when|why)\b|\b(?:how|what|which|who|where|when)\b.*\band (?:how|what|which|who|where|when)\b|\b\w+ (?:and|&) \w+",
+        "reference": r"\b(?:section|article|category)\s+\d+",
+        "default": r"\bdefaults?\b",
+        "states_default": r"defaults? (?:to|is)|the default (?:is|value is)|default:",
+        "statement": r"\b(?:is|are|was|were|it's|according|says|said|will|has|have|must|should|costs?|takes?|gets?|pays?|means?)\b",
+    },
+    "ja": {
+        "two_part": r"それぞれ|ずつ|(?:何|いつ|いくら|どこ|どの).*、.*(?:何|いつ|いくら|どこ|どの)|(?:何|いつ|いくら|どこ|どの).*(?:何|いつ|いくら|どこ|どの)",
+        "reference": r"第\s*\d+\s*[条項号章節]|前項",
+        "default": r"デフォルト|既定|初期値",
+        "statement": r"です|ます|である|でした|だよ|だ。|とのこと|によると",
+    },
+}  # fmt: skip
+"""Cues of a sentence's or question's shape: two questions in one ("when …, and which
+channel"), a reference to a section ("第12条", "Section 4"), a default value (asked for,
+and stated: "defaults to 30"), a statement of fact ("it is", "です") rather than a
+narrowing of the question."""
+
+
 def joined(table: Table, kind: str) -> str:
     """Every language's pattern for `kind`, one alternation, in `LANGUAGES` order."""
     return "|".join(

@@ -1,4 +1,4 @@
-# ruff: noqa: E501  (the question-type and value tables read best one pattern a line)
+
 """What kind of value a question asks for ("how long" wants a duration, "いくら" an
 amount), and whether a text holds one."""
 
@@ -11,6 +11,8 @@ from agent.evidence.patterns import (
     ASKING_KINDS,
     ASKING_WORDS,
     CASE_SENSITIVE_VALUES,
+    CUE_KINDS,
+    CUES,
     PERIOD_ANSWERS,
     PERIOD_KINDS,
     PERIOD_QUESTIONS,
@@ -24,17 +26,12 @@ from agent.evidence.patterns import (
     compiled,
 )
 
+_CUES = compiled(CUES, CUE_KINDS)
 _QTYPE_PATTERNS = compiled(TOPIC_WORDS, TOPIC_KINDS)
 _QTYPE_ASKS = compiled(ASKING_WORDS, ASKING_KINDS)
 _NUMBER = re.compile(r"\d|[一二三四五六七八九十百千万]+(?:円|日|か月|ヶ月|年|週|時間|分|歳)")
 _VALUE_PATTERNS = compiled(VALUE_WORDS, VALUE_KINDS, case_sensitive=CASE_SENSITIVE_VALUES)
-_TWO_PART = re.compile(
-    r"\?\s*\S.*\?|\band\b.*\b(?:how|what|which|who|where|when|why)\b|"
-    r"\b(?:how|what|which|who|where|when)\b.*\band (?:how|what|which|who|where|when)\b|"
-    r"\b\w+ (?:and|&) \w+|それぞれ|ずつ|(?:何|いつ|いくら|どこ|どの).*、.*(?:何|いつ|いくら|どこ|どの)|"
-    r"(?:何|いつ|いくら|どこ|どの).*(?:何|いつ|いくら|どこ|どの)",
-    re.I,
-)
+_TWO_PART = _CUES["two_part"]
 
 
 def question_type(query: str) -> str | None:
@@ -64,9 +61,7 @@ def typed_value(text: str, kinds: Sequence[str], unit: re.Pattern[str] | None = 
     return any(has_value(text, kind, unit) for kind in kinds)
 
 
-_REFERENCE = re.compile(
-    r"第\s*\d+\s*[条項号章節]|前項|\(\d+\)|\b(?:section|article|category)\s+\d+", re.I
-)
+_REFERENCE = _CUES["reference"]
 
 
 _OTHER_KINDS: dict[str, tuple[str, ...]] = {

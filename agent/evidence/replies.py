@@ -2,15 +2,10 @@
 
 from __future__ import annotations
 
-import re
-
+from agent.evidence.patterns import CUE_KINDS, CUES, compiled
 from agent.knowledge.tokenize import contains_japanese
 
-_STATEMENT = re.compile(
-    r"\b(?:is|are|was|were|it's|according|says|said|will|has|have|must|should|costs?|"
-    r"takes?|gets?|pays?|means?)\b|\d|です|ます|である|でした|だよ|だ。|とのこと|によると",
-    re.I,
-)
+_STATEMENT = compiled(CUES, CUE_KINDS)["statement"]
 
 
 STATEMENT_WORDS = 3

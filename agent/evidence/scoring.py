@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 
+from agent.evidence.patterns import CUE_KINDS, CUES, compiled
 from agent.evidence.questions import (
     _PER_PERIOD,
     _SURE_PLACE,
@@ -419,9 +420,9 @@ def _with_defaults(evidence: Evidence, chosen: list[Unit], max_units: int) -> li
     return out[: max_units + extra]
 
 
-_DEFAULT = re.compile(r"\bdefaults?\b|デフォルト|既定|初期値", re.I)
+_DEFAULT = compiled(CUES, CUE_KINDS)["default"]
 """A question about a default value, and the sentence that states one."""
-_STATES_DEFAULT = re.compile(r"(?:defaults? (?:to|is)|the default (?:is|value is)|default:)", re.I)
+_STATES_DEFAULT = compiled(CUES, CUE_KINDS)["states_default"]
 _NUMBER_OR_NAME = re.compile(
     r"\d|(?<![\w.])[~$]?/\w|\"\w|\b(?:yes|no|true|false|none|empty)\b", re.I
 )

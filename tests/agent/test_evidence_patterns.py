@@ -11,6 +11,7 @@ import pytest
 from agent.evidence.patterns import (
     ASKING_WORDS,
     CASE_SENSITIVE_VALUES,
+    CUES,
     PERIOD_ANSWERS,
     PERIOD_QUESTIONS,
     TOPIC_WORDS,
@@ -28,6 +29,7 @@ TABLES: dict[str, Table] = {
     "unit_answer": UNIT_ANSWERS,
     "period_question": PERIOD_QUESTIONS,
     "period_answer": PERIOD_ANSWERS,
+    "cue": CUES,
 }
 
 EXAMPLES: dict[tuple[str, str, str], tuple[str, str]] = {
@@ -146,6 +148,18 @@ EXAMPLES: dict[tuple[str, str, str], tuple[str, str]] = {
     ("period_answer", "ja", "month"): ("月2万円", "合計2万円"),
     ("period_answer", "ja", "year"): ("年2回", "合計2回"),
     ("period_answer", "ja", "day"): ("日に5件", "合計5件"),
+    ("cue", "any", "two_part"): ("Is it paid? How much?", "Is it paid?"),
+    ("cue", "any", "reference"): ("as in (3) above", "as in the list above"),
+    ("cue", "any", "statement"): ("room 4", "room B"),
+    ("cue", "en", "two_part"): ("when is it, and where do I go?", "when is the party?"),
+    ("cue", "en", "reference"): ("see section 4 for details", "see the details"),
+    ("cue", "en", "default"): ("what is the default port?", "what is the port?"),
+    ("cue", "en", "states_default"): ("It defaults to 30.", "It is set by an admin."),
+    ("cue", "en", "statement"): ("The office wiki says Friday", "for contractors only"),
+    ("cue", "ja", "two_part"): ("交通費と宿泊費はそれぞれいくら？", "交通費はいくら？"),
+    ("cue", "ja", "reference"): ("第12条による", "規程による"),
+    ("cue", "ja", "default"): ("初期値は？", "設定値は？"),
+    ("cue", "ja", "statement"): ("金曜日です", "契約社員の場合"),
 }
 
 ROWS = [
