@@ -2,11 +2,12 @@
 
 Shared by the offline model (which quotes the best units as its answer) and the
 confidence scorer (which reads the same evidence for any model's answer). One module per
-job: `segments` cuts passages into units, `questions` types the question, `terms` spells
-words one way, `scoring` ranks and selects units, `families` groups versions of a
-document, `conflicts` finds disagreeing sources, `names` finds proper names, `features`
-reads an answer's evidence for the confidence scorer, `replies` classifies a person's
-reply.
+job: `segments` cuts passages into units, `patterns` holds the per-language tables of
+question and value words, `questions` types the question with them, `terms` spells
+words one way, `scoring` ranks and selects units, `conflicts` finds disagreeing
+sources, `names` finds proper names, `features` reads an answer's evidence for the
+confidence scorer, `replies` classifies a person's reply. Which documents are versions
+of one another is agent/knowledge/versions.py's job (`source_families`).
 """
 
 from agent.evidence.conflicts import (

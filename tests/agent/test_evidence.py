@@ -1,4 +1,4 @@
-"""Answer extraction and the evidence the confidence scorer reads (agent/evidence.py),
+"""Answer extraction and the evidence the confidence scorer reads (agent/evidence/),
 on small documents written for the test, and through the real offline model."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Versions of one document in the evidence (agent/evidence.py, conflicts): an older
+"""Versions of one document in the evidence (agent/evidence/conflicts.py): an older
 version that says something else about the question is named after the current answer;
 a version number alone, a renumbered section, or another document is no conflict."""
 
