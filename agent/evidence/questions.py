@@ -1,4 +1,3 @@
-
 """What kind of value a question asks for ("how long" wants a duration, "いくら" an
 amount), and whether a text holds one."""
 
