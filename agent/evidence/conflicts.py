@@ -7,9 +7,9 @@ import re
 from collections import defaultdict
 from collections.abc import Sequence
 
-from agent.evidence.names import _NOT_A_UNIT, names
+from agent.evidence.names import NOT_A_UNIT, names
 from agent.evidence.scoring import MIN_ANSWER_COVERAGE, Evidence, Unit
-from agent.evidence.terms import _NUMBER_WORDS
+from agent.evidence.terms import NUMBER_WORDS
 from agent.knowledge.tokenize import normalize_text, tokenize
 from agent.knowledge.versions import version_in
 
@@ -98,8 +98,8 @@ def figures(text: str) -> dict[str, set[str]]:
     """{unit: numbers} a text states ("3 days" → {"day": {"3"}})."""
     found: dict[str, set[str]] = defaultdict(set)
     spelled = re.sub(
-        r"\b(one|" + "|".join(_NUMBER_WORDS) + r")\b",
-        lambda m: _NUMBER_WORDS.get(m.group(1).lower(), "1"),
+        r"\b(one|" + "|".join(NUMBER_WORDS) + r")\b",
+        lambda m: NUMBER_WORDS.get(m.group(1).lower(), "1"),
         normalize_text(text),
         flags=re.IGNORECASE,
     )
@@ -160,7 +160,7 @@ _RELEASE = re.compile(r"(?<![\w.])v?(\d+\.\d+(?:\.\d+)*)(?!\w|\.\d)")
 def _measured(text: str, *, releases: bool = False) -> dict[str, set[str]]:
     """Figures by unit; with `releases`, release numbers too ("1.70": the version asked)."""
     text = _REFERENCE_NUMBER.sub(" ", text)
-    found = {k: v for k, v in figures(text).items() if k not in _NOT_A_UNIT}
+    found = {k: v for k, v in figures(text).items() if k not in NOT_A_UNIT}
     numbers = set(_RELEASE.findall(text)) if releases else set()
     if numbers:
         found["#release"] = numbers

@@ -5,11 +5,11 @@ from __future__ import annotations
 import re
 
 from agent.evidence.scoring import Evidence
-from agent.evidence.terms import _stem, terms
+from agent.evidence.terms import stem, terms
 from agent.knowledge.tokenize import normalize_text
 
 _NAME = re.compile(r"[A-Z][\w&'’-]*(?:\s+(?:of\s+|de\s+|&\s+)?[A-Z][\w&'’-]*)*")
-_NOT_A_UNIT = frozenset(
+NOT_A_UNIT = frozenset(
     "a an and are as at be by for from in is it no not of on or the this that to with".split()
 )
 """Words after a number that are no unit of measure ("Section 4.1 of this Charter")."""
@@ -35,13 +35,13 @@ def names(text: str, evidence: Evidence) -> set[str]:
             )
         ):
             continue  # one capitalised word opening a sentence ("Except", "Each")
-        while words and (words[0].lower() in evidence.common or words[0].lower() in _NOT_A_UNIT):
+        while words and (words[0].lower() in evidence.common or words[0].lower() in NOT_A_UNIT):
             words = words[1:]
         while words and words[-1].lower() in evidence.common:
             words = words[:-1]
         if not words or all(w.lower() in evidence.common for w in words):
             continue
-        if not all(_stem(w.lower()) in evidence.query_tokens for w in words):
+        if not all(stem(w.lower()) in evidence.query_tokens for w in words):
             found.add(" ".join(words).lower())
     return found
 

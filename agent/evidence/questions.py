@@ -87,7 +87,7 @@ def asked_unit(query: str) -> re.Pattern[str] | None:
     return re.compile("|".join(f"(?:{w})" for w in wanted), re.I)
 
 
-_PER_PERIOD = re.compile(
+PER_PERIOD = re.compile(
     r"(?<![\d,.])1\s*(?:日|週間?|[かヶカケ]月|年)(?:の|に|あたり|当たり|につき)"
 )
 """"1日の作業時間" names a period ("per day"), not a number of days."""
@@ -97,7 +97,7 @@ _PERIODS = [
     (asked, _PERIOD_ANSWERS[period])
     for period, asked in compiled(PERIOD_QUESTIONS, PERIOD_KINDS).items()
 ]
-_SURE_PLACE = re.compile(
+SURE_PLACE = re.compile(
     r"#[\w-]+|https?://|(?<![\w.])(?:~|\$\w+)?/[\w.-]+|@\w|[ァ-ヴー]{2,}|\S+@\S+"
 )
 """A place no capitalised word can fake: a path, a link, a channel, an address."""
@@ -124,7 +124,7 @@ _COUNTED = re.compile(r"\d+(?:[.,]\d+)*[\s-]*(?=[A-Za-z]{2})(?!(?:usd|eur|gbp|jp
 
 
 def has_value(text: str, qtype: str | None, unit: re.Pattern[str] | None = None) -> bool:
-    if unit is not None and not unit.search(_PER_PERIOD.sub(" ", _REFERENCE.sub(" ", text))):
+    if unit is not None and not unit.search(PER_PERIOD.sub(" ", _REFERENCE.sub(" ", text))):
         return False
     if qtype is None:
         return True

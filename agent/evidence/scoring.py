@@ -17,10 +17,10 @@ from functools import cached_property
 
 from agent.evidence.patterns import CUE_KINDS, CUES, compiled
 from agent.evidence.questions import (
-    _PER_PERIOD,
-    _SURE_PLACE,
     NAME_ONLY,
+    PER_PERIOD,
     PERIOD_MISS,
+    SURE_PLACE,
     asked_period,
     asked_unit,
     has_value,
@@ -30,7 +30,7 @@ from agent.evidence.questions import (
     typed_value,
 )
 from agent.evidence.segments import split_blocks
-from agent.evidence.terms import _short, _stem, phrases, terms
+from agent.evidence.terms import is_short_word, phrases, stem, terms
 from agent.knowledge.tokenize import normalize_text
 from agent.knowledge.versions import Family, source_families
 from agent.schemas import Source
@@ -155,7 +155,7 @@ class Evidence:
                 text = text[first.end() :]
             # The thing the question asks about ("where does Widgetctl put…") is not where.
             text = _CAPITALISED.sub(
-                lambda m: " " if _stem(m.group(0).lower()) in self.query_tokens else m.group(0),
+                lambda m: " " if stem(m.group(0).lower()) in self.query_tokens else m.group(0),
                 text,
             )
         return typed_value(text, self.kinds, self.unit)
@@ -235,7 +235,7 @@ def gather(query: str, passages: Sequence[Source]) -> Evidence:
     # it keeps at least IDF_FLOOR of the rarest word's weight.
     top = max(raw.values(), default=1.0)
     idf = {
-        t: top * (IDF_FLOOR + (1 - IDF_FLOOR) * v / top) * (SHORT_WORD if _short(t) else 1.0)
+        t: top * (IDF_FLOOR + (1 - IDF_FLOOR) * v / top) * (SHORT_WORD if is_short_word(t) else 1.0)
         for t, v in raw.items()
     }
     top_score = max((p.score for p in passages), default=0.0)
@@ -269,7 +269,7 @@ def gather(query: str, passages: Sequence[Source]) -> Evidence:
         unit.typed = evidence.holds_value(unit.text)
         if period is not None and not period.search(unit.text + " " + unit.context):
             # counted in another period ("1日の…2回" for "月に何回"): not the value asked
-            unit.typed = unit.typed and not _PER_PERIOD.search(unit.text)
+            unit.typed = unit.typed and not PER_PERIOD.search(unit.text)
     blocks: dict[tuple[int, int], list[Unit]] = defaultdict(list)
     for unit in units:
         blocks[unit.block].append(unit)
@@ -280,7 +280,7 @@ def gather(query: str, passages: Sequence[Source]) -> Evidence:
         block_typed = any(u.typed for u in near)
         missed = period is not None and not period.search(unit.text + " " + unit.context)
         factor = PERIOD_MISS if missed else 1.0
-        if evidence.kinds == ("place",) and unit.typed and not _SURE_PLACE.search(unit.text):
+        if evidence.kinds == ("place",) and unit.typed and not SURE_PLACE.search(unit.text):
             factor *= NAME_ONLY  # "where": a path or a channel says it more surely than a name
         factor *= 1.0 if unit.typed else BLOCK_VALUE if block_typed else NO_VALUE
         length = len(unit.text)

@@ -6,7 +6,7 @@ import re
 
 from agent.knowledge.tokenize import contains_japanese, normalize_text, tokenize
 
-_NUMBER_WORDS = {
+NUMBER_WORDS = {
     "two": "2", "three": "3", "four": "4", "five": "5", "six": "6", "seven": "7",
     "eight": "8", "nine": "9", "ten": "10", "twelve": "12", "fifteen": "15",
     "twenty": "20", "thirty": "30", "sixty": "60", "first": "1", "second": "2",
@@ -24,7 +24,7 @@ QUESTION_WORDS = frozenset(
 """Words of asking, not of the topic: they never decide which sentence answers."""
 
 
-def _short(token: str) -> bool:
+def is_short_word(token: str) -> bool:
     return len(token) == 1 and contains_japanese(token)
 
 
@@ -41,7 +41,7 @@ def terms(text: str) -> frozenset[str]:
     English words folded to a rough stem ("booking"/"book", "engineering"/"engineer"):
     the asker's form of a word is rarely the handbook's."""
     return frozenset(
-        _stem(_SAME_WORD.get(t) or _NUMBER_WORDS.get(t, t))
+        stem(_SAME_WORD.get(t) or NUMBER_WORDS.get(t, t))
         for t in tokenize(_BOUND.sub(" maximum ", text))
         if t not in QUESTION_WORDS
     )
@@ -73,7 +73,7 @@ E_AFTER = 4
 """A final "e" goes only from words longer than this ("rate" stays, "lease" → "leas")."""
 
 
-def _stem(word: str) -> str:
+def stem(word: str) -> str:
     """A deliberately small suffix folding (-ing, -ed, a final e, a doubled consonant),
     the same on both sides; the search's own terms are left unstemmed (see tokenize)."""
     if not word.isascii() or not word.isalpha() or len(word) < STEM_MIN:
