@@ -19,7 +19,7 @@ from pydantic import BaseModel, Field
 
 from agent.config import ConfidenceConfig, Thresholds
 from agent.ports import Embedder
-from agent.schemas import ConfidenceScore, InterventionLevel, Source
+from agent.schemas import AnswerFeatures, ConfidenceScore, InterventionLevel, Source
 
 
 class ConfidenceFactors(BaseModel):
@@ -36,8 +36,8 @@ class ConfidenceFactors(BaseModel):
     llm_self_eval: float | None = None
     query_coverage: float | None = None
     inherited_search_quality: float | None = None
-    answer_features: dict[str, float] | None = None
-    """Evidence features of an answer (agent/evidence.py): when present, the step's score
+    answer_features: AnswerFeatures | None = None
+    """Evidence features of an answer (agent/evidence/features.py): when present, the step's score
     is the calibrated probability that the answer is right."""
     model: str = ""
     """Which model answered: calibrations are kept per provider."""
@@ -51,14 +51,15 @@ class Calibration(BaseModel):
     intercept: float
     weights: dict[str, float]
 
-    def probability(self, features: dict[str, float]) -> float:
+    def probability(self, features: AnswerFeatures | Mapping[str, float]) -> float:
+        values = features.as_map() if isinstance(features, AnswerFeatures) else features
         z = self.intercept + sum(
-            w * _feature_value(name, features) for name, w in self.weights.items()
+            w * _feature_value(name, values) for name, w in self.weights.items()
         )
         return 1.0 / (1.0 + math.exp(-z))
 
 
-def _feature_value(name: str, features: dict[str, float]) -> float:
+def _feature_value(name: str, features: Mapping[str, float]) -> float:
     if name == "vague_question":  # one or two content words: "what's the limit?"
         return 1.0 if 0 < features.get("question_terms", 0.0) <= 2 else 0.0
     if name == "typed_margin":  # one document clearly wins, with a value of the kind asked
@@ -89,7 +90,7 @@ CALIBRATIONS: dict[str, Calibration] = {
     # open question; typed_margin (value_asked × value_type_match × document_margin): one
     # document clearly wins *with* a value of that kind; absent_terms: the share of the
     # question no candidate passage holds (the fact the knowledge base may lack);
-    # missing_name: the question names something ("the Apache licence", "BSD") that the
+    # missing_name: the question names something ("the Zephyr charter", "ACME") that the
     # answer's document never mentions, in words or as an acronym of its title — the
     # answer is about another thing, however many other words match (on the licence
     # texts it fired on wrong answers only). The reference pages and licences — where one
@@ -102,9 +103,10 @@ CALIBRATIONS: dict[str, Calibration] = {
     # en → extra 0.673, ja → extra 0.680, en → docs 0.729 (the features do not yet tell
     # the right sentence of a reference page from its neighbours); all 0.920.
     # Not refitted since "at most" / "no more than" / "up to N" count as a word ("max",
-    # evidence.terms): with these numbers that only lifts "how long can a … be at most?"
-    # out of vague_question (0.37 → 0.79, right); a refit (L2 1.5, AUROC all 0.928) would
-    # move an unanswerable question across NOTIFY (0.684 → 0.708). Tried and not kept: the
+    # evidence.terms): with these numbers that only lifts one man-page question asking
+    # for a maximum length out of vague_question (0.37 → 0.79, right); a refit (L2 1.5,
+    # AUROC all 0.928) would move an unanswerable question across NOTIFY (0.684 → 0.708).
+    # Tried and not kept: the
     # share of the question's adjacent word pairs the answer holds side by side, and "the
     # question names the answer's file and no other" — AUROC +0.005 at best, and no more
     # right answers at SILENT/NOTIFY on the four sets at any L2 from 0.5 to 3.
@@ -147,16 +149,19 @@ def calibration_for(
 
 
 def calibrated(
-    features: dict[str, float],
+    features: AnswerFeatures | Mapping[str, float],
     model: str,
     calibrations: Mapping[str, Calibration] | None = None,
 ) -> float:
-    if features.get("from_person"):
+    """The probability that an answer with these features is right (a map of feature
+    values by name, as a confidence breakdown records them, is read the same way)."""
+    values = features.as_map() if isinstance(features, AnswerFeatures) else features
+    if values.get("from_person"):
         return PERSON_CONFIDENCE
     calibration = calibration_for(model, calibrations)
     if calibration is None:
         raise KeyError(f"no calibration for {model!r} ({provider_of(model)})")
-    return calibration.probability(features)
+    return calibration.probability(values)
 
 
 class ActionDecision(BaseModel):
@@ -205,7 +210,7 @@ class ConfidenceCalculator:
             base = (sq or 0.0) * tool_success
         elif factors.answer_features is not None and (
             calibration_for(factors.model, self._calibrations) is not None
-            or factors.answer_features.get("from_person")
+            or factors.answer_features.from_person
         ):
             return self._calibrated(factors, breakdown, tool_success)
         else:
@@ -250,8 +255,8 @@ class ConfidenceCalculator:
                 breakdown[name] = value
         if factors.source_agreement is not None:
             breakdown["source_agreement"] = factors.source_agreement
-        breakdown.update(factors.answer_features)
-        features = dict(factors.answer_features)
+        features = factors.answer_features.as_map()
+        breakdown.update(features)
         if factors.llm_self_eval is not None:
             features.setdefault("llm_self_eval", factors.llm_self_eval)
         probability = calibrated(features, factors.model, self._calibrations)

@@ -34,7 +34,7 @@ from agent.schemas import (
     StepStatus,
     ToolResult,
 )
-from agent.tools import EVALUATION_FAILED, FEATURE_PREFIX, StepContext, Toolbox
+from agent.tools import EVALUATION_FAILED, StepContext, Toolbox
 
 DONE = {StepStatus.SUCCESS, StepStatus.PARTIAL}
 BLOCKED = {StepStatus.FAILED, StepStatus.SKIPPED}
@@ -229,12 +229,7 @@ class StepExecutor:
                 llm_self_eval=factors.get("llm_self_eval"),
                 query_coverage=factors.get("query_coverage"),
                 inherited_search_quality=None if is_search else inherited_quality,
-                answer_features={
-                    k.removeprefix(FEATURE_PREFIX): v
-                    for k, v in factors.items()
-                    if k.startswith(FEATURE_PREFIX)
-                }
-                or None,
+                answer_features=result.answer_features,
                 model=self._toolbox.model_name,
             )
         )

@@ -11,7 +11,7 @@ from datetime import UTC, datetime
 from enum import StrEnum
 from typing import Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 
 def utcnow() -> datetime:
@@ -208,11 +208,52 @@ class Source(BaseModel):
     """A person's reply in the thread (cited as the person), not a document."""
 
 
+class AnswerFeatures(BaseModel):
+    """What predicts that an answer is right, read from the answer and its passages for
+    any model (agent/evidence/features.py); the confidence map (agent/confidence.py) is
+    fitted on these. An answer taken from a person's reply carries `from_person` only."""
+
+    model_config = ConfigDict(frozen=True)
+
+    from_person: bool = False
+    answer_coverage: float = 0.0
+    """IDF-weighted share of the question the quoted evidence covers."""
+    value_type_match: bool = False
+    """The quoted evidence holds a value of the kind asked for."""
+    document_margin: float = 0.0
+    """How clearly the answer's document beats the best other one holding such a value."""
+    competing_documents: int = 0
+    """Other documents whose best candidate scores close to the answer's."""
+    search_match: float = 0.0
+    sources_conflict: bool = False
+    """Sources disagree: the answer says so, or an older version says something else."""
+    passage_coverage: float = 0.0
+    answer_score: float = 0.0
+    unit_margin: float = 0.0
+    question_terms: int = 0
+    value_asked: bool = False
+    absent_terms: float = 0.0
+    """IDF-weighted share of the question no candidate passage holds."""
+    missing_name: bool = False
+    """The question names something the answer's document never mentions."""
+
+    def as_map(self) -> dict[str, float]:
+        """The features as numbers by name: what the calibration weighs and the step's
+        confidence breakdown shows."""
+        if self.from_person:
+            return {"from_person": 1.0}
+        return {
+            name: float(value) for name, value in self.model_dump().items() if name != "from_person"
+        }
+
+
 class ToolResult(BaseModel):
     success: bool
     output: str = ""
     sources: list[Source] = Field(default_factory=list)
     confidence_factors: dict[str, float] = Field(default_factory=dict)
+    answer_features: AnswerFeatures | None = None
+    """The answer's evidence features (reasoning steps), for the confidence map."""
     error: str | None = None
     execution_time_ms: float = 0.0
     token_usage: TokenUsage = Field(default_factory=TokenUsage)

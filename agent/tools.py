@@ -28,9 +28,6 @@ EVALUATION_FAILED = "evaluation_failed"
 EVALUATION_MARGIN = 0.5
 """Seconds of the step's time kept back so an answer is saved before the step times out."""
 
-FEATURE_PREFIX = "evidence."
-"""Answer features travel in `ToolResult.confidence_factors` under this prefix."""
-
 
 class StepContext(BaseModel):
     """What a step may use: the question, the human's inputs so far, and the outputs and
@@ -144,13 +141,12 @@ class Toolbox:
         if note is not None:
             factors[EVALUATION_FAILED] = 1.0
         focus = " ".join([ctx.query, *ctx.user_inputs])
-        features = answer_features(focus, answer, passages)
-        factors.update({f"{FEATURE_PREFIX}{k}": v for k, v in features.items()})
         return ToolResult(
             success=True,
             output=answer,
             sources=passages,
             confidence_factors=factors,
+            answer_features=answer_features(focus, answer, passages),
             error=note,
             token_usage=usage,
         )

@@ -1,17 +1,17 @@
 """Which documents are versions of one another, and which version is current.
 
-Knowledge bases keep outdated copies next to the live page ("time-off.md" beside
-"time-off_2022-12-19.md", "賃金規程.md" beside "賃金規程_令和2年版.md"). Search should
+Knowledge bases keep outdated copies next to the live page ("expenses.md" beside
+"expenses_2024-03-01.md", "車両管理規程.md" beside "車両管理規程_令和3年版.md"). Search should
 prefer the current one and say of the other "this is an older copy of X", so answers
 and confidence can tell a stale value from a contradiction.
 
 - Two files are versions of one document when their names match once dates and version
   marks are removed (`document_key`) and their titles (front matter or first heading)
-  are the same once version numbers are removed (`title_key`: "mpl-1.1.md", "Mozilla
-  Public License, Version 1.1" and "mpl-2.0.md", "…, Version 2.0").
+  are the same once version numbers are removed (`title_key`: "charter-1.1.md", "Widget
+  Charter, Version 1.1" and "charter-2.0.md", "…, Version 2.0").
 - When every version carries a version number (in its name, else its title: "_2.0",
   "v2", "Version 3", "rev B"), the highest is current.
-- A date or a release number ("_1.95", "_rust-1.95") in a file name marks a snapshot: a
+- A date or a release number ("_2.4", "_tool-2.4") in a file name marks a snapshot: a
   version whose name carries neither is the living document, and supersedes the others.
   When every name is dated the newest name wins; when none is, the newest date found in
   the text (front matter `date` / `updated`, "Last updated: …", 改定 / 施行 lines) wins.
@@ -26,15 +26,20 @@ import unicodedata
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+from agent.schemas import Source
+
 __all__ = [
     "DocumentInfo",
+    "Family",
     "current_versions",
     "date_in_name",
     "date_in_text",
     "document_key",
+    "families",
     "front_matter_fields",
     "front_matter_title",
     "is_revision_line",
+    "source_families",
     "title_key",
     "version_in",
 ]
@@ -91,7 +96,7 @@ _VERSION_MARK_RE = re.compile(
     re.IGNORECASE,
 )
 _VERSION_TAG_RE = re.compile(r"(?<=\w)[\s_\-]+(?:[a-z]+[\s_\-]?)?v?\d+(?:\.\d+)+$")
-"""A release number at the end of a name ("guide_1.95", "guide_rust-1.95"): a snapshot."""
+"""A release number at the end of a name ("guide_2.4", "guide_tool-2.4"): a snapshot."""
 _VERSION_WORD_RE = re.compile(
     r"(?<![a-z0-9])(?:version|ver\.?|v|revision|rev\.?|release|rel\.?)\s*"
     r"(\d+(?:\.\d+)*)(?!\w|\.\d)",
@@ -103,9 +108,9 @@ _REVISION_LETTER_RE = re.compile(
 )
 """A lettered revision: "rev B", "Revision C"."""
 _DOTTED_RE = re.compile(r"(?<![\w.])(\d+(?:\.\d+)+)(?!\w|\.\d)")
-"""A dotted release number standing alone ("CC0 1.0", "mpl-2.0"): a version."""
+"""A dotted release number standing alone ("Charter 1.0", "charter-2.0"): a version."""
 _NAME_VERSION_RE = re.compile(r"(?<=[a-z])[\s_\-]+v?(\d+(?:\.\d+)+)$|(?<=[a-z])[\s_\-]+v(\d+)$")
-"""A version at the end of a file name ("mpl-2.0", "guide_v3")."""
+"""A version at the end of a file name ("charter-2.0", "guide_v3")."""
 _FRONT_FIELD_RE = re.compile(r"^([A-Za-z_][\w-]*)\s*:\s*(.*?)\s*$")
 _TITLE_FIELDS = ("title", "name")
 _DATE_FIELDS = (
@@ -154,7 +159,7 @@ def _dates_in(text: str) -> list[dt.date]:
 
 
 def date_in_name(name: str) -> dt.date | None:
-    """The date a file name carries ("time-off_2022-12-19.md", "規程_令和2年版.md")."""
+    """The date a file name carries ("expenses_2024-03-01.md", "規程_令和3年版.md")."""
     stem = unicodedata.normalize("NFKC", name.rsplit(".", 1)[0])
     dates = _dates_in(stem)
     if not dates:
@@ -210,7 +215,7 @@ def _version_tuple(mark: str) -> tuple[int, ...]:
 
 
 def version_in(text: str) -> tuple[int, ...] | None:
-    """The version a file name or title states ("mpl-2.0.md" → (2, 0), "Guide, Version 3"
+    """The version a file name or title states ("charter-2.0.md" → (2, 0), "Guide, Version 3"
     → (3,), "spec rev B" → (2,)), or None. A bare number ("chapter-2") is no version."""
     text = unicodedata.normalize("NFKC", text)
     stem = text.rsplit(".", 1)[0] if re.search(r"\.[A-Za-z]\w{0,4}$", text) else text
@@ -321,9 +326,81 @@ def current_versions(documents: Sequence[DocumentInfo]) -> dict[str, str | None]
 
 def _families(documents: Sequence[DocumentInfo]) -> list[list[DocumentInfo]]:
     """Documents grouped as versions of one another: the same name and title once dates
-    and version numbers are removed. Equal titles alone are not enough ("Rust 1.80
-    release notes" and "Rust 1.81 release notes" in files of their own are two documents)."""
+    and version numbers are removed. Equal titles alone are not enough ("Widget 3.10
+    release notes" and "Widget 3.11 release notes" in files of their own are two documents)."""
     groups: dict[tuple[str, str], list[DocumentInfo]] = {}
     for document in documents:
         groups.setdefault((document.key, title_key(document.title)), []).append(document)
     return list(groups.values())
+
+
+_STALE_WORD_RE = re.compile(
+    r"(?:^|[\s_\-.()\[\]（）【】])(?:old|older|previous|prev|archived?|backup|bak|copy|draft"
+    r"|旧|旧版)(?=$|[\s_\-.()\[\]（）【】])",
+    re.IGNORECASE,
+)
+"""A word in a file name that calls it an older copy ("policy-old.md", "規程_旧版.md")."""
+
+
+@dataclass(frozen=True)
+class Family:
+    """The document a source is a version of (`key`), and whether it is an older copy."""
+
+    key: str
+    stale: bool
+
+
+def families(names: Sequence[str]) -> dict[str, Family]:
+    """Versions of one document told by their names alone (`x.md`, `x_2024-03-01.md`,
+    `x_令和3年版.md`), with the same rules as `current_versions`; when those leave the
+    current copy open, the one name not marked old (`x-old.md`, `x_backup.md`) is
+    current. A name with no sibling is its own current family."""
+    groups: dict[str, list[str]] = {}
+    for name in names:
+        groups.setdefault(document_key(name) or name, []).append(name)
+    out: dict[str, Family] = {}
+    for key, members in groups.items():
+        if len(members) == 1:
+            out[members[0]] = Family(key=members[0], stale=False)
+            continue
+        current = _current_by_name(members)
+        for member in members:
+            out[member] = Family(key=key, stale=current is not None and member != current)
+    return out
+
+
+def _current_by_name(members: Sequence[str]) -> str | None:
+    infos = [
+        DocumentInfo(
+            source=m,
+            key=document_key(m),
+            name_date=date.isoformat() if (date := date_in_name(m)) else None,
+        )
+        for m in members
+    ]
+    current = _pick_current(infos)
+    if current is not None:
+        return current.source
+    fresh = [m for m in members if not _STALE_WORD_RE.search(_name_stem(m))]
+    return fresh[0] if len(fresh) == 1 else None
+
+
+def source_families(passages: Sequence[Source]) -> dict[str, Family]:
+    """Families of the passages' documents: what the knowledge base knows (a source
+    marked stale and superseded by another) first, else what the names tell."""
+    out = families(sorted({p.source for p in passages}))
+    titles = {p.source: title_key(p.doc_title) for p in passages if p.doc_title}
+    by_name = dict(out)
+    for source, family in by_name.items():
+        # Names alike, titles not ("intro-1.0.md": "Intro to X", "intro-2.0.md": "Intro to
+        # Y"): two documents, not versions, unless the knowledge base says otherwise.
+        kin = [s for s, f in by_name.items() if f.key == family.key and s in titles]
+        if source in titles and len({titles[s] for s in kin}) > 1:
+            out[source] = Family(key=source, stale=False)
+    for p in passages:
+        if p.stale and p.superseded_by:
+            current = out.get(p.superseded_by)
+            key = current.key if current else p.superseded_by
+            out[p.source] = Family(key=key, stale=True)
+            out[p.superseded_by] = Family(key=key, stale=False)
+    return out

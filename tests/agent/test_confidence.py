@@ -25,6 +25,7 @@ from agent.llm.offline import OfflineModel
 from agent.orchestrator import Orchestrator
 from agent.schemas import (
     ActionType,
+    AnswerFeatures,
     ConfidenceScore,
     ExecutionPlan,
     InterventionAction,
@@ -53,14 +54,14 @@ def calc() -> ConfidenceCalculator:
 
 # ----------------------------------------------------------------- calibration per provider
 
-EVIDENCE = {
-    "answer_coverage": 0.6,
-    "passage_coverage": 0.7,
-    "document_margin": 1.0,
-    "value_type_match": 1.0,
-    "question_terms": 5.0,
-    "value_asked": 1.0,
-}
+EVIDENCE = AnswerFeatures(
+    answer_coverage=0.6,
+    passage_coverage=0.7,
+    document_margin=1.0,
+    value_type_match=True,
+    question_terms=5,
+    value_asked=True,
+)
 
 
 def test_calibrations_are_kept_per_provider() -> None:

@@ -1,4 +1,4 @@
-"""Answer extraction and the evidence the confidence scorer reads (agent/evidence.py),
+"""Answer extraction and the evidence the confidence scorer reads (agent/evidence/),
 on small documents written for the test, and through the real offline model."""
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from agent.evidence import (
 )
 from agent.intervention import ambiguity_options
 from agent.llm.offline import NOT_FOUND, extract_answer
-from agent.schemas import Source
+from agent.schemas import AnswerFeatures, Source
 
 TRAVEL = Source(
     source="travel.md",
@@ -165,7 +165,7 @@ def test_a_stale_copy_is_named_after_the_current_document() -> None:
     assert "10 business days" in first and first.endswith("[Source: time-off.md]")
     assert "older copy (time-off_2022-12-19.md)" in second and "15 business days" in second
     features = answer_features("how many business days in a row?", answer, [STALE, CURRENT])
-    assert features["sources_conflict"] == 1.0
+    assert features.sources_conflict is True
 
 
 def test_versions_of_one_document_form_a_family() -> None:
@@ -191,7 +191,7 @@ def test_features_and_calibration_rank_a_grounded_answer_above_a_stray_one() -> 
     assert 0.0 < p_stray < p_good < 1.0
     derived = {"vague_question", "typed_margin"}  # computed from the other features
     assert set(CALIBRATIONS["offline"].weights) - derived <= set(
-        answer_features(question, good, [TRAVEL, GIFTS])
+        answer_features(question, good, [TRAVEL, GIFTS]).as_map()
     )
 
 
@@ -245,18 +245,20 @@ def test_the_asking_words_decide_the_kind_of_value() -> None:
 def test_an_answer_with_the_kind_of_value_asked_scores_above_an_open_one() -> None:
     """The calibration trusts a sentence holding the amount asked for more than the
     same evidence for an open question: value_asked and typed_margin are its features."""
-    features = {
-        "answer_coverage": 0.5,
-        "passage_coverage": 0.6,
-        "document_margin": 1.0,
-        "value_type_match": 1.0,
-        "question_terms": 6.0,
-    }
-    open_question = calibrated({**features, "value_asked": 0.0}, "offline")
-    value_question = calibrated({**features, "value_asked": 1.0}, "offline")
+    features = AnswerFeatures(
+        answer_coverage=0.5,
+        passage_coverage=0.6,
+        document_margin=1.0,
+        value_type_match=True,
+        question_terms=6,
+    )
+    open_question = calibrated(features.model_copy(update={"value_asked": False}), "offline")
+    value_question = calibrated(features.model_copy(update={"value_asked": True}), "offline")
     assert open_question < 0.7 <= value_question
     # a sentence without the value asked for earns no typed_margin: it is not trusted
-    untyped = calibrated({**features, "value_asked": 1.0, "value_type_match": 0.0}, "offline")
+    untyped = calibrated(
+        features.model_copy(update={"value_asked": True, "value_type_match": False}), "offline"
+    )
     assert untyped < 0.5 < value_question
 
 
@@ -445,8 +447,8 @@ def test_an_upper_bound_in_words_is_a_max_like_a_lower_bound_is_a_min() -> None:
     )
     answer = extract_answer(question, [label], japanese=False)
     features = answer_features(question, answer, [label])
-    assert "40 characters" in answer and features["question_terms"] == 3.0
-    assert _feature_value("vague_question", features) == 0.0
+    assert "40 characters" in answer and features.question_terms == 3
+    assert _feature_value("vague_question", features.as_map()) == 0.0
     assert calibrated(features, "offline") >= 0.7
 
 
@@ -483,13 +485,11 @@ def test_a_question_naming_what_the_answers_document_never_mentions_is_flagged()
     same = "how many days of notice before the licensor ends the WPL licence?"
     named = answer_features(other, answer, [WIDGET])
     acronym = answer_features(same, answer, [WIDGET])
-    assert named["missing_name"] == 1.0
-    assert acronym["missing_name"] == 0.0
+    assert named.missing_name is True
+    assert acronym.missing_name is False
     # Everything else alike ("quartz" and "wpl" are both words no passage holds), the
     # answer about another licence than the one named is the less likely to be right.
-    assert {k: v for k, v in named.items() if k != "missing_name"} == {
-        k: v for k, v in acronym.items() if k != "missing_name"
-    }
+    assert named.model_copy(update={"missing_name": False}) == acronym
     assert calibrated(named, "offline") < calibrated(acronym, "offline")
 
 

@@ -1,4 +1,4 @@
-"""Versions of one document in the evidence (agent/evidence.py, conflicts): an older
+"""Versions of one document in the evidence (agent/evidence/conflicts.py): an older
 version that says something else about the question is named after the current answer;
 a version number alone, a renumbered section, or another document is no conflict."""
 
@@ -69,7 +69,7 @@ def test_an_older_version_naming_someone_else_is_a_conflict() -> None:
     current, older_part = answer.split("⚠️")
     assert current.startswith("Widget Foundation is the charter steward. [Source: charter-2.0.md]")
     assert older_part.startswith(" An older copy (charter-1.1.md) says instead: Acme")
-    assert answer_features(QUESTION, answer, [OLD, NEW])["sources_conflict"] == 1.0
+    assert answer_features(QUESTION, answer, [OLD, NEW]).sources_conflict is True
 
 
 def test_a_version_number_or_a_renumbered_section_is_no_conflict() -> None:
@@ -113,7 +113,7 @@ def test_an_answer_only_an_older_copy_gives_says_so_and_names_the_current() -> N
         "⚠️ This comes from an older copy (charter-1.1.md); the current version is "
         "charter-2.0.md." in answer
     )
-    assert answer_features(QUESTION, answer, [OLD, new])["sources_conflict"] == 1.0
+    assert answer_features(QUESTION, answer, [OLD, new]).sources_conflict is True
 
 
 def test_names_alike_with_other_titles_are_two_documents() -> None:
@@ -147,9 +147,9 @@ def test_another_models_answer_from_the_current_version_still_counts_the_older_o
         "other than the charter steward has the right to publish new versions of this Charter. "
         "[Source: charter-2.0.md]"
     )
-    assert answer_features(QUESTION, answer, [NEW, OLD])["sources_conflict"] == 1.0
+    assert answer_features(QUESTION, answer, [NEW, OLD]).sources_conflict is True
     alone = answer_features(QUESTION, answer, [NEW])
-    assert alone["sources_conflict"] == 0.0
+    assert alone.sources_conflict is False
 
 
 def test_an_older_snapshot_with_another_release_number_is_a_conflict() -> None:

@@ -1,0 +1,268 @@
+# ruff: noqa: E501  (a table reads best one pattern a line)
+"""The language of questions and values, as tables: language → {kind: pattern}.
+
+Each table lists, per language, the words that name a kind of value ("how long" and
+"何日" ask for a duration) or write one ("3 days", "3日"). `"any"` holds what no language
+owns (digits, currency signs, paths). agent/evidence/questions.py joins every language's
+row of a kind into one pattern, in `LANGUAGES` order; a new language is a new column of
+rows, and tests/agent/test_evidence_patterns.py holds a made-up example that each row
+must match and one it must not.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+
+LANGUAGES = ("any", "en", "ja")
+"""Column order: patterns are tried in this order (for `sub`, the earlier wins a tie)."""
+
+Table = Mapping[str, Mapping[str, str]]
+"""language → {kind: pattern}."""
+
+_HOW_LONG_EN = r"how long|how much (?:heads.?up|notice|time|advance)|how far ahead|how far in advance|how many (?:\w+ ){0,2}(?:days|weeks|months|years|hours|minutes)|how fast|how soon"
+_WHEN_EN = r"(?:^|[,;?.!]\s*|\band\s+)when\b|\bwhen (?:is|are|was|were|do|does|did|will|would|should|can|must|'s)\b|what date|which day|what time"
+_WHEN_JA = r"いつ|何月|何日に|何時から|何時まで|時間帯"
+_WHERE_EN = (
+    r"\bwhere\b|which (?:tool|app|system|channel|site|platform)|what (?:tool|app|system|channel)"
+)
+_WHERE_JA = r"どこ|どの(?:ツール|システム|アプリ)"
+"""Asking for a duration, a time, a place: shared by the topic and the asking-words
+tables, which each add their own words."""
+
+TOPIC_KINDS = ("percent", "quantity", "money", "duration", "deadline", "date", "count", "place")
+"""`TOPIC_WORDS` kinds, the first found wins."""
+TOPIC_WORDS: Table = {
+    "en": {
+        "percent": r"what percent|how much of|percentage",
+        "quantity": r"\b(?:amount|limit|minimum|maximum|max|min|cap|threshold|lowest|highest|smallest|largest|biggest|fewest)\b",
+        "money": r"how much|budget|cost|price|pay|stipend|allowance|reimburs|spend|\$",
+        "duration": _HOW_LONG_EN + r"|heads.?up|notice",
+        "deadline": r"deadline|cut-?off|by when|due",
+        "date": _WHEN_EN,
+        "count": r"how many|how old|what age",
+        "place": _WHERE_EN + r"|prefix",
+    },
+    "ja": {
+        "percent": r"割合|何\s*[%％]|割増率|率は|何割|分配率",
+        "money": r"いくら|金額|上限|費用|手当|補助|円",
+        "duration": r"何日|何週|何か月|何ヶ月|何カ月|何年|何時間|何分|期間|どのくらい|どれくらい|いつまで",
+        "deadline": r"期限|締め?切り?|いつまで",
+        "date": _WHEN_JA + r"|タイミング",
+        "count": r"何歳|何人|何回|何個|何km|何キロ|何倍|何年",
+        "place": _WHERE_JA,
+    },
+}  # fmt: skip
+"""The topic's nouns: what kind of value a question without asking words is about."""
+
+ASKING_KINDS = (
+    "percent",
+    "duration",
+    "money",
+    "quantity",
+    "deadline",
+    "date",
+    "count",
+    "place",
+    "length",
+    "version",
+)
+"""`ASKING_WORDS` kinds, in the order a question's kinds are listed."""
+ASKING_WORDS: Table = {
+    "en": {
+        "percent": r"what percent|how much of|percentage",
+        "duration": _HOW_LONG_EN + r"|how quickly",
+        "money": r"how much(?=\s*(?:[?.!,]|$|(?:is|are|was|were|do|does|did|can|could|will|would|should|money|budget|cash|per|for|in|\$)\b))",
+        "quantity": r"\bhow (?:big|large|small)\b|\bwhat size\b|how much (?!(?:of|is|are|was|were|do|does|did|can|could|will|would|should|money|budget|cash|per|for|in|heads.?up|notice|time|advance)\b)(?=[a-z])",
+        "deadline": r"by when|deadline|cut-?off",
+        "date": _WHEN_EN,
+        "count": r"how many|how old|what age",
+        "place": _WHERE_EN,
+        "length": r"how long\b(?!.*\b(?:take|takes|took|last|lasts|wait|keep|kept|stay|ago|before|after|until|till|notice|advance|valid|open)\b)",
+        "version": r"\bversions?\b|\b(?:which|what|latest|newest|current|minimum|oldest)\s+(?:\w+\s+)?releases?\b|\breleases?\s+(?:number|version)",
+    },
+    "ja": {
+        "percent": r"何\s*[%％]|何割|何倍",
+        "duration": r"何日(?!に)|何週|何[かヶカケ]月|何時間|何分|いつまで",
+        "money": r"いくら|何円",
+        "deadline": r"期限|締め?切り?",
+        "date": _WHEN_JA,
+        "count": r"何歳|何人|何回|何個|何年",
+        "place": _WHERE_JA,
+        "version": r"バージョン|版数",
+    },
+}  # fmt: skip
+"""Interrogatives only ("how much", "いつまで"): they name the value asked for more surely
+than the topic's nouns do. "How long" asks for a duration, or a length when nothing in
+the question is about time ("how long must a label be")."""
+
+VALUE_KINDS = (
+    "percent",
+    "money",
+    "duration",
+    "date",
+    "deadline",
+    "count",
+    "quantity",
+    "length",
+    "version",
+    "place",
+)
+VALUE_WORDS: Table = {
+    "any": {
+        "percent": r"\d+(?:\.\d+)?\s*(?:%|％)|\b\d\.\d+\b",
+        "money": r"[$€£¥]\s?\d",
+        "date": r"\d{1,2}:\d\d",
+        "deadline": r"\d",
+        "count": r"\d",
+        "quantity": r"\d",
+        "version": r"\b[vV]?\d+(?:\.\d+)+\b|\bv\d+\b",
+        "place": r"#[\w-]+|https?://|(?<![\w.])(?:~|\$\w+)?/[\w.-]+|@\w|\S+@\S+",
+    },
+    "en": {
+        "percent": r"\d+(?:\.\d+)?\s*percent",
+        "money": r"\d[\d,]*(?:\.\d+)?\s*(?:usd|dollars?|eur|yen)|\d[\d,]*\s*(?:per|a|/)\s*(?:month|year|night|day|mile)",
+        "duration": r"\d+(?:\.\d+)?[\s-]*(?:business\s+|calendar\s+|working\s+)?(?:days?|weeks?|months?|years?|hours?|hrs?|minutes?|mins?)|\b(?:one|two|three|four|five|six|seven|eight|nine|ten|twelve|sixteen|thirty|sixty)\b[\s(\d)-]*(?:business\s+)?(?:days?|weeks?|months?|years?|hours?|minutes?)",
+        "date": r"\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?\s+\d|\d+\s*(?:am|pm)|\b(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday|week|month|quarter|year)ly?\b|\bday \d",
+        "deadline": r"immediately|same day|end of",
+        "count": r"\b(?:one|two|three|four|five|six|seven|eight|nine|ten)\b",
+        "quantity": r"\b(?:one|two|three|four|five|six|seven|eight|nine|ten|twelve|thirty)\b",
+        "length": r"\d+(?:[.,]\d+)?\s*(?:characters?|chars?|letters?|digits?|words?|pages?|lines?|slides?|mm|cm|m|km|meters?|metres?|kilomet(?:er|re)s?|inch(?:es)?|in|feet|foot|ft|miles?|px|pixels?|bytes?|kb|mb|gb)\b",
+        "version": r"\bversions?\s+\d+\b",
+        "place": r"\b[A-Z][a-z]+[A-Z]?\w*",
+    },
+    "ja": {
+        "percent": r"\d+(?:\.\d+)?\s*倍|\d割",
+        "money": r"\d[\d,]*(?:\.\d+)?\s*(?:円|万円)",
+        "duration": r"\d+(?:\.\d+)?[\s-]*(?:日|週間?|か月|ヶ月|カ月|年|時間|分)|半年|一週間",
+        "date": r"\d{1,2}月\d{1,2}日|\d+月|末日|月末|午前|午後",
+        "deadline": r"末日|月末|翌|前日|当日|直ちに|速やか",
+        "length": r"\d+(?:[.,]\d+)?\s*(?:文字|桁|ページ|行|枚)\b",
+        "version": r"バージョン\s*\d+",
+        "place": r"[ァ-ヴー]{2,}",
+    },
+}  # fmt: skip
+"""How a value of each kind is written."""
+CASE_SENSITIVE_VALUES = frozenset({"place"})
+"""A place may be a name, and only its capital tells a name from a word."""
+
+UNIT_KINDS = ("hours", "minutes", "days", "weeks", "months", "years", "age", "times", "people")
+UNIT_QUESTIONS: Table = {
+    "en": {
+        "hours": r"how many (?:\w+ )?hours",
+        "minutes": r"how many (?:\w+ )?minutes",
+        "days": r"how many (?:\w+ )?days",
+        "weeks": r"how many (?:\w+ )?weeks",
+        "months": r"how many (?:\w+ )?months",
+        "years": r"how many (?:\w+ )?years",
+        "age": r"how old|what age",
+        "times": r"how many times|how often",
+        "people": r"how many (?:\w+ )?people",
+    },
+    "ja": {
+        "hours": r"何時間",
+        "minutes": r"何分",
+        "days": r"(?<!月)何日(?!に)",
+        "weeks": r"何週",
+        "months": r"何[かヶカケ]月",
+        "years": r"何年",
+        "age": r"何歳",
+        "times": r"何回",
+        "people": r"何人",
+    },
+}  # fmt: skip
+"""A question naming the unit it wants ("何分", "how many hours")."""
+UNIT_ANSWERS: Table = {
+    "en": {
+        "hours": r"\bhours?\b|\bhrs?\b",
+        "minutes": r"\bminutes?\b|\bmins?\b",
+        "days": r"\bdays?\b",
+        "weeks": r"\bweeks?\b",
+        "months": r"\bmonths?\b",
+        "years": r"\byears?\b",
+        "age": r"\bage\b|years? old|\d\s*(?:years?|yrs?)\b",
+        "times": r"\btimes?\b|\b(?:once|twice)\b|\bevery\b|\bper\b|ly\b",
+        "people": r"\bpeople\b|\bpersons?\b",
+    },
+    "ja": {
+        "hours": r"\d\s*時間",
+        "minutes": r"\d\s*分(?!の)",
+        "days": r"\d\s*日",
+        "weeks": r"週",
+        "months": r"[かヶカケ]月",
+        "years": r"\d\s*年",
+        "age": r"\d\s*歳",
+        "times": r"\d\s*回|毎",
+        "people": r"\d\s*(?:人|名)",
+    },
+}  # fmt: skip
+"""What an answer in that unit holds: "6時間" is no answer to "何分"."""
+
+PERIOD_KINDS = ("week", "month", "year", "day")
+"""`PERIOD_QUESTIONS` kinds, the first found wins."""
+PERIOD_QUESTIONS: Table = {
+    "en": {
+        "week": r"per week|a week|each week|weekly",
+        "month": r"per month|a month|each month|monthly",
+        "year": r"per year|a year|each year|yearly|annual",
+        "day": r"per day|a day|each day|daily",
+    },
+    "ja": {
+        "week": r"週に|毎週|1週",
+        "month": r"月に|毎月|1[かヶカケ]月",
+        "year": r"年に|毎年|1年",
+        "day": r"1日に|毎日",
+    },
+}  # fmt: skip
+"""A question counting in a period ("週に何時間", "per month")."""
+PERIOD_ANSWERS: Table = {
+    "en": {"week": r"\bweek", "month": r"\bmonth", "year": r"\byear|\bannual", "day": r"\bday|\bdaily"},
+    "ja": {"week": r"週", "month": r"月", "year": r"年", "day": r"日"},
+}  # fmt: skip
+"""A sentence naming that period."""
+
+
+CUE_KINDS = ("two_part", "reference", "default", "states_default", "statement")
+CUES: Table = {
+    "any": {
+        "two_part": r"\?\s*\S.*\?",
+        "reference": r"\(\d+\)",
+        "statement": r"\d",
+    },
+    "en": {
+        "two_part": r"\band\b.*\b(?:how|what|which|who|where|when|why)\b|\b(?:how|what|which|who|where|when)\b.*\band (?:how|what|which|who|where|when)\b|\b\w+ (?:and|&) \w+",
+        "reference": r"\b(?:section|article|category)\s+\d+",
+        "default": r"\bdefaults?\b",
+        "states_default": r"defaults? (?:to|is)|the default (?:is|value is)|default:",
+        "statement": r"\b(?:is|are|was|were|it's|according|says|said|will|has|have|must|should|costs?|takes?|gets?|pays?|means?)\b",
+    },
+    "ja": {
+        "two_part": r"それぞれ|ずつ|(?:何|いつ|いくら|どこ|どの).*、.*(?:何|いつ|いくら|どこ|どの)|(?:何|いつ|いくら|どこ|どの).*(?:何|いつ|いくら|どこ|どの)",
+        "reference": r"第\s*\d+\s*[条項号章節]|前項",
+        "default": r"デフォルト|既定|初期値",
+        "statement": r"です|ます|である|でした|だよ|だ。|とのこと|によると",
+    },
+}  # fmt: skip
+"""Cues of a sentence's or question's shape: two questions in one ("when …, and which
+channel"), a reference to a section ("第12条", "Section 4"), a default value (asked for,
+and stated: "defaults to 30"), a statement of fact ("it is", "です") rather than a
+narrowing of the question."""
+
+
+def joined(table: Table, kind: str) -> str:
+    """Every language's pattern for `kind`, one alternation, in `LANGUAGES` order."""
+    return "|".join(
+        f"(?:{table[language][kind]})"
+        for language in LANGUAGES
+        if language in table and kind in table[language]
+    )
+
+
+def compiled(
+    table: Table, kinds: Sequence[str], *, case_sensitive: frozenset[str] = frozenset()
+) -> dict[str, re.Pattern[str]]:
+    """{kind: one pattern over all languages}, in `kinds` order."""
+    return {
+        kind: re.compile(joined(table, kind), 0 if kind in case_sensitive else re.IGNORECASE)
+        for kind in kinds
+    }

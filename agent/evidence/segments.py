@@ -1,0 +1,171 @@
+"""Cutting a passage into quotable units: sentences, list items, and table rows with
+their header, each with its context (the heading trail and the line introducing a list)."""
+
+from __future__ import annotations
+
+import re
+
+from agent.knowledge.tokenize import normalize_text
+
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'(*_\[$#])|(?<=[。！？])")
+_INLINE_ITEM = re.compile(r"(?<!\d)\s+[-•*]\s+(?=\S)")
+_ITEM_PREFIX = re.compile(r"^\s*(?:[-*•+](?=\s)|\d+[.)]|[(（]\d+[)）]|[QA][:：])\s*")
+_TABLE_SEPARATOR = re.compile(r"^\|?\s*:?-+:?\s*(\|\s*:?-+:?\s*)*\|?$")
+_HTML_COMMENT = re.compile(r"<!--.*?(?:-->|$)", re.S)
+_MARKUP = re.compile(r"\*\*|__|`|\[([^\]]*)\]\([^)]*\)")
+_QUOTE = re.compile(r"(?:^|\s)>\s*(?:\[!\w+\]\s*)?|\[!\w+\]")
+
+
+LEAD_IN_CHARS = 200
+"""A line ending in a colon introduces what follows only when it is shorter than this;
+a longer one is content that happens to end so."""
+MIN_UNIT_CHARS = 4
+"""Shorter pieces ("e.g.", "1.") are no sentences."""
+
+
+def _clean(text: str) -> str:
+    text = _MARKUP.sub(lambda m: m.group(1) or "", text)
+    text = _QUOTE.sub(" ", text)  # Markdown block quotes and callouts ("> [!NOTE]")
+    return re.sub(r"\s+", " ", text).strip()
+
+
+def _table_row(header: list[str], cells: list[str]) -> str:
+    if header and len(header) == len(cells):
+        return "; ".join(f"{h}: {c}" if h else c for h, c in zip(header, cells, strict=True))
+    return " | ".join(cells)
+
+
+def _cells(line: str) -> list[str]:
+    return [_clean(c) for c in line.strip().strip("|").split("|")]
+
+
+def split_units(text: str) -> list[tuple[str, str]]:
+    """(unit, context) pairs of a chunk: sentences, list items, table rows with their
+    header. The context is the heading trail plus the line introducing a list."""
+    return [(unit, context) for unit, context, _ in split_blocks(text)]
+
+
+def split_blocks(text: str) -> list[tuple[str, str, int]]:
+    """`split_units` with each unit's block: the number of the paragraph, list item or
+    table row it came from. A reference page's entry is one block ("IDLE_LIMIT The idle
+    time … Defaults to 30."): its sentences answer together."""
+    text = _HTML_COMMENT.sub(" ", text)  # a template's instructions, not its content
+    lines = normalize_text(text).replace("\r", "").split("\n")
+    heading = ""
+    if lines and lines[0].strip() and not re.search(r"[.。!?！？]$", lines[0].strip()):
+        first = lines[0].strip()
+        if " › " in first or first.startswith("#") or len(lines) > 1:
+            heading = first.lstrip("#").strip()
+            lines = lines[1:]
+    out: list[tuple[str, str, int]] = []
+    lead = ""
+    header: list[str] = []
+    paragraph: list[str] = []
+
+    in_item = False
+
+    def flush() -> None:
+        nonlocal in_item
+        in_item = False
+        if paragraph:
+            _sentences_into(" ".join(paragraph), heading, lead, out)
+            paragraph.clear()
+
+    in_code = False
+    for raw in lines:
+        line = raw.strip()
+        if line.startswith(("```", "~~~")):
+            # A fenced block is quoted as text under the line that introduced it
+            # ("…review unused dependencies using:"); a "# comment" in it is no heading.
+            flush()
+            in_code = not in_code
+            lead = lead if in_code else ""
+            continue
+        if in_code:
+            if line:
+                paragraph.append(line)
+            else:
+                flush()
+            continue
+        if not line:
+            flush()
+            header = []
+            continue
+        if line.startswith("|"):
+            flush()
+            if _TABLE_SEPARATOR.match(line):
+                continue
+            cells = _cells(line)
+            if not header:
+                header = cells
+                continue
+            row = _table_row(header, cells)
+            out.append((row, _join(heading, lead), _next_block(out)))
+            continue
+        header = []
+        if line.startswith("#"):
+            flush()
+            heading = _join(heading.split(" › ")[0] if heading else "", line.lstrip("#").strip())
+            lead = ""
+            continue
+        if _ITEM_PREFIX.match(raw) and not re.match(r"^\s*\d+\.\d", raw):
+            flush()
+            item = _ITEM_PREFIX.sub("", line)
+            if item.endswith((":", "：")):
+                lead = _clean(item)
+                continue
+            paragraph.append(item)  # its indented continuation lines join it
+            in_item = True
+            continue
+        if in_item and paragraph and raw[:1].isspace():
+            paragraph.append(line)  # "- Travel is booked\n  through the portal."
+            continue
+        if in_item:
+            flush()
+        if line.endswith((":", "：")) and len(line) < LEAD_IN_CHARS:
+            flush()
+            # Only the last sentence introduces what follows; the ones before it are
+            # content ("`widgetctl` takes a flag … This is the limit. For example:").
+            *said, last = _SENTENCE_END.split(_clean(line)) or [""]
+            if said:
+                _sentences_into(" ".join(said), heading, "", out)
+            lead = last
+            continue
+        lead = "" if not paragraph else lead
+        paragraph.append(line)
+    flush()
+    return out
+
+
+def _join(*parts: str) -> str:
+    return " › ".join(p for p in parts if p)
+
+
+def _next_block(out: list[tuple[str, str, int]]) -> int:
+    return out[-1][2] + 1 if out else 0
+
+
+def _sentences_into(text: str, heading: str, lead: str, out: list[tuple[str, str, int]]) -> None:
+    text = _clean(text)
+    block = _next_block(out)
+    for piece in _INLINE_ITEM.split(text):
+        for sentence in _whole_sentences(_SENTENCE_END.split(piece)):
+            sentence = _ITEM_PREFIX.sub("", sentence.strip()).strip()
+            if len(sentence) < MIN_UNIT_CHARS or not re.search(r"\w", sentence):
+                continue
+            if sentence.endswith("?") or sentence.endswith("？"):
+                continue  # a question is not an answer
+            out.append((sentence, _join(heading, lead), block))
+
+
+def _whole_sentences(pieces: list[str]) -> list[str]:
+    """Pieces re-joined where a split fell inside parentheses: "(resp. PORT_MAX) is 9000"
+    or "(e.g. Foo)" is no sentence end."""
+    out: list[str] = []
+    for piece in pieces:
+        last = out[-1] if out else ""
+        if last.count("(") + last.count("（") > last.count(")") + last.count("）"):
+            out[-1] = f"{out[-1]} {piece}"
+        else:
+            out.append(piece)
+    return out
