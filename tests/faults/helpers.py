@@ -8,7 +8,6 @@ import os
 import signal
 import sys
 import time
-from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -24,6 +23,7 @@ from storage.tables import DeliveryRow, InboxRow, RunRow
 from tests.bot.conftest import SECRET, has_feedback_buttons
 from tests.durable.helpers import free_port as free_port  # re-exported for the fault tests
 from tests.durable.helpers import grace_env
+from tests.durable.helpers import wait_until as wait_until  # re-exported
 from tests.fakes.fake_slack import (
     DEFAULT_CHANNEL_ID,
     JSON_CONTENT_TYPE,
@@ -151,20 +151,6 @@ async def redeliver_unacked(
 def answers(fake: FakeSlack, thread_ts: str) -> int:
     """How many answers (messages with 👍/👎) a thread got."""
     return sum(1 for m in fake.thread(DEFAULT_CHANNEL_ID, thread_ts) if has_feedback_buttons(m))
-
-
-async def wait_until(
-    check: Callable[[], bool | Awaitable[bool]], *, within: float, what: str
-) -> None:
-    deadline = time.monotonic() + within
-    while True:
-        result = check()
-        if not isinstance(result, bool):
-            result = await result
-        if result:
-            return
-        assert time.monotonic() < deadline, f"timed out after {within:.0f} s waiting for {what}"
-        await asyncio.sleep(0.25)
 
 
 FINAL = [s.value for s in RunStatus if s.is_final]
