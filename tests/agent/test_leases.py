@@ -9,7 +9,7 @@ import os
 import socket
 import subprocess
 import sys
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from datetime import datetime, timedelta
 
 import pytest
@@ -43,6 +43,21 @@ def _dead_pid() -> int:
 async def _until(predicate: Callable[[], bool]) -> None:
     for _ in range(1000):
         if predicate():
+            return
+        await asyncio.sleep(0.01)
+    raise AssertionError("the condition never became true")
+
+
+async def _lease_of(store: InMemoryRunStore, run_id: str) -> datetime:
+    state = await store.load(run_id)
+    assert state is not None and state.lease_expires_at is not None, "the run has a lease"
+    return state.lease_expires_at
+
+
+async def _eventually(check: Callable[[], Awaitable[bool]]) -> None:
+    """`_until` for a check that reads the store (10 s at most)."""
+    for _ in range(1000):
+        if await check():
             return
         await asyncio.sleep(0.01)
     raise AssertionError("the condition never became true")
@@ -122,14 +137,20 @@ async def test_the_store_refuses_a_stale_copy(store: InMemoryRunStore) -> None:
 
 
 async def test_a_live_worker_keeps_its_run_through_a_slow_step(
-    kb: QdrantKnowledgeBase, make_orchestrator: OrchestratorFactory
+    kb: QdrantKnowledgeBase, store: InMemoryRunStore, make_orchestrator: OrchestratorFactory
 ) -> None:
     slow = ControlledKB(kb, delay=3.0, delay_times=1)
     worker = make_orchestrator(llm=_plan(), knowledge_base=slow, config=SHORT_LEASE)
     replica = make_orchestrator(config=SHORT_LEASE)
     run = asyncio.create_task(worker.start(QUESTION, asker=ASKER, run_id="run-live"))
     await _until(lambda: len(slow.calls) == 1)
-    await asyncio.sleep(2.5)  # 2.5 leases: only renewals keep the run the worker's
+    first = await _lease_of(store, "run-live")
+    lease = timedelta(seconds=SHORT_LEASE.execution.lease_seconds)
+
+    async def outlived_twice() -> bool:  # only renewals keep the run the worker's
+        return utcnow() > first + lease and await _lease_of(store, "run-live") > utcnow()
+
+    await _eventually(outlived_twice)
 
     assert await replica.adopt("run-live") is None
     state = await run
@@ -155,7 +176,12 @@ async def test_a_silent_worker_loses_its_run_and_never_writes_to_it_again(
     replica = make_orchestrator(llm=_plan(), config=SHORT_LEASE, observers=[replica_log])
     run = asyncio.create_task(silent.start(QUESTION, asker=ASKER, run_id="run-silent"))
     await _until(lambda: len(slow.calls) == 1)
-    await asyncio.sleep(1.5)  # the lease (1 s) runs out: nobody renewed it
+    lease = await _lease_of(store, "run-silent")
+
+    async def ran_out() -> bool:  # nobody renewed it
+        return utcnow() > lease and await _lease_of(store, "run-silent") == lease
+
+    await _eventually(ran_out)
 
     adopted = await replica.adopt("run-silent")
     assert adopted is not None and adopted.worker == replica.worker_id

@@ -3,9 +3,19 @@ a plan message edited in place and an answer message in the question's thread.""
 
 from __future__ import annotations
 
+import asyncio
 import json
 
-from agent.schemas import RunStatus
+from agent.llm.offline import OfflineModel
+from agent.ports import (
+    Evaluation,
+    EvaluationRequest,
+    LanguageModel,
+    LLMReply,
+    PlanRequest,
+    ReasoningRequest,
+)
+from agent.schemas import PlanDraft, RunStatus
 from blocks import ids
 from tests.fakes.fake_slack import FakeSlack, message_envelope
 
@@ -15,6 +25,7 @@ from .conftest import (
     LATEST_Q,
     VACATION_Q,
     BotHarness,
+    HarnessFactory,
     button_values,
     has_feedback_buttons,
     is_plan_message,
@@ -24,13 +35,43 @@ from .conftest import (
 TS = "1700001000.000100"
 
 
+class GatedModel:
+    """A language model whose planning waits at a gate the test opens: a run started
+    behind it cannot finish, or even post its plan, before the test says so."""
+
+    def __init__(self, model: LanguageModel) -> None:
+        self._model = model
+        self.reached = asyncio.Event()
+        self.gate = asyncio.Event()
+
+    @property
+    def name(self) -> str:
+        return self._model.name
+
+    async def plan(self, request: PlanRequest) -> LLMReply[PlanDraft]:
+        self.reached.set()
+        await self.gate.wait()
+        return await self._model.plan(request)
+
+    async def reason(self, request: ReasoningRequest) -> LLMReply[str]:
+        return await self._model.reason(request)
+
+    async def evaluate(self, request: EvaluationRequest) -> LLMReply[Evaluation]:
+        return await self._model.evaluate(request)
+
+
 async def test_mention_is_acked_then_planned_edited_and_answered_in_its_thread(
-    harness: BotHarness, fake: FakeSlack
+    make_harness: HarnessFactory, fake: FakeSlack
 ) -> None:
-    reply = await harness.mention(VACATION_Q, ts=TS, settle=False)
+    model = GatedModel(OfflineModel())
+    harness = await make_harness(llm=model)
+    # The ack does not wait for the run: it comes while the run is held at the gate.
+    reply = await asyncio.wait_for(harness.mention(VACATION_Q, ts=TS, settle=False), 30)
 
     assert reply.status == 200
-    assert reply.elapsed < 1.5, f"ack took {reply.elapsed:.2f} s; Slack allows 3 s"
+    assert not fake.calls_to("chat.postMessage"), "nothing is posted before the plan"
+    await asyncio.wait_for(model.reached.wait(), 30)  # the run was started, and waits
+    model.gate.set()
     await harness.settle()
 
     state = await harness.run_in(TS)

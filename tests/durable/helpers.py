@@ -10,13 +10,18 @@ import os
 import socket
 import subprocess
 import sys
-from collections.abc import Iterator
+import time
+from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager, redirect_stderr, redirect_stdout
+from datetime import datetime
 from pathlib import Path
 from typing import TextIO
 
-from storage.db import make_engine
+from sqlalchemy import select
+
+from storage.db import make_engine, reader
 from storage.run_store import SqlRunStore
+from storage.tables import RunRow
 
 GRACE = [sys.executable, "-m", "bot.cli"]
 
@@ -116,3 +121,30 @@ def free_port() -> int:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         return int(probe.getsockname()[1])
+
+
+async def wait_until(
+    check: Callable[[], bool | Awaitable[bool]], *, within: float, what: str
+) -> None:
+    """Poll `check` until it holds; fail after `within` seconds naming `what`."""
+    deadline = time.monotonic() + within
+    while True:
+        result = check()
+        if not isinstance(result, bool):
+            result = await result
+        if result:
+            return
+        assert time.monotonic() < deadline, f"timed out after {within:.0f} s waiting for {what}"
+        await asyncio.sleep(0.25)
+
+
+async def only_lease(url: str) -> datetime | None:
+    """When the lease of the database's only run runs out, as stored (None: no lease)."""
+    engine = make_engine(url)
+    try:
+        async with reader(engine).connect() as db:
+            leases = list(await db.scalars(select(RunRow.lease_expires_at)))
+    finally:
+        await engine.dispose()
+    assert len(leases) == 1, f"{len(leases)} runs"
+    return leases[0]

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-import time
+from datetime import timedelta
 from pathlib import Path
 
 from agent.config import AgentConfig, ExecutionConfig
@@ -24,9 +24,30 @@ from tests.durable.helpers import (
     grace_env,
     grace_here,
     grace_here_async,
+    wait_until,
 )
 
 LATEST_Q = "What is the latest version?"  # the offline planner asks which product
+LEASE_S = 0.5
+
+
+async def _wait_for(url: str, what: str, *, stranded: bool, run_id: str) -> None:
+    """Wait until the store lists the run's question as past its deadline (`stranded`
+    False) or as claimed a lease ago by a process now taken for dead (True)."""
+    engine = make_engine(url)
+    try:
+        store = SqlRunStore(engine)
+
+        async def listed() -> bool:
+            if stranded:
+                found = await store.stranded_interventions(utcnow() - timedelta(seconds=LEASE_S))
+            else:
+                found = await store.due_interventions(utcnow())
+            return run_id in {request.run_id for request in found}
+
+        await wait_until(listed, within=60, what=what)
+    finally:
+        await engine.dispose()
 
 
 async def _claim_and_die(url: str, run_id: str, *, expire: bool = False) -> str:
@@ -53,12 +74,15 @@ def test_an_answer_claimed_by_a_process_that_died_is_acted_on_by_grace_recover(
     sample_data_dir: Path, tmp_path: Path, fresh_db_url: str
 ) -> None:
     data_dir = copy_data_dir(sample_data_dir, tmp_path / "data")
-    env = grace_env(data_dir, GRACE_DATABASE_URL=fresh_db_url, GRACE_EXECUTION__LEASE_SECONDS="0.5")
+    env = grace_env(
+        data_dir, GRACE_DATABASE_URL=fresh_db_url, GRACE_EXECUTION__LEASE_SECONDS=str(LEASE_S)
+    )
     asked = grace_here(env, "ask", LATEST_Q, "--no-input", "--json")
     run_id = json.loads(asked.stdout)["run_id"]
     url = fresh_db_url
     asyncio.run(_claim_and_die(url, run_id))
-    time.sleep(1)  # the claim is a lease old: only then is its process taken for dead
+    # the claim is a lease old: only then is its process taken for dead
+    asyncio.run(_wait_for(url, "a stranded answer", stranded=True, run_id=run_id))
 
     stuck = grace_here(env, "resume", run_id, "--action", "input", "--text", "Other")
     assert stuck.returncode == 2  # not waiting: bad input, as for an answered run
@@ -83,13 +107,15 @@ def test_an_expiry_claimed_by_a_process_that_died_is_applied(
     env = grace_env(
         data_dir,
         GRACE_DATABASE_URL=fresh_db_url,
-        GRACE_EXECUTION__LEASE_SECONDS="0.5",
+        GRACE_EXECUTION__LEASE_SECONDS=str(LEASE_S),
         GRACE_INTERVENTION__EXPIRY_HOURS="0.0001",  # 0.36 s
     )
     run_id = json.loads(grace_here(env, "ask", LATEST_Q, "--no-input", "--json").stdout)["run_id"]
-    time.sleep(1)  # the question is past its deadline; a sweeper claims its expiry, and dies
+    # the question is past its deadline; a sweeper claims its expiry, and dies
+    asyncio.run(_wait_for(fresh_db_url, "an expired question", stranded=False, run_id=run_id))
     asyncio.run(_claim_and_die(fresh_db_url, run_id, expire=True))
-    time.sleep(1)  # the claim is a lease old: only then is its process taken for dead
+    # the claim is a lease old: only then is its process taken for dead
+    asyncio.run(_wait_for(fresh_db_url, "a stranded expiry", stranded=True, run_id=run_id))
 
     recovered = grace_here(env, "recover")
 

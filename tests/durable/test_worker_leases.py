@@ -16,15 +16,19 @@ import json
 import os
 import signal
 import time
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
+from agent.schemas import utcnow
 from tests.durable.helpers import (
     GRACE,
     audit_trail,
     copy_data_dir,
     grace_env,
     grace_here_async,
+    only_lease,
+    wait_until,
 )
 from tests.fakes.fake_gemini import GENERATE, CannedResponse, FakeGemini, generate_body
 from tests.fakes.vacation_run import QUESTION
@@ -39,6 +43,9 @@ PLAN = {
         {"step_id": 2, "action": "reasoning", "description": "answer", "depends_on": [1]},
     ],
 }  # fmt: skip
+
+
+LEASE_S = 2
 
 
 def _reasoning_calls(fake: FakeGemini) -> int:
@@ -66,7 +73,7 @@ async def _replicas(
             GRACE_DATABASE_URL=url,
             GRACE_KNOWLEDGE__COLLECTION="gemini_docs",
             GRACE_INTERVENTION__PAUSE_ON_CONFIRM="false",
-            GRACE_EXECUTION__LEASE_SECONDS="2",  # renewed every 0.5 s
+            GRACE_EXECUTION__LEASE_SECONDS=str(LEASE_S),  # renewed every 0.5 s
         )
         code, _, err = await grace_here_async(env, "ingest", "agent/sample_kb/vacation-policy.md")
         assert code == 0, err
@@ -109,7 +116,17 @@ async def test_a_live_worker_keeps_its_run_while_another_process_recovers(
         worker = await _ask_until_reasoning(fake, env_a, reasoning)
         fake.reply_json(EVALUATION)
         try:
-            await asyncio.sleep(4)  # two leases: only the worker's renewals keep the run
+            first = await only_lease(fresh_db_url)
+            assert first is not None, "the worker holds a lease"
+
+            async def outlived_twice() -> bool:  # only the worker's renewals keep the run
+                lease = await only_lease(fresh_db_url)
+                now = utcnow()
+                return (
+                    now > first + timedelta(seconds=LEASE_S) and lease is not None and lease > now
+                )
+
+            await wait_until(outlived_twice, within=120, what="two leases kept by renewals")
 
             code, out, err = await grace_here_async(env_b, "recover")
 
@@ -138,7 +155,13 @@ async def test_a_frozen_worker_loses_its_run_and_writes_nothing_when_it_wakes(
         frozen = await _ask_until_reasoning(fake, env_a, reasoning)
         os.kill(frozen.pid, signal.SIGSTOP)
         try:
-            await asyncio.sleep(2.5)  # its two-second lease runs out
+            lease = await only_lease(url)
+            assert lease is not None, "the worker held a lease"
+
+            async def ran_out() -> bool:  # frozen: nobody renewed it
+                return utcnow() > lease and await only_lease(url) == lease
+
+            await wait_until(ran_out, within=60, what="the frozen worker's lease to run out")
             fake.reply_text(ANSWER)
             fake.reply_json(EVALUATION)
 

@@ -8,16 +8,22 @@ import os
 import signal
 import sys
 import time
-from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import aiohttp
+from sqlalchemy import func, or_, select
+from sqlalchemy.ext.asyncio import AsyncEngine
 
+from agent.schemas import RunStatus
+from storage.db import make_engine, reader
+from storage.inbox import PENDING
+from storage.tables import DeliveryRow, InboxRow, RunRow
 from tests.bot.conftest import SECRET, has_feedback_buttons
 from tests.durable.helpers import free_port as free_port  # re-exported for the fault tests
 from tests.durable.helpers import grace_env
+from tests.durable.helpers import wait_until as wait_until  # re-exported
 from tests.fakes.fake_slack import (
     DEFAULT_CHANNEL_ID,
     JSON_CONTENT_TYPE,
@@ -147,15 +153,42 @@ def answers(fake: FakeSlack, thread_ts: str) -> int:
     return sum(1 for m in fake.thread(DEFAULT_CHANNEL_ID, thread_ts) if has_feedback_buttons(m))
 
 
-async def wait_until(
-    check: Callable[[], bool | Awaitable[bool]], *, within: float, what: str
-) -> None:
-    deadline = time.monotonic() + within
-    while True:
-        result = check()
-        if not isinstance(result, bool):
-            result = await result
-        if result:
-            return
-        assert time.monotonic() < deadline, f"timed out after {within:.0f} s waiting for {what}"
-        await asyncio.sleep(0.25)
+FINAL = [s.value for s in RunStatus if s.is_final]
+
+
+async def settled(engine: AsyncEngine) -> bool:
+    """Nothing is left that could post to Slack: no request waits in the inbox, every
+    run is final (no worker will move it on), and every run's messages are delivered
+    with no deliverer holding them. From here on no process posts anything unasked."""
+    async with reader(engine).connect() as db:
+        waiting = await db.scalar(
+            select(func.count()).select_from(InboxRow).where(InboxRow.status == PENDING)
+        )
+        unfinished = await db.scalar(
+            select(func.count()).select_from(RunRow).where(RunRow.status.not_in(FINAL))
+        )
+        behind = await db.scalar(
+            select(func.count())
+            .select_from(DeliveryRow)
+            .where(
+                or_(
+                    DeliveryRow.wanted_version > DeliveryRow.delivered_version,
+                    DeliveryRow.owner.is_not(None),
+                )
+            )
+        )
+    return waiting == 0 and unfinished == 0 and behind == 0
+
+
+async def wait_settled(db_url: str, *, within: float = 120) -> None:
+    """Wait until `settled`: then what Slack got is all it will get, and once the servers
+    have exited, counting it proves there was no duplicate (none can come later)."""
+    engine = make_engine(db_url)
+    try:
+        await wait_until(
+            lambda: settled(engine),
+            within=within,
+            what="an empty inbox, final runs and a drained outbox",
+        )
+    finally:
+        await engine.dispose()

@@ -22,6 +22,7 @@ from .helpers import (
     send,
     serve_env,
     start_server,
+    wait_settled,
     wait_until,
 )
 
@@ -86,7 +87,7 @@ async def test_kill_9_after_the_ack_loses_no_question_and_doubles_no_answer(
                 within=300,
                 what="an answer in every thread",
             )
-            await asyncio.sleep(2)  # a duplicate would be posted by now
+            await wait_settled(fresh_db_url)  # a duplicate would be posted by now
         finally:
             code = await second.stop()
         assert code == 0, second.stderr()[-3000:]

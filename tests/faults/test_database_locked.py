@@ -25,6 +25,7 @@ from .helpers import (
     send,
     serve_env,
     start_server,
+    wait_settled,
     wait_until,
 )
 
@@ -115,7 +116,7 @@ async def test_a_locked_database_delays_questions_but_loses_none(
                 within=180,
                 what="an answer in every thread",
             )
-            await asyncio.sleep(2)
+            await wait_settled(fresh_db_url)  # a duplicate would be posted by now
         finally:
             if holder.returncode is None:
                 holder.kill()

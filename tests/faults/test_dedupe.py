@@ -13,7 +13,16 @@ from storage.run_store import SqlRunStore
 from tests.durable.helpers import copy_data_dir
 from tests.fakes.fake_slack import FakeSlack
 
-from .helpers import answers, free_port, mention, send, serve_env, start_server, wait_until
+from .helpers import (
+    answers,
+    free_port,
+    mention,
+    send,
+    serve_env,
+    start_server,
+    wait_settled,
+    wait_until,
+)
 
 
 async def test_one_message_under_two_event_ids_and_a_retry_is_one_run(
@@ -33,7 +42,7 @@ async def test_one_message_under_two_event_ids_and_a_retry_is_one_run(
             await send(http, server.base, first, retry_num=1)
             assert first.statuses == [200, 200] and second.statuses == [200]
             await wait_until(lambda: answers(fake, thread) >= 1, within=120, what="the answer")
-            await asyncio.sleep(2)
+            await wait_settled(fresh_db_url)  # a duplicate would be posted by now
         finally:
             code = await server.stop()
     assert code == 0, server.stderr()[-3000:]

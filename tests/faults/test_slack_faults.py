@@ -15,10 +15,24 @@ from tests.bot.conftest import is_plan_message
 from tests.durable.helpers import copy_data_dir
 from tests.fakes.fake_slack import DEFAULT_CHANNEL_ID, FakeSlack
 
-from .helpers import answers, free_port, mention, send, serve_env, start_server, wait_until
+from .helpers import (
+    answers,
+    free_port,
+    mention,
+    send,
+    serve_env,
+    start_server,
+    wait_settled,
+    wait_until,
+)
 
 RATE_LIMITED_S = float(os.environ.get("GRACE_FAULTS_429_SECONDS", "40"))
 """How long Slack answers 429 (40 s, Slack's real worst case we test; shorter locally)."""
+
+
+def _hit(fake: FakeSlack, error: str, at_least: int) -> bool:
+    """Slack has answered at least this many calls with this failure."""
+    return sum(1 for c in fake.calls if c.response.get("error") == error) >= at_least
 
 
 async def _ask(http: aiohttp.ClientSession, base: str, threads: list[str]) -> None:
@@ -40,16 +54,19 @@ async def test_500s_with_json_and_plain_text_bodies_lose_no_answer(
         )
         try:
             await _ask(http, server.base, threads)
-            fake.fail_for("*", 3, 500)
-            await asyncio.sleep(3)
-            fake.fail_for("*", 3, 500, plain_text=True)
-            await asyncio.sleep(3)
+            # Each outage lasts until the runs have met it a few times, then ends.
+            fake.fail_for("*", 120, 500)
+            await wait_until(lambda: _hit(fake, "http_500", 3), within=60, what="JSON 500s")
+            fake.clear_faults()
+            fake.fail_for("*", 120, 500, plain_text=True)
+            await wait_until(lambda: _hit(fake, "plain_text", 3), within=60, what="plain 500s")
+            fake.clear_faults()
             await wait_until(
                 lambda: all(answers(fake, ts) >= 1 for ts in threads),
                 within=180,
                 what="an answer in every thread",
             )
-            await asyncio.sleep(2)
+            await wait_settled(fresh_db_url)  # a duplicate would be posted by now
         finally:
             code = await server.stop()
         log = server.stderr()
@@ -82,7 +99,7 @@ async def test_429s_for_a_long_stretch_are_waited_out(
                 within=RATE_LIMITED_S + 180,
                 what="an answer in every thread",
             )
-            await asyncio.sleep(2)
+            await wait_settled(fresh_db_url)  # a duplicate would be posted by now
         finally:
             code = await server.stop()
     assert code == 0, server.stderr()[-3000:]
@@ -112,7 +129,7 @@ async def test_a_post_slack_took_but_answered_too_late_is_not_posted_again(
             fake.answer_late("chat.postMessage", 4, times=3)  # each post lands, then times out
             await _ask(http, server.base, [thread])
             await wait_until(lambda: answers(fake, thread) >= 1, within=180, what="the answer")
-            await asyncio.sleep(3)
+            await wait_settled(fresh_db_url)  # a duplicate would be posted by now
         finally:
             code = await server.stop()
     assert code == 0, server.stderr()[-3000:]

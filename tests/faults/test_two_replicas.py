@@ -43,6 +43,7 @@ from .helpers import (
     send,
     serve_env,
     start_server,
+    wait_settled,
     wait_until,
 )
 
@@ -209,7 +210,7 @@ async def test_two_replicas_answer_each_question_once_through_a_kill_9(
                 within=300,
                 what="the paused runs to resume and answer",
             )
-            await asyncio.sleep(3)  # a duplicate would be posted by now
+            await wait_settled(fresh_db_url)  # a duplicate would be posted by now
         finally:
             codes = await asyncio.gather(*(s.stop() for s in servers))
         assert codes == [0, 0], [s.stderr()[-3000:] for s in servers]

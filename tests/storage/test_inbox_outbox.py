@@ -122,6 +122,16 @@ async def test_delivered_clears_the_entry_and_a_given_up_one_stays_listed(
     assert [d.run_id for d in listed] == [lost.run_id] and listed[0].gave_up
 
 
+async def _until_degraded(store: SqlRunStore) -> None:
+    """Wait (10 s at most) until the store's writes report the database unavailable: a
+    write has failed past its busy timeout, or has been waiting `stall` seconds."""
+    for _ in range(500):
+        if store.health.problem() is not None:
+            return
+        await asyncio.sleep(0.02)
+    raise AssertionError("the blocked write never reported the database unavailable")
+
+
 @pytest.mark.db("sqlite", reason="SQLite's file lock and busy timeout; PostgreSQL: next test")
 async def test_a_write_waits_out_a_database_locked_past_its_busy_timeout(
     tmp_path: Path,
@@ -145,8 +155,8 @@ async def test_a_write_waits_out_a_database_locked_past_its_busy_timeout(
     try:
         locked.wait(5)
         saving = asyncio.create_task(_slack_run(store))
-        await asyncio.sleep(1.0)
-        assert not saving.done()
+        await _until_degraded(store)
+        assert not saving.done(), "the write keeps waiting (it neither failed nor finished)"
         assert store.health.problem() == "database unavailable"
         release.set()
         state = await asyncio.wait_for(saving, 10)
@@ -171,8 +181,8 @@ async def test_a_write_waits_out_a_locked_table_on_postgresql(postgres_admin_url
             lock = await holder.begin()
             await holder.execute(text("LOCK TABLE runs IN ACCESS EXCLUSIVE MODE"))
             saving = asyncio.create_task(_slack_run(store))
-            await asyncio.sleep(1.0)
-            assert not saving.done()
+            await _until_degraded(store)
+            assert not saving.done(), "the write waits for the lock"
             assert store.health.problem() == "database unavailable"
             await lock.rollback()
         state = await asyncio.wait_for(saving, 10)

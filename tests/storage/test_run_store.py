@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import inspect
+import typing
 from datetime import timedelta
 
 import pytest
 
+from agent.memory_store import InMemoryRunStore
 from agent.ports import RunConflictError, RunEvent, RunEventType, RunStore
 from agent.schemas import (
     InterventionAction,
@@ -20,9 +23,26 @@ from storage.run_store import SqlRunStore
 from tests.storage.helpers import answered, make_request, make_state
 
 
-def test_implements_the_agent_port(store: SqlRunStore) -> None:
-    port: RunStore = store  # a static check as much as a runtime one
-    assert port is store
+def _port_methods() -> list[str]:
+    """The port's own methods, as declared (not what `Protocol` adds)."""
+    return [n for n, v in vars(RunStore).items() if inspect.isfunction(v) and n[0] != "_"]
+
+
+@pytest.mark.parametrize("implementation", [SqlRunStore, InMemoryRunStore])
+def test_implements_the_agent_port(implementation: type) -> None:
+    """Every method of the `RunStore` port is there, a coroutine as in the port, taking
+    the same parameters (names, kinds, defaults) of the same types, and returning the
+    same type: what a type checker would say, for a suite that runs none."""
+    assert {"save", "load"} <= set(_port_methods()), "the port's methods are found"
+    for name in _port_methods():
+        wanted, got = getattr(RunStore, name), getattr(implementation, name, None)
+        assert got is not None, f"{implementation.__name__} has no {name}"
+        assert inspect.iscoroutinefunction(got) == inspect.iscoroutinefunction(wanted), name
+        shape = [(p.name, p.kind, p.default) for p in inspect.signature(wanted).parameters.values()]
+        assert [
+            (p.name, p.kind, p.default) for p in inspect.signature(got).parameters.values()
+        ] == shape, name
+        assert typing.get_type_hints(got) == typing.get_type_hints(wanted), name
 
 
 async def test_round_trip_keeps_everything(store: SqlRunStore) -> None:
