@@ -49,11 +49,11 @@ from slack_bolt.async_app import AsyncApp  # noqa: E402
 from slack_sdk.web.async_client import AsyncWebClient  # noqa: E402
 
 from agent.knowledge.ingest import SAMPLE_KB_DIR, ingest_paths  # noqa: E402
-from bot.deps import BotDeps  # noqa: E402
-from bot.listeners import events as events_module  # noqa: E402
-from bot.runners import Bot, create_bot, http_app  # noqa: E402
-from bot.settings import LLMSettings, Settings  # noqa: E402
-from bot.wiring import build_services  # noqa: E402
+from bot.service.settings import LLMSettings, Settings  # noqa: E402
+from bot.service.wiring import build_services  # noqa: E402
+from bot.slack.deps import BotDeps  # noqa: E402
+from bot.slack.listeners import events as events_module  # noqa: E402
+from bot.slack.runners import Bot, create_bot, http_app  # noqa: E402
 from storage.db import make_engine, migrate  # noqa: E402
 from storage.run_store import SqlRunStore  # noqa: E402
 from tests.fakes.fake_slack import (  # noqa: E402
@@ -142,7 +142,7 @@ async def blast(url: str, requests: Sequence[Request]) -> tuple[list[float], lis
 
 
 def bolt_endpoint(app: AsyncApp) -> web.Application:
-    """A bare Bolt app served the way `bot.runners.http_app` serves ours."""
+    """A bare Bolt app served the way `bot.slack.runners.http_app` serves ours."""
 
     async def slack_events(request: web.Request) -> web.Response:
         bolt_response = await app.async_dispatch(await to_bolt_request(request))
@@ -169,7 +169,7 @@ def bare_app(base_url: str, *, before_response: bool = False) -> AsyncApp:
 
 def bare_dedupe_app(base_url: str, store: SqlRunStore) -> AsyncApp:
     """Bare, but acking the way ours does: the listener runs before the response and first
-    records the event id in SQLite (`mark_processed`), as `bot.listeners.events` does."""
+    records the event id in SQLite (`mark_processed`), as `bot.slack.listeners.events` does."""
     app = AsyncApp(
         client=AsyncWebClient(token=BOT_TOKEN, base_url=base_url),
         signing_secret=SECRET,
@@ -429,7 +429,7 @@ async def diagnose_gap(slack: SlackSide, tmp: Path, events: int, warmup: int) ->
         await bot.close()
 
     if not hasattr(events_module, "first_delivery"):
-        print("(skipped the dedupe-after-ack variants: bot.listeners.events changed)\n")
+        print("(skipped the dedupe-after-ack variants: bot.slack.listeners.events changed)\n")
         return found
     for limit in (None, RUN_LIMIT):
         with dedupe_after_ack():

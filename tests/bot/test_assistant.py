@@ -20,9 +20,9 @@ from agent.schemas import (
     RunStatus,
 )
 from blocks import ids
-from bot.assistant_prompts import document_title, welcome
-from bot.assistant_status import ASSISTANT_REF, status_for
-from bot.listeners.assistant import READING
+from bot.slack.assistant_prompts import document_title, welcome
+from bot.slack.assistant_status import ASSISTANT_REF, status_for
+from bot.slack.listeners.assistant import READING
 from tests.fakes.fake_slack import (
     DEFAULT_APP_ID,
     DEFAULT_BOT_USER_ID,

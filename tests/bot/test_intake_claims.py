@@ -15,8 +15,8 @@ import pytest
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from agent.schemas import utcnow
-from bot.intake import Intake
-from bot.tasks import TaskRunner
+from bot.service.tasks import TaskRunner
+from bot.slack.intake import Intake
 from storage.db import make_engine, migrate
 from storage.inbox import InboxEntry, InboxItem, SqlInbox
 

@@ -7,7 +7,7 @@ import pytest
 
 from agent.errors import InvalidInputError
 from agent.schemas import InterventionKind
-from bot.cli import option_index, prompt_lines
+from bot.cli.main import option_index, prompt_lines
 from tests.blocks import samples
 
 

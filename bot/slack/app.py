@@ -18,10 +18,10 @@ from slack_sdk.http_retry.builtin_async_handlers import (
 )
 from slack_sdk.web.async_client import AsyncWebClient
 
-from bot.deps import BotDeps
-from bot.identity import fixed_authorize
-from bot.intake import NotStored
-from bot.listeners import register_listeners
+from bot.slack.deps import BotDeps
+from bot.slack.identity import fixed_authorize
+from bot.slack.intake import NotStored
+from bot.slack.listeners import register_listeners
 
 log = logging.getLogger(__name__)
 

@@ -22,9 +22,9 @@ from blocks import ids
 from blocks.answer import feedback_ack
 from blocks.details import details_modal
 from blocks.intervention import modify_modal
-from bot.conversation import REFUSAL, already_handled
-from bot.deps import BotDeps
-from bot.feedback import record_feedback
+from bot.service.feedback import record_feedback
+from bot.slack.conversation import REFUSAL, already_handled
+from bot.slack.deps import BotDeps
 from storage.inbox import InboxEntry, InboxItem
 
 log = logging.getLogger(__name__)

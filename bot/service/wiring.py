@@ -17,7 +17,7 @@ from agent.knowledge.lexical import HashingEmbedder
 from agent.llm.offline import OfflineModel
 from agent.orchestrator import Orchestrator
 from agent.ports import Embedder, LanguageModel, RunObserver
-from bot.settings import Settings
+from bot.service.settings import Settings
 from storage.db import is_sqlite, make_engine, migrate
 from storage.inbox import SqlInbox
 from storage.ledger import SqlUsageLedger

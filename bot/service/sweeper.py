@@ -11,7 +11,7 @@ from datetime import timedelta
 
 from agent.schemas import RunState, RunStatus, utcnow
 from agent.workers import is_abandoned
-from bot.wiring import Services
+from bot.service.wiring import Services
 
 log = logging.getLogger(__name__)
 

@@ -26,9 +26,9 @@ from blocks.status import (
     stats_blocks,
     thresholds_blocks,
 )
-from bot.assistant_status import ASSISTANT_REF
-from bot.deps import BotDeps
-from bot.intake import derived_run_id
+from bot.slack.assistant_status import ASSISTANT_REF
+from bot.slack.deps import BotDeps
+from bot.slack.intake import derived_run_id
 from storage.inbox import InboxEntry, InboxItem
 
 COMMAND = "command"

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from slack_bolt.async_app import AsyncApp
 
-from bot.deps import BotDeps
-from bot.listeners import actions, assistant, commands, events, views
+from bot.slack.deps import BotDeps
+from bot.slack.listeners import actions, assistant, commands, events, views
 
 
 def register_listeners(app: AsyncApp, deps: BotDeps) -> None:

@@ -1,7 +1,7 @@
 """Events API listeners: mentions, thread replies and DMs.
 
 Bolt runs these before it acks (`process_before_response`): each only checks the event
-and stores it in the durable inbox (`bot.intake`), which is quick (one batched insert)
+and stores it in the durable inbox (`bot.slack.intake`), which is quick (one batched insert)
 and refuses Slack's retries and the same message under a second event id. The work —
 taking the question in as a run, answering a pause — happens after the ack, from the
 inbox, so a question that was acked is never lost, even if the process dies at once.
@@ -15,7 +15,7 @@ from typing import Any
 from slack_bolt.async_app import AsyncApp
 
 from agent.schemas import ThreadKey
-from bot.deps import BotDeps
+from bot.slack.deps import BotDeps
 from storage.inbox import InboxItem
 
 log = logging.getLogger(__name__)

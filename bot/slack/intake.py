@@ -26,7 +26,7 @@ from typing import Any
 
 from agent.schemas import utcnow
 from agent.workers import is_dead_here, new_worker_id, retire
-from bot.tasks import TaskRunner
+from bot.service.tasks import TaskRunner
 from storage.inbox import InboxEntry, InboxItem, SqlInbox
 
 log = logging.getLogger(__name__)

@@ -26,8 +26,8 @@ from agent.schemas import (
     ThreadKey,
 )
 from blocks.limits import truncate
-from bot.deps import BotDeps
-from bot.intake import derived_run_id
+from bot.slack.deps import BotDeps
+from bot.slack.intake import derived_run_id
 from storage.inbox import InboxEntry
 
 log = logging.getLogger(__name__)

@@ -9,8 +9,8 @@ from slack_bolt.async_app import AsyncAck, AsyncApp
 
 from agent.schemas import InterventionAction, InterventionAnswer
 from blocks import ids
-from bot.conversation import REFUSAL, UNREADABLE, already_handled, readable
-from bot.deps import BotDeps
+from bot.slack.conversation import REFUSAL, UNREADABLE, already_handled, readable
+from bot.slack.deps import BotDeps
 from storage.inbox import InboxEntry, InboxItem
 
 MODIFY = "modify"

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 # only when `grace eval` runs.
 if TYPE_CHECKING:
     from agent.evaluation import CaseRecord, EvalReport
-    from bot.settings import Settings
+    from bot.service.settings import Settings
 
 EVAL_COLLECTION = "grace_eval"
 """The collection `--kb DIR` is ingested into (inside the temporary store)."""
@@ -65,8 +65,8 @@ async def run_eval_command(args: argparse.Namespace, settings: Settings) -> int:
     from agent.errors import InvalidInputError
     from agent.evaluation import load_cases, run_eval
     from agent.knowledge.ingest import ingest_paths
-    from bot.logs import configure_logging
-    from bot.wiring import build_services
+    from bot.service.logs import configure_logging
+    from bot.service.wiring import build_services
 
     cases = load_cases(args.cases)  # a bad file is refused before anything is built
     if not 1 <= args.concurrency <= 32:

@@ -20,18 +20,18 @@ from slack_bolt.adapter.socket_mode.aiohttp import AsyncSocketModeHandler
 from slack_bolt.async_app import AsyncApp
 
 from agent.errors import InvalidInputError
-from bot import http_guard, inbound
-from bot.app import build_app, make_slack_client
-from bot.conversation import register_processors
-from bot.deps import BotDeps
-from bot.identity import resolve_identity
-from bot.intake import Intake
-from bot.plan_stream import PlanStreamer, StreamChoices
-from bot.settings import Settings
-from bot.slack_io import SlackPublisher
-from bot.sweeper import adopt_abandoned, sweep_forever
-from bot.tasks import TaskRunner
-from bot.wiring import Services, build_services
+from bot.service.settings import Settings
+from bot.service.sweeper import adopt_abandoned, sweep_forever
+from bot.service.tasks import TaskRunner
+from bot.service.wiring import Services, build_services
+from bot.slack import http_guard, inbound
+from bot.slack.app import build_app, make_slack_client
+from bot.slack.conversation import register_processors
+from bot.slack.deps import BotDeps
+from bot.slack.identity import resolve_identity
+from bot.slack.intake import Intake
+from bot.slack.plan_stream import PlanStreamer, StreamChoices
+from bot.slack.slack_io import SlackPublisher
 
 log = logging.getLogger(__name__)
 

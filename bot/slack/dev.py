@@ -31,11 +31,11 @@ from agent.ports import (
     PlanRequest,
     ReasoningRequest,
 )
-from bot.runners import Bot, BotRuntime, create_bot, start_bot, stop_on_signals
-from bot.settings import Settings
+from bot.service.settings import Settings
+from bot.service.wiring import Services, build_models, build_services
 from bot.simulator.server import PEOPLE, SlackSimulator
 from bot.simulator.socket_mode import SLACK_RETRY_DELAYS
-from bot.wiring import Services, build_models, build_services
+from bot.slack.runners import Bot, BotRuntime, create_bot, start_bot, stop_on_signals
 
 log = logging.getLogger(__name__)
 

@@ -5,10 +5,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from agent.orchestrator import Orchestrator
-from bot.intake import Intake
-from bot.settings import Settings
-from bot.slack_io import SlackPublisher
-from bot.tasks import TaskRunner
+from bot.service.settings import Settings
+from bot.service.tasks import TaskRunner
+from bot.slack.intake import Intake
+from bot.slack.slack_io import SlackPublisher
 from storage.ledger import SqlUsageLedger
 from storage.run_store import SqlRunStore
 

@@ -22,7 +22,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 from agent.ports import RunEvent, RunEventType
 from agent.schemas import ActionType, RunState, ThreadKey
 from blocks.limits import truncate
-from bot.slack_io import slack_error
+from bot.slack.slack_io import slack_error
 
 log = logging.getLogger(__name__)
 

@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from bot.cli_errors import CommandError, ExitCode, Parser, report_error
+from bot.cli.errors import CommandError, ExitCode, Parser, report_error
 
 # Heavy modules (pydantic, SQLAlchemy, Qdrant, google-genai, Slack) are imported inside the
 # commands that use them, so `grace --help` answers at once and each command pays only for
@@ -30,10 +30,10 @@ if TYPE_CHECKING:
     from agent.knowledge.chunks import IngestResult
     from agent.ports import RunEvent
     from agent.schemas import ExecutionPlan, InterventionAnswer, InterventionRequest, RunState
-    from bot.settings import Settings
-    from bot.wiring import Services
+    from bot.service.settings import Settings
+    from bot.service.wiring import Services
 
-SAMPLE_KB = Path(__file__).resolve().parent.parent / "agent" / "sample_kb"
+SAMPLE_KB = Path(__file__).resolve().parents[2] / "agent" / "sample_kb"
 SERVERS = ("serve", "dev")
 
 log = logging.getLogger(__name__)
@@ -55,7 +55,7 @@ class TerminalObserver:
 
     async def on_event(self, event: RunEvent, state: RunState) -> None:
         from agent.ports import RunEventType
-        from bot.report import STEP_ICON
+        from bot.cli.report import STEP_ICON
 
         out = sys.stderr
         if event.type is RunEventType.PLAN_CREATED and state.plan is not None:
@@ -171,7 +171,7 @@ def _parser() -> argparse.ArgumentParser:
         help="the simulated workspace refuses chat.startStream: see the plan-message fallback",
     )
 
-    from bot.eval_cli import add_eval_parser
+    from bot.cli.eval_cli import add_eval_parser
 
     add_eval_parser(sub)
     return parser
@@ -221,8 +221,8 @@ def _main(argv: Sequence[str] | None) -> int:
     except CommandError as exc:
         return report_error(exc, as_json="--json" in argv)
     as_json = bool(getattr(args, "json", False))
-    from bot.logs import configure_logging
-    from bot.settings import load_settings
+    from bot.service.logs import configure_logging
+    from bot.service.settings import load_settings
 
     try:
         settings = load_settings()
@@ -264,7 +264,7 @@ def _run(args: argparse.Namespace, settings: Settings, *, as_json: bool) -> int:
     from sqlalchemy.exc import DBAPIError
 
     from agent.errors import GraceError, InvalidInputError, KnowledgeBaseLockedError
-    from bot.wiring import database_error
+    from bot.service.wiring import database_error
 
     try:
         return asyncio.run(_dispatch(args, settings))
@@ -314,11 +314,11 @@ async def _dispatch(args: argparse.Namespace, settings: Settings) -> int:
     if args.command in ("serve", "dev", "eval"):
         _started()  # long-running: they start up their own way
     if args.command == "serve":
-        from bot.runners import serve
+        from bot.slack.runners import serve
 
         return await serve(settings, port=args.port, host=args.host)
     if args.command == "dev":
-        from bot.dev import run_dev
+        from bot.slack.dev import run_dev
 
         return await run_dev(
             settings,
@@ -328,7 +328,7 @@ async def _dispatch(args: argparse.Namespace, settings: Settings) -> int:
             refuse_streaming=args.no_streaming,
         )
     if args.command == "eval":
-        from bot.eval_cli import run_eval_command
+        from bot.cli.eval_cli import run_eval_command
 
         return await run_eval_command(args, settings)
     progress = None
@@ -336,7 +336,7 @@ async def _dispatch(args: argparse.Namespace, settings: Settings) -> int:
         if sys.stderr.isatty():  # elsewhere the INFO logs tell the same story
             progress = TerminalObserver()
     args.progress = progress
-    from bot.wiring import build_services
+    from bot.service.wiring import build_services
 
     services = await build_services(settings, observers=[progress] if progress else [])
     _started()
@@ -525,7 +525,7 @@ def option_index(number: int | None, options: list[str]) -> int | None:
 
 def _print(state: RunState, as_json: bool, progress: TerminalObserver | None = None) -> int:
     from agent.schemas import RunStatus
-    from bot.report import run_json, run_text
+    from bot.cli.report import run_json, run_text
 
     if as_json:
         print(json.dumps(run_json(state), ensure_ascii=False))
@@ -542,7 +542,7 @@ def _print(state: RunState, as_json: bool, progress: TerminalObserver | None = N
 
 async def _runs(args: argparse.Namespace, services: Services) -> int:
     from agent.schemas import RunStatus
-    from bot.report import run_json
+    from bot.cli.report import run_json
 
     status = RunStatus(args.status) if args.status else None
     states = await services.store.list_runs(status=status)
@@ -572,7 +572,7 @@ async def _load(services: Services, run_id: str) -> RunState:
 
 
 async def _show(args: argparse.Namespace, services: Services) -> int:
-    from bot.report import run_json, run_text
+    from bot.cli.report import run_json, run_text
 
     state = await _load(services, args.run_id)
     if args.json:
@@ -617,7 +617,7 @@ async def _resume(args: argparse.Namespace, services: Services) -> int:
 
 
 async def _feedback(args: argparse.Namespace, services: Services) -> int:
-    from bot.feedback import record_feedback
+    from bot.service.feedback import record_feedback
 
     state = await _load(services, args.run_id)
     if state.overall_confidence is None:
@@ -641,7 +641,7 @@ async def _feedback(args: argparse.Namespace, services: Services) -> int:
 
 async def _recover(args: argparse.Namespace, services: Services) -> int:
     from agent.schemas import RunStatus
-    from bot.sweeper import finish_stranded_once, recover_once
+    from bot.service.sweeper import finish_stranded_once, recover_once
 
     active = await services.store.runs_with_status(RunStatus.RUNNING)
     active += await services.store.runs_with_status(RunStatus.PLANNING)
@@ -666,7 +666,7 @@ async def _recover(args: argparse.Namespace, services: Services) -> int:
 
 
 async def _sweep(args: argparse.Namespace, services: Services) -> int:
-    from bot.sweeper import sweep_once
+    from bot.service.sweeper import sweep_once
 
     outcomes = await sweep_once(services)
     for line in outcomes:

@@ -3,7 +3,7 @@
 - `assistant_thread_started`: a greeting and suggested prompts from the knowledge base.
 - A person's message in an assistant thread: a question (or the answer to the thread's
   pause), handled by the same run machinery as a mention — the thread is titled with
-  the question and its status line follows the run (see `bot.assistant_status`).
+  the question and its status line follows the run (see `bot.slack.assistant_status`).
 
 Like every listener, these only store the event in the durable inbox before the ack;
 the work happens after it, from the inbox.
@@ -22,12 +22,12 @@ from slack_bolt.middleware.assistant.async_assistant import AsyncAssistant
 from slack_sdk.web.async_client import AsyncWebClient
 
 from agent.schemas import ThreadKey
-from bot.assistant_prompts import welcome
-from bot.assistant_status import AssistantThreads
-from bot.conversation import entry_key, on_question, strip_mentions
-from bot.deps import BotDeps
-from bot.intake import derived_run_id
-from bot.listeners.events import inbox_item, thread_key
+from bot.slack.assistant_prompts import welcome
+from bot.slack.assistant_status import AssistantThreads
+from bot.slack.conversation import entry_key, on_question, strip_mentions
+from bot.slack.deps import BotDeps
+from bot.slack.intake import derived_run_id
+from bot.slack.listeners.events import inbox_item, thread_key
 from storage.inbox import InboxEntry, InboxItem
 
 log = logging.getLogger(__name__)

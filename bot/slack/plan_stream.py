@@ -53,7 +53,7 @@ from blocks.plan_card import (
     plan_title,
     title_chunk,
 )
-from bot.slack_io import (
+from bot.slack.slack_io import (
     ANSWER,
     METADATA_EVENT,
     PLAN,

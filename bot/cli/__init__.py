@@ -1,0 +1,1 @@
+"""The `grace` command line (the console script is `bot.cli.main:main`)."""
