@@ -51,9 +51,10 @@ from slack_sdk.web.async_client import AsyncWebClient  # noqa: E402
 from agent.knowledge.ingest import SAMPLE_KB_DIR, ingest_paths  # noqa: E402
 from bot.service.settings import LLMSettings, Settings  # noqa: E402
 from bot.service.wiring import build_services  # noqa: E402
+from bot.slack.compose import Bot, create_bot  # noqa: E402
 from bot.slack.deps import BotDeps  # noqa: E402
 from bot.slack.listeners import events as events_module  # noqa: E402
-from bot.slack.runners import Bot, create_bot, http_app  # noqa: E402
+from bot.slack.runners import http_app  # noqa: E402
 from storage.db import make_engine, migrate  # noqa: E402
 from storage.run_store import SqlRunStore  # noqa: E402
 from tests.fakes.fake_slack import (  # noqa: E402

@@ -1,10 +1,14 @@
 """Builds the application's parts from `Settings`: the only place that picks concrete
-classes. Tests build the same `Services` with their own parts instead."""
+classes. Tests build the same `Services` with their own parts instead.
+
+Observers are given to the orchestrator when it is built, never appended later: the Slack
+bot, whose publisher needs the stores first, gets an orchestrator of its own over the same
+parts (`Services.with_observers`, called by `bot.slack.compose`)."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from sqlalchemy.engine import make_url
@@ -41,9 +45,52 @@ class Services:
     inbox: SqlInbox
     deliveries: SqlDeliveries
 
+    def with_observers(self, observers: Sequence[RunObserver]) -> Services:
+        """These parts with an orchestrator that also tells `observers` of every
+        transition (after the ones it had), built before any run starts."""
+        current = self.orchestrator
+        orchestrator = build_orchestrator(
+            self.settings,
+            llm=self.llm,
+            knowledge_base=self.knowledge_base,
+            store=self.store,
+            embedder=self.embedder,
+            ledger=self.ledger,
+            observers=[*current.observers, *observers],
+            thresholds=current.thresholds,
+            worker_id=current.worker_id,
+        )
+        return replace(self, orchestrator=orchestrator)
+
     async def close(self) -> None:
         await self.knowledge_base.close()
         await self.engine.dispose()
+
+
+def build_orchestrator(
+    settings: Settings,
+    *,
+    llm: LanguageModel,
+    knowledge_base: QdrantKnowledgeBase,
+    store: SqlRunStore,
+    embedder: Embedder,
+    ledger: SqlUsageLedger,
+    observers: Sequence[RunObserver],
+    thresholds: Thresholds,
+    worker_id: str | None = None,
+) -> Orchestrator:
+    return Orchestrator(
+        llm=llm,
+        knowledge_base=knowledge_base,
+        store=store,
+        embedder=embedder,
+        config=settings.agent_config(),
+        ledger=ledger,
+        observers=list(observers),
+        approvers=settings.approvers,
+        thresholds=thresholds,
+        worker_id=worker_id,
+    )
 
 
 def build_models(settings: Settings) -> tuple[LanguageModel, Embedder, Embedder | None]:
@@ -137,15 +184,14 @@ async def build_services(
         raise
     ledger = SqlUsageLedger(engine)
     thresholds: Thresholds = stored or settings.confidence.thresholds
-    orchestrator = Orchestrator(
+    orchestrator = build_orchestrator(
+        settings,
         llm=model,
         knowledge_base=knowledge_base,
         store=store,
         embedder=embedder,
-        config=settings.agent_config(),
         ledger=ledger,
-        observers=list(observers),
-        approvers=settings.approvers,
+        observers=observers,
         thresholds=thresholds,
     )
     return Services(

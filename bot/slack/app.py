@@ -20,7 +20,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.slack.deps import BotDeps
 from bot.slack.identity import fixed_authorize
-from bot.slack.intake import NotStored
+from bot.slack.intake import Intake, NotStored
 from bot.slack.listeners import register_listeners
 
 log = logging.getLogger(__name__)
@@ -72,6 +72,7 @@ async def _ignore_event(event: dict[str, Any]) -> None:
 
 def build_app(
     deps: BotDeps,
+    intake: Intake,
     *,
     client: AsyncWebClient,
     signing_secret: str | None = None,
@@ -90,7 +91,7 @@ def build_app(
         raise_error_for_unhandled_request=False,
         logger=_BOLT_LOG,
     )
-    register_listeners(app, deps)
+    register_listeners(app, deps, intake)
 
     @app.error
     async def on_listener_error(error: Exception) -> None:

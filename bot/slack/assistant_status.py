@@ -6,9 +6,10 @@ None of it is part of a run's state: these calls are best effort (no retries, a 
 timeout), so a Slack hiccup never slows a run or loses an answer — the answer itself
 goes through the outbox like every other run message.
 
-A run is known to live in an assistant thread by a message ref of kind
-`ASSISTANT_REF` (stored when the question is taken in), so a run resumed by another
-process after a restart still updates its status line.
+A run lives in an assistant thread when its origin says so (`RunOrigin.ASSISTANT_PANE`).
+Runs stored before runs had an origin are known by a message ref of kind `ASSISTANT_REF`
+(still stored when the question is taken in), so such a run, resumed by another process
+after a restart, still updates its status line.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from typing import Any, Protocol
 from slack_sdk.web.async_client import AsyncWebClient
 
 from agent.ports import RunEvent, RunEventType
-from agent.schemas import ActionType, RunState, ThreadKey
+from agent.schemas import ActionType, RunOrigin, RunState, ThreadKey
 from blocks.limits import truncate
 from bot.slack.slack_io import slack_error
 
@@ -109,7 +110,11 @@ class AssistantThreads:
 
     async def thread_of(self, state: RunState) -> ThreadKey | None:
         """The assistant thread of a run, or None for a run asked anywhere else."""
-        if state.run_id not in self._known:
+        if state.origin is RunOrigin.ASSISTANT_PANE:
+            return state.thread
+        if state.origin is RunOrigin.COMMAND_LINE:
+            return None
+        if state.run_id not in self._known:  # a Slack thread, or a pane run of before origins
             ref = await self._store.get_message_ref(run_id=state.run_id, kind=ASSISTANT_REF)
             self._known[state.run_id] = state.thread if ref is not None else None
         return self._known[state.run_id]
@@ -162,7 +167,7 @@ class AssistantThreads:
 
     async def on_event(self, event: RunEvent, state: RunState) -> None:
         status = status_for(event, state)
-        if status is None or not state.thread.thread_ts:
+        if status is None or state.origin is RunOrigin.COMMAND_LINE:
             return
         try:
             key = await self.thread_of(state)

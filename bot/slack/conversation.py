@@ -12,23 +12,21 @@ from __future__ import annotations
 
 import logging
 import re
-from collections.abc import Coroutine
-from functools import partial
-from typing import Any
 
 from agent.errors import GraceError
 from agent.schemas import (
     InterventionAction,
     InterventionAnswer,
     InterventionKind,
+    RunOrigin,
     RunState,
     RunStatus,
     ThreadKey,
 )
 from blocks.limits import truncate
 from bot.slack.deps import BotDeps
-from bot.slack.intake import derived_run_id
-from storage.inbox import InboxEntry
+from bot.slack.intake import FollowUp, Received
+from bot.slack.items import Question, Reply
 
 log = logging.getLogger(__name__)
 
@@ -65,38 +63,22 @@ def follow_up_context(previous: RunState) -> str:
     return truncate("\n".join(parts), CONTEXT_CHARS)
 
 
-def entry_key(entry: InboxEntry) -> ThreadKey:
-    data = entry.payload
-    return ThreadKey(
-        team_id=str(data["team"]), channel_id=str(data["channel"]), thread_ts=str(data["thread_ts"])
-    )
-
-
-async def process_question(deps: BotDeps, entry: InboxEntry) -> Coroutine[Any, Any, None] | None:
+async def process_question(deps: BotDeps, received: Received[Question]) -> FollowUp | None:
     """An inbox question: its run gets an id derived from the entry, so replaying the
     entry after a crash finds that run instead of starting a second one. A mention that
     answers the thread's pause hands that answer back, to run in the agent lane."""
-    run_id = derived_run_id(entry)
+    run_id, item = received.run_id, received.item
     if await deps.store.load(run_id) is not None:
         log.info("question already taken in", extra={"run_id": run_id})
         return None
-    data = entry.payload
-    return await on_question(
-        deps, key=entry_key(entry), user=str(data["user"]), text=str(data["text"]), run_id=run_id
-    )
+    return await on_question(deps, key=item.key, user=item.user, text=item.text, run_id=run_id)
 
 
-async def process_reply(deps: BotDeps, entry: InboxEntry) -> None:
+async def process_reply(deps: BotDeps, received: Received[Reply]) -> None:
     """An inbox thread reply (done once its answer is claimed and acted on)."""
-    data = entry.payload
-    await on_reply(deps, key=entry_key(entry), user=str(data["user"]), text=str(data["text"]))
+    item = received.item
+    await on_reply(deps, key=item.key, user=item.user, text=item.text)
     return None
-
-
-def register_processors(deps: BotDeps) -> None:
-    """What the intake does with each kind of inbox entry (and in which lane)."""
-    deps.intake.processors["question"] = (partial(process_question, deps), True)
-    deps.intake.processors["reply"] = (partial(process_reply, deps), False)
 
 
 async def on_question(
@@ -106,7 +88,8 @@ async def on_question(
     user: str,
     text: str,
     run_id: str | None = None,
-) -> Coroutine[Any, Any, None] | None:
+    origin: RunOrigin = RunOrigin.SLACK_THREAD,
+) -> FollowUp | None:
     """A mention or a DM: start, continue, or answer, depending on the thread's run.
     Answering the thread's pause is returned (not run): it drives the run on, which
     belongs in the agent lane."""
@@ -127,7 +110,7 @@ async def on_question(
     context = follow_up_context(existing) if existing is not None else ""
     try:
         state = await deps.orchestrator.register(
-            question, asker=user, thread=key, context=context, run_id=run_id
+            question, asker=user, thread=key, context=context, run_id=run_id, origin=origin
         )
     except GraceError as exc:
         await deps.publisher.post_text(key.channel_id, key.thread_ts, f"⚠️ {exc.message}")

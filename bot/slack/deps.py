@@ -1,4 +1,7 @@
-"""What the Slack listeners need, handed to `build_app` in one object (no globals)."""
+"""What the listeners and the inbox processors need, in one object (no globals).
+
+The intake is not in it: it is built from the processors, which take these deps
+(`bot.slack.compose`), and handed to the listeners beside them."""
 
 from __future__ import annotations
 
@@ -7,7 +10,6 @@ from dataclasses import dataclass, field
 from agent.orchestrator import Orchestrator
 from bot.service.settings import Settings
 from bot.service.tasks import TaskRunner
-from bot.slack.intake import Intake
 from bot.slack.slack_io import SlackPublisher
 from storage.ledger import SqlUsageLedger
 from storage.run_store import SqlRunStore
@@ -20,5 +22,4 @@ class BotDeps:
     store: SqlRunStore
     ledger: SqlUsageLedger
     publisher: SlackPublisher
-    intake: Intake
     tasks: TaskRunner = field(default_factory=TaskRunner)

@@ -35,7 +35,8 @@ from bot.service.settings import Settings
 from bot.service.wiring import Services, build_models, build_services
 from bot.simulator.server import PEOPLE, SlackSimulator
 from bot.simulator.socket_mode import SLACK_RETRY_DELAYS
-from bot.slack.runners import Bot, BotRuntime, create_bot, start_bot, stop_on_signals
+from bot.slack.compose import Bot, create_bot
+from bot.slack.runners import BotRuntime, start_bot, stop_on_signals
 
 log = logging.getLogger(__name__)
 

@@ -7,8 +7,10 @@ request in the inbox, and the next process (start-up `resume`, and the periodic 
 processes it. A request whose row cannot be written in time is not acknowledged (500):
 Slack retries it, and the retry is dropped if the first write landed after all.
 
-Processing marks the row done once its effect is stored (a run registered under an id
-derived from the row, so a replay finds the run instead of creating a second one).
+Processing reads the row back as its typed item (`bot.slack.items`) and hands it to the
+`Handler` given for its kind when the intake was built (`bot.slack.compose`); it marks the
+row done once its effect is stored (a run registered under an id derived from the row, so
+a replay finds the run instead of creating a second one).
 
 Each row is claimed by the process that stored it, for `claim_seconds`, renewed by every
 sweep while it works; another replica takes a row over only once that claim has lapsed
@@ -20,13 +22,15 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import logging
-from collections.abc import Awaitable, Callable, Coroutine
+from collections.abc import Awaitable, Callable, Coroutine, Mapping
+from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 from agent.schemas import utcnow
 from agent.workers import is_dead_here, new_worker_id, retire
 from bot.service.tasks import TaskRunner
+from bot.slack.items import InboxKind, read_item
 from storage.inbox import InboxEntry, InboxItem, SqlInbox
 
 log = logging.getLogger(__name__)
@@ -37,18 +41,41 @@ CLAIM_SECONDS = 60.0
 """How long a row stays with the process working on it without a renewal (the sweep
 renews every few seconds); after that another replica may take it."""
 
-Processor = Callable[[InboxEntry], Awaitable[Coroutine[Any, Any, None] | None]]
-"""Processes an entry; may hand back a follow-up (e.g. answering a paused run, which drives
-it on) to run in the agent lane — the entry is done only once that has finished."""
+FollowUp = Coroutine[Any, Any, None]
+"""Work a processor hands back (e.g. answering a paused run, which drives it on) to run
+in the agent lane — the entry is done only once that has finished."""
+ItemT = TypeVar("ItemT")
 
 
 class NotStored(Exception):
     """The request could not be stored in time: do not acknowledge it (Slack retries)."""
 
 
-def derived_run_id(entry: InboxEntry) -> str:
-    """The run a question entry creates: the same on every replay of that entry."""
-    return hashlib.sha256(f"inbox:{entry.event_id}".encode()).hexdigest()[:12]
+def derived_run_id(event_id: str) -> str:
+    """The run an entry creates: the same on every replay of that entry."""
+    return hashlib.sha256(f"inbox:{event_id}".encode()).hexdigest()[:12]
+
+
+@dataclass(frozen=True)
+class Received(Generic[ItemT]):
+    """A stored item, as its processor gets it."""
+
+    item: ItemT
+    event_id: str
+
+    @property
+    def run_id(self) -> str:
+        """The id of the run this entry creates (the same on every replay)."""
+        return derived_run_id(self.event_id)
+
+
+@dataclass(frozen=True)
+class Handler(Generic[ItemT]):
+    """What the intake does with one kind of item, and in which lane: the intake lane
+    (taking a question in, never behind busy agents) or the agent lane."""
+
+    process: Callable[[Received[ItemT]], Awaitable[FollowUp | None]]
+    intake_lane: bool = False
 
 
 class Intake:
@@ -57,7 +84,7 @@ class Intake:
         *,
         inbox: SqlInbox,
         tasks: TaskRunner,
-        processors: dict[str, tuple[Processor, bool]] | None = None,
+        processors: Mapping[InboxKind, Handler[Any]],
         ack_wait: float = 2.5,
         owner: str | None = None,
         claim_seconds: float = CLAIM_SECONDS,
@@ -66,8 +93,8 @@ class Intake:
         self.owner = owner or new_worker_id()
         self._claim = timedelta(seconds=claim_seconds)
         self._tasks = tasks
-        self.processors: dict[str, tuple[Processor, bool]] = dict(processors or {})
-        """kind → (processor, runs in the intake lane)."""
+        self._processors: dict[str, Handler[Any]] = dict(processors)
+        """kind → its handler: given whole at construction, never registered later."""
         self._ack_wait = ack_wait
         self._queue: list[tuple[InboxItem, asyncio.Future[int | None]]] = []
         self._wake: asyncio.Event | None = None
@@ -158,21 +185,22 @@ class Intake:
     def _spawn(self, entry: InboxEntry) -> None:
         if entry.id in self._working:
             return
-        found = self.processors.get(entry.kind)
-        if found is None:
+        handler = self._processors.get(entry.kind)
+        if handler is None:
             log.error("no processor for inbox entries of kind %s", entry.kind)
             return
-        _, intake_lane = found
         self._working.add(entry.id)
         self._tasks.spawn(
-            self._process(entry), name=f"inbox {entry.kind} {entry.id}", intake=intake_lane
+            self._process(entry, handler),
+            name=f"inbox {entry.kind} {entry.id}",
+            intake=handler.intake_lane,
         )
 
-    async def _process(self, entry: InboxEntry) -> None:
-        processor, _ = self.processors[entry.kind]
+    async def _process(self, entry: InboxEntry, handler: Handler[Any]) -> None:
         handed_on = False
         try:
-            follow_up = await processor(entry)
+            item = read_item(entry)
+            follow_up = await handler.process(Received(item=item, event_id=entry.event_id))
             if follow_up is not None:
                 handed_on = True  # `_finish` marks it done once the follow-up ran
                 self._tasks.spawn(
@@ -190,7 +218,7 @@ class Intake:
             if not handed_on:
                 self._working.discard(entry.id)
 
-    async def _finish(self, entry: InboxEntry, follow_up: Coroutine[Any, Any, None]) -> None:
+    async def _finish(self, entry: InboxEntry, follow_up: FollowUp) -> None:
         try:
             await follow_up
         except Exception:

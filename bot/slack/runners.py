@@ -1,5 +1,6 @@
-"""Running the bot: HTTP mode (Events API, interactivity and slash commands on one
-endpoint, plus `/healthz`) or Socket Mode when `SLACK_APP_TOKEN` is set.
+"""Running the bot (built by `bot.slack.compose`): HTTP mode (Events API, interactivity
+and slash commands on one endpoint, plus `/healthz`) or Socket Mode when
+`SLACK_APP_TOKEN` is set.
 
 On start-up a runner recovers runs a dead process left RUNNING and starts the expiry
 sweeper (`start_bot`, shared by `serve` and `grace dev`); on shutdown it waits for
@@ -9,7 +10,6 @@ in-flight runs.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import signal
 from dataclasses import dataclass
@@ -17,130 +17,13 @@ from dataclasses import dataclass
 from aiohttp import web
 from slack_bolt.adapter.aiohttp import to_aiohttp_response
 from slack_bolt.adapter.socket_mode.aiohttp import AsyncSocketModeHandler
-from slack_bolt.async_app import AsyncApp
 
-from agent.errors import InvalidInputError
 from bot.service.settings import Settings
-from bot.service.sweeper import adopt_abandoned, sweep_forever
-from bot.service.tasks import TaskRunner
-from bot.service.wiring import Services, build_services
+from bot.service.sweeper import sweep_forever
 from bot.slack import http_guard, inbound
-from bot.slack.app import build_app, make_slack_client
-from bot.slack.conversation import register_processors
-from bot.slack.deps import BotDeps
-from bot.slack.identity import resolve_identity
-from bot.slack.intake import Intake
-from bot.slack.plan_stream import PlanStreamer, StreamChoices
-from bot.slack.slack_io import SlackPublisher
+from bot.slack.compose import Bot, create_bot
 
 log = logging.getLogger(__name__)
-
-
-@dataclass
-class Bot:
-    services: Services
-    deps: BotDeps
-    app: AsyncApp
-
-    async def recover(self) -> int:
-        """Take over runs whose worker died (at-least-once for the interrupted step) and
-        drive them on in the background; runs another live replica drives are left alone.
-        Then process what a dead process left in the inbox, and deliver what it left in
-        the outbox."""
-        adopted = await adopt_abandoned(self.services)
-        for state in adopted:
-            self.deps.tasks.spawn(
-                self.services.orchestrator.run_adopted(state), name=f"recover {state.run_id}"
-            )
-        left = await self.deps.intake.resume()
-        undelivered = await self.deps.publisher.resume()
-        if left or undelivered:
-            log.warning(
-                "resumed %d Slack requests and %d undelivered runs left by an earlier process",
-                left,
-                undelivered,
-            )
-        return len(adopted)
-
-    async def close(self, grace: float | None = None) -> None:
-        """Wait for in-flight work — at most `grace` seconds, then stop it — hand the
-        runs this process still holds to the next one, and close."""
-        await self.deps.intake.flush()
-        if grace is None:
-            await self.deps.tasks.idle()
-        else:
-            stopped = await self.deps.tasks.shutdown(grace)
-            if stopped:
-                log.warning("stopped %d tasks still running after %.0f s", stopped, grace)
-        released = await self.services.orchestrator.release_leases()
-        if released:
-            log.warning("handed %d unfinished runs to the next process", len(released))
-        # Deliver what is scheduled (answers that are ready should not wait for the next
-        # process), but never wait out a long outage: the outbox keeps the rest.
-        limit = 60.0 if grace is None else min(10.0, max(grace, 1.0))
-        with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(self.deps.publisher.drain(), timeout=limit)
-        await self.deps.publisher.close()  # what is left stays in the outbox
-        await self.deps.intake.close()
-        await self.services.close()
-
-
-async def create_bot(settings: Settings, *, services: Services | None = None) -> Bot:
-    """Wire the Slack app to the agent. Raises `InvalidInputError` for missing tokens, and
-    a `GraceError` when Slack cannot tell who the bot is (asked once, here)."""
-    if settings.slack_bot_token is None:
-        raise InvalidInputError(
-            "SLACK_BOT_TOKEN is not set. Create the app from manifest.yml, install it to "
-            "your workspace and export its Bot User OAuth Token (xoxb-…)."
-        )
-    if settings.slack_app_token is None and settings.slack_signing_secret is None:
-        raise InvalidInputError(
-            "Set SLACK_SIGNING_SECRET for HTTP mode (Basic Information → Signing Secret), "
-            "or SLACK_APP_TOKEN (xapp-…) for Socket Mode."
-        )
-    client = make_slack_client(
-        settings.slack_bot_token.get_secret_value(), base_url=settings.slack_api_url
-    )
-    identity = await resolve_identity(client, wait_seconds=settings.slack.auth_timeout_seconds)
-    services = services or await build_services(settings)
-    delivery_client = make_slack_client(
-        settings.slack_bot_token.get_secret_value(),
-        base_url=settings.slack_api_url,
-        timeout=settings.slack.request_timeout_seconds,
-        retries=False,
-    )
-    publisher = SlackPublisher(
-        client=delivery_client,
-        store=services.store,
-        deliveries=services.deliveries,
-        delivery_deadline=settings.slack.delivery_deadline_seconds,
-        streams=PlanStreamer(
-            client=delivery_client,
-            display=settings.slack.plan_display,
-            choices=StreamChoices(services.store),
-        ),
-    )
-    services.orchestrator.observers.append(publisher)
-    tasks = TaskRunner(settings.slack.max_concurrent_runs)
-    intake = Intake(inbox=services.inbox, tasks=tasks)
-    deps = BotDeps(
-        settings=settings,
-        orchestrator=services.orchestrator,
-        store=services.store,
-        ledger=services.ledger,
-        publisher=publisher,
-        intake=intake,
-        tasks=tasks,
-    )
-    register_processors(deps)
-    secret = settings.slack_signing_secret
-    app = build_app(
-        deps,
-        client=client,
-        signing_secret=secret.get_secret_value() if secret else None,
-        identity=identity,
-    )
-    return Bot(services=services, deps=deps, app=app)
 
 
 def http_app(bot: Bot) -> web.Application:
@@ -257,7 +140,7 @@ async def _upkeep(bot: Bot, sweep_interval: float, inbox_interval: float = 5.0) 
         while True:
             await asyncio.sleep(inbox_interval)
             try:
-                await bot.deps.intake.resume()
+                await bot.intake.resume()
                 await bot.deps.publisher.resume()
             except Exception:  # a database fault: the next pass tries again
                 log.exception("inbox/outbox sweep failed")

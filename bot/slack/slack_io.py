@@ -42,6 +42,7 @@ from agent.schemas import (
     InterventionKind,
     InterventionRequest,
     InterventionStatus,
+    RunOrigin,
     RunState,
     RunStatus,
     utcnow,
@@ -197,8 +198,8 @@ class SlackPublisher:
     # ------------------------------------------------------------------ triggers
 
     async def on_event(self, event: RunEvent, state: RunState) -> None:
-        if not state.thread.thread_ts or event.type is RunEventType.RUN_STARTED:
-            return  # not a Slack run (CLI); or nothing to show yet
+        if state.origin is RunOrigin.COMMAND_LINE or event.type is RunEventType.RUN_STARTED:
+            return  # not a Slack run; or nothing to show yet
         if event.type in (
             RunEventType.STEP_STARTED,
             RunEventType.STEP_FINISHED,

@@ -1,5 +1,9 @@
 """Button clicks. Ack first; check the button, the request and the clicker; then resume
-the run in a tracked task. The store's atomic claim makes double clicks harmless."""
+the run in a tracked task. The store's atomic claim makes double clicks harmless.
+
+A click that opens a view is handled at once (its trigger id lasts 3 s); any other is
+stored in the inbox before the ack and handled after it (`process_click`).
+"""
 
 from __future__ import annotations
 
@@ -25,11 +29,10 @@ from blocks.intervention import modify_modal
 from bot.service.feedback import record_feedback
 from bot.slack.conversation import REFUSAL, already_handled
 from bot.slack.deps import BotDeps
-from storage.inbox import InboxEntry, InboxItem
+from bot.slack.intake import Intake, Received
+from bot.slack.items import Click, stored
 
 log = logging.getLogger(__name__)
-
-CLICK = "click"
 
 _ACTIONS: dict[str, InterventionAction] = {
     ids.PLAN_RUN: InterventionAction.PROCEED,
@@ -45,7 +48,7 @@ _FEEDBACK = {ids.FEEDBACK_UP: True, ids.FEEDBACK_DOWN: False}
 """Older messages' separate buttons; `ids.FEEDBACK` carries the vote in its value."""
 
 
-class Click:
+class ClickData:
     """The parts of a block_actions payload a handler needs."""
 
     def __init__(self, body: dict[str, Any]) -> None:
@@ -73,7 +76,7 @@ def closed_reason(request: InterventionRequest) -> str:
     return f"This request is no longer open: it was {request.status.value}."
 
 
-async def handle_click(deps: BotDeps, client: AsyncWebClient, click: Click) -> None:
+async def handle_click(deps: BotDeps, client: AsyncWebClient, click: ClickData) -> None:
     async def tell(text: str) -> None:
         await deps.publisher.ephemeral(click.channel, click.user, text, thread_ts=click.thread_ts)
 
@@ -170,22 +173,20 @@ def interaction_id(body: dict[str, Any]) -> str:
     return f"{user}:{action.get('action_ts', '')}:{action.get('action_id', '')}"
 
 
-def register(app: AsyncApp, deps: BotDeps) -> None:
-    async def process_click(entry: InboxEntry) -> None:
-        await handle_click(deps, app.client, Click(entry.payload))
+async def process_click(deps: BotDeps, client: AsyncWebClient, received: Received[Click]) -> None:
+    """A stored click, after the ack."""
+    await handle_click(deps, client, ClickData(received.item.body))
 
-    deps.intake.processors[CLICK] = (process_click, False)
 
+def register(app: AsyncApp, deps: BotDeps, intake: Intake) -> None:
     @app.action(re.compile(r".*"))
     async def handle_action(ack: AsyncAck, body: dict[str, Any], client: AsyncWebClient) -> None:
         await ack()
-        click = Click(body)
+        click = ClickData(body)
         if click.action_id in _OPENS_A_VIEW:
             # trigger_id is valid for 3 s: open the modal now, not behind other work (a
             # form that did not open changes nothing; the button is still there).
             await handle_click(deps, client, click)
             return
         # Stored before the ack goes out (Bolt answers once this returns), handled after.
-        await deps.intake.accept(
-            InboxItem(event_id=f"click:{interaction_id(body)}", kind=CLICK, payload=body)
-        )
+        await intake.accept(stored(Click(body=body), event_id=f"click:{interaction_id(body)}"))

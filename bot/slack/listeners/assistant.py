@@ -6,34 +6,32 @@
   the question and its status line follows the run (see `bot.slack.assistant_status`).
 
 Like every listener, these only store the event in the durable inbox before the ack;
-the work happens after it, from the inbox.
+the work happens after it, from the inbox (`greet` and `take_question`, handed to the
+intake by `bot.slack.compose`).
 """
 
 from __future__ import annotations
 
 import hashlib
 import logging
-from collections.abc import Coroutine
-from functools import partial
 from typing import Any
 
 from slack_bolt.async_app import AsyncApp
 from slack_bolt.middleware.assistant.async_assistant import AsyncAssistant
 from slack_sdk.web.async_client import AsyncWebClient
 
-from agent.schemas import ThreadKey
+from agent.schemas import RunOrigin, ThreadKey
 from bot.slack.assistant_prompts import welcome
 from bot.slack.assistant_status import AssistantThreads
-from bot.slack.conversation import entry_key, on_question, strip_mentions
+from bot.slack.conversation import on_question, strip_mentions
 from bot.slack.deps import BotDeps
-from bot.slack.intake import derived_run_id
-from bot.slack.listeners.events import inbox_item, thread_key
-from storage.inbox import InboxEntry, InboxItem
+from bot.slack.intake import FollowUp, Intake, Received
+from bot.slack.items import AssistantQuestion, InboxKind, InThread, ThreadStarted, stored
+from bot.slack.listeners.events import message_row, thread_key
+from storage.inbox import InboxItem
 
 log = logging.getLogger(__name__)
 
-THREAD_STARTED = "assistant_thread_started"
-QUESTION = "assistant_question"
 GREETING = "assistant_greeting"
 READING = "is reading your question…"
 STATUS_TIMEOUT_S = 5
@@ -46,10 +44,12 @@ def greeting_owner(key: ThreadKey) -> str:
     return "greeting:" + hashlib.sha256(thread.encode()).hexdigest()[:16]
 
 
-async def greet(deps: BotDeps, threads: AssistantThreads, entry: InboxEntry) -> None:
+async def greet(
+    deps: BotDeps, threads: AssistantThreads, received: Received[ThreadStarted]
+) -> None:
     """A new assistant thread: say hello and offer prompts from the knowledge base.
     The greeting's ts is stored, so a replayed or repeated event does not greet twice."""
-    key, user = entry_key(entry), str(entry.payload.get("user", ""))
+    key, user = received.item.key, received.item.user
     greeted = greeting_owner(key)
     hello = await welcome(deps.orchestrator.knowledge_base, user)
     if await deps.store.get_message_ref(run_id=greeted, kind=GREETING) is None:
@@ -64,17 +64,18 @@ async def greet(deps: BotDeps, threads: AssistantThreads, entry: InboxEntry) -> 
 
 
 async def take_question(
-    deps: BotDeps, threads: AssistantThreads, entry: InboxEntry
-) -> Coroutine[Any, Any, None] | None:
+    deps: BotDeps, threads: AssistantThreads, received: Received[AssistantQuestion]
+) -> FollowUp | None:
     """A message in an assistant thread. A new question titles the thread (when it is
     the first), marks its run as an assistant run and shows a status at once; then the
     usual question handling (start, follow up, or answer the thread's pause)."""
-    key, run_id = entry_key(entry), derived_run_id(entry)
+    item, run_id = received.item, received.run_id
+    key = item.key
     if await deps.store.load(run_id) is not None:
         return None  # replayed after the run was registered
     existing = await deps.store.latest_run_in_thread(key)
     starts_run = existing is None or existing.status.is_final
-    text = str(entry.payload.get("text", ""))
+    text = item.text
     if starts_run:
         question = strip_mentions(text)
         await threads.mark(run_id, key)
@@ -82,14 +83,15 @@ async def take_question(
             await threads.set_title(key, question)
         await threads.show(run_id, key, READING)
     # the replay check is done above: on_question, not process_question (which repeats it)
-    user = str(entry.payload["user"])
-    follow_up = await on_question(deps, key=key, user=user, text=text, run_id=run_id)
+    follow_up = await on_question(
+        deps, key=key, user=item.user, text=text, run_id=run_id, origin=RunOrigin.ASSISTANT_PANE
+    )
     if starts_run and await deps.store.load(run_id) is None:
         await threads.set_status(key, "")  # refused (told in the thread): nothing running
     return follow_up
 
 
-def started_item(body: dict[str, Any], event: dict[str, Any]) -> InboxItem | None:
+def started_row(body: dict[str, Any], event: dict[str, Any]) -> InboxItem | None:
     thread = event.get("assistant_thread") or {}
     channel, ts = thread.get("channel_id"), thread.get("thread_ts")
     if not isinstance(channel, str) or not channel or not isinstance(ts, str) or not ts:
@@ -97,16 +99,9 @@ def started_item(body: dict[str, Any], event: dict[str, Any]) -> InboxItem | Non
         return None
     team = str(body.get("team_id") or (thread.get("context") or {}).get("team_id") or "T0")
     key = ThreadKey(team_id=team, channel_id=channel, thread_ts=ts)
-    return InboxItem(
-        event_id=str(body.get("event_id") or f"{THREAD_STARTED}:{channel}:{ts}"),
-        kind=THREAD_STARTED,
-        payload={
-            "team": key.team_id,
-            "channel": key.channel_id,
-            "thread_ts": key.thread_ts,
-            "user": str(thread.get("user_id", "")),
-        },
-    )
+    item = ThreadStarted(**InThread.fields_of(key), user=str(thread.get("user_id", "")))
+    event_id = str(body.get("event_id") or f"{InboxKind.THREAD_STARTED}:{channel}:{ts}")
+    return stored(item, event_id=event_id)
 
 
 def status_client(client: AsyncWebClient) -> AsyncWebClient:
@@ -115,20 +110,14 @@ def status_client(client: AsyncWebClient) -> AsyncWebClient:
     return AsyncWebClient(token=client.token, base_url=client.base_url, timeout=STATUS_TIMEOUT_S)
 
 
-def register(app: AsyncApp, deps: BotDeps) -> None:
-    threads = AssistantThreads(client=status_client(app.client), store=deps.store)
-    deps.orchestrator.observers[:] = [
-        o for o in deps.orchestrator.observers if not isinstance(o, AssistantThreads)
-    ] + [threads]
-    deps.intake.processors[THREAD_STARTED] = (partial(greet, deps, threads), False)
-    deps.intake.processors[QUESTION] = (partial(take_question, deps, threads), True)
+def register(app: AsyncApp, intake: Intake) -> None:
     assistant = AsyncAssistant(logger=logging.getLogger("slack_bolt"))
 
     @assistant.thread_started
     async def on_thread_started(body: dict[str, Any], event: dict[str, Any]) -> None:
-        item = started_item(body, event)
-        if item is not None:
-            await deps.intake.accept(item)
+        row = started_row(body, event)
+        if row is not None:
+            await intake.accept(row)
 
     @assistant.user_message
     async def on_user_message(body: dict[str, Any], event: dict[str, Any]) -> None:
@@ -136,6 +125,7 @@ def register(app: AsyncApp, deps: BotDeps) -> None:
         if key is None or "user" not in event:
             return
         text = str(event.get("text", ""))
-        await deps.intake.accept(inbox_item(QUESTION, body, event, key, str(event["user"]), text))
+        item = AssistantQuestion(**InThread.fields_of(key), user=str(event["user"]), text=text)
+        await intake.accept(message_row(item, body, event))
 
     app.assistant(assistant)

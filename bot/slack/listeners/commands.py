@@ -8,14 +8,13 @@ first characters, as every answer's footer shows them).
 from __future__ import annotations
 
 from datetime import datetime, time
-from functools import partial
-from typing import Any
+from typing import Any, Literal
 
 from slack_bolt.async_app import AsyncAck, AsyncApp
 from slack_sdk.models.blocks import Block
 
 from agent.errors import GraceError
-from agent.schemas import RunState, utcnow
+from agent.schemas import RunOrigin, RunState, utcnow
 from blocks.common import short_id, slack_date
 from blocks.limits import to_payload, truncate
 from blocks.status import (
@@ -28,10 +27,8 @@ from blocks.status import (
 )
 from bot.slack.assistant_status import ASSISTANT_REF
 from bot.slack.deps import BotDeps
-from bot.slack.intake import derived_run_id
-from storage.inbox import InboxEntry, InboxItem
-
-COMMAND = "command"
+from bot.slack.intake import Intake, Received
+from bot.slack.items import Command, stored
 
 RUNS_LISTED = 20
 MINE_SEARCH = 200
@@ -71,7 +68,8 @@ async def _retry(deps: BotDeps, run_id: str, user: str, channel: str, new_run_id
     old = await deps.store.load(run_id)
     if old is not None:
         latest = await deps.store.latest_run_in_thread(old.thread)
-        if latest is not None and latest.run_id != run_id and old.thread.thread_ts:
+        in_a_thread = old.origin is not RunOrigin.COMMAND_LINE
+        if latest is not None and latest.run_id != run_id and in_a_thread:
             return  # the thread has moved on (a newer run, or another retry): only its latest
     pane = await deps.store.get_message_ref(run_id=run_id, kind=ASSISTANT_REF)
     if pane is not None:
@@ -104,28 +102,28 @@ async def _undelivered(deps: BotDeps, channel: str) -> list[str]:
     return lines
 
 
-async def _take(deps: BotDeps, command: dict[str, Any], sub: str, run_id: str) -> None:
+async def _take(
+    intake: Intake, command: dict[str, Any], sub: Literal["cancel", "retry"], run_id: str
+) -> None:
     """Store a command that changes something in the inbox before it is acknowledged;
     it is carried out after the ack (and by the next process if this one dies)."""
     trigger = str(command.get("trigger_id") or f"{run_id}:{command.get('user_id', '')}")
-    payload = {
-        "sub": sub,
-        "run_id": run_id,
-        "user": str(command.get("user_id", "")),
-        "channel": str(command.get("channel_id", "")),
-    }
-    await deps.intake.accept(
-        InboxItem(event_id=f"command:{trigger}", kind=COMMAND, payload=payload)
+    item = Command(
+        sub=sub,
+        run_id=run_id,
+        user=str(command.get("user_id", "")),
+        channel=str(command.get("channel_id", "")),
     )
+    await intake.accept(stored(item, event_id=f"command:{trigger}"))
 
 
-async def process_command(deps: BotDeps, entry: InboxEntry) -> None:
-    data = entry.payload
-    run_id, user, channel = str(data["run_id"]), str(data["user"]), str(data["channel"])
-    if data["sub"] == "cancel":
-        await _cancel(deps, run_id, user, channel)
+async def process_command(deps: BotDeps, received: Received[Command]) -> None:
+    """A stored `/grace cancel` or `/grace retry`, after the ack."""
+    item = received.item
+    if item.sub == "cancel":
+        await _cancel(deps, item.run_id, item.user, item.channel)
     else:
-        await _retry(deps, run_id, user, channel, derived_run_id(entry))
+        await _retry(deps, item.run_id, item.user, item.channel, received.run_id)
 
 
 async def find_run(deps: BotDeps, ref: str, channel: str) -> RunState | str:
@@ -149,7 +147,9 @@ async def find_run(deps: BotDeps, ref: str, channel: str) -> RunState | str:
     return f"No recent run {ref!r}. `/grace status` lists your runs; older ones need the full id."
 
 
-async def handle_grace(deps: BotDeps, ack: AsyncAck, command: dict[str, Any]) -> None:
+async def handle_grace(
+    deps: BotDeps, intake: Intake, ack: AsyncAck, command: dict[str, Any]
+) -> None:
     words = str(command.get("text", "")).split()
     sub = words[0].lower() if words else "help"
     arg = words[1] if len(words) > 1 else None
@@ -203,7 +203,7 @@ async def handle_grace(deps: BotDeps, ack: AsyncAck, command: dict[str, Any]) ->
                 message = f"Run {state.run_id} already ended ({state.status.value})."
                 await _ack_blocks(ack, message, error_blocks(message))
                 return
-            await _take(deps, command, "cancel", state.run_id)
+            await _take(intake, command, "cancel", state.run_id)
             await ack(text=f"Cancelling run {state.run_id}…", response_type="ephemeral")
             return
         if not state.status.is_final:
@@ -214,7 +214,7 @@ async def handle_grace(deps: BotDeps, ack: AsyncAck, command: dict[str, Any]) ->
             )
             await _ack_blocks(ack, message, error_blocks(message))
             return
-        await _take(deps, command, "retry", state.run_id)
+        await _take(intake, command, "retry", state.run_id)
         await ack(text=f"Retrying run {state.run_id}…", response_type="ephemeral")
         return
     if sub == "stats":
@@ -237,9 +237,7 @@ async def handle_grace(deps: BotDeps, ack: AsyncAck, command: dict[str, Any]) ->
     await _ack_blocks(ack, text, help_blocks(unknown=sub))
 
 
-def register(app: AsyncApp, deps: BotDeps) -> None:
-    deps.intake.processors[COMMAND] = (partial(process_command, deps), False)
-
+def register(app: AsyncApp, deps: BotDeps, intake: Intake) -> None:
     @app.command("/grace")
     async def grace_command(ack: AsyncAck, command: dict[str, Any]) -> None:
-        await handle_grace(deps, ack, command)
+        await handle_grace(deps, intake, ack, command)

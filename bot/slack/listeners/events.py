@@ -15,13 +15,11 @@ from typing import Any
 from slack_bolt.async_app import AsyncApp
 
 from agent.schemas import ThreadKey
-from bot.slack.deps import BotDeps
+from bot.slack.intake import Intake
+from bot.slack.items import AssistantQuestion, InThread, Question, Reply, stored
 from storage.inbox import InboxItem
 
 log = logging.getLogger(__name__)
-
-QUESTION = "question"
-REPLY = "reply"
 
 
 def thread_key(body: dict[str, Any], event: dict[str, Any]) -> ThreadKey | None:
@@ -34,36 +32,26 @@ def thread_key(body: dict[str, Any], event: dict[str, Any]) -> ThreadKey | None:
     return ThreadKey(team_id=str(team), channel_id=channel, thread_ts=ts)
 
 
-def inbox_item(
-    kind: str, body: dict[str, Any], event: dict[str, Any], key: ThreadKey, user: str, text: str
+def message_row(
+    item: Question | Reply | AssistantQuestion, body: dict[str, Any], event: dict[str, Any]
 ) -> InboxItem:
-    """The inbox row for a message event: deduplicated on Slack's event id and on the
-    message itself (team, channel, ts)."""
+    """The inbox row for a message event's item: deduplicated on Slack's event id and on
+    the message itself (team, channel, ts)."""
     ts = str(event.get("ts") or "")
-    message_key = f"{key.team_id}:{key.channel_id}:{ts}" if ts else None
+    message_key = f"{item.team}:{item.channel}:{ts}" if ts else None
     event_id = str(body.get("event_id") or f"message:{message_key}")
-    return InboxItem(
-        event_id=event_id,
-        kind=kind,
-        message_key=message_key,
-        payload={
-            "team": key.team_id,
-            "channel": key.channel_id,
-            "thread_ts": key.thread_ts,
-            "user": user,
-            "text": text,
-        },
-    )
+    return stored(item, event_id=event_id, message_key=message_key)
 
 
-def register(app: AsyncApp, deps: BotDeps) -> None:
+def register(app: AsyncApp, intake: Intake) -> None:
     @app.event("app_mention")
     async def handle_mention(body: dict[str, Any], event: dict[str, Any]) -> None:
         key = thread_key(body, event)
         if key is None:
             return
         user, text = str(event.get("user", "")), str(event.get("text", ""))
-        await deps.intake.accept(inbox_item(QUESTION, body, event, key, user, text))
+        question = Question(**InThread.fields_of(key), user=user, text=text)
+        await intake.accept(message_row(question, body, event))
 
     @app.event("message")
     async def handle_message(
@@ -82,9 +70,10 @@ def register(app: AsyncApp, deps: BotDeps) -> None:
         key = thread_key(body, event)
         if key is None:
             return
-        user = str(event["user"])
-        if in_thread:
-            item = inbox_item(REPLY, body, event, key, user, text.strip())
-        else:
-            item = inbox_item(QUESTION, body, event, key, user, text)
-        await deps.intake.accept(item)
+        user, where = str(event["user"]), InThread.fields_of(key)
+        item: Question | Reply = (
+            Reply(**where, user=user, text=text.strip())
+            if in_thread
+            else Question(**where, user=user, text=text)
+        )
+        await intake.accept(message_row(item, body, event))

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from functools import partial
 from typing import Any
 
 from slack_bolt.async_app import AsyncAck, AsyncApp
@@ -11,9 +10,8 @@ from agent.schemas import InterventionAction, InterventionAnswer
 from blocks import ids
 from bot.slack.conversation import REFUSAL, UNREADABLE, already_handled, readable
 from bot.slack.deps import BotDeps
-from storage.inbox import InboxEntry, InboxItem
-
-MODIFY = "modify"
+from bot.slack.intake import Intake, Received
+from bot.slack.items import ModifySubmission, stored
 
 
 async def submit_modify(deps: BotDeps, metadata: ids.ModalMetadata, user: str, text: str) -> None:
@@ -51,15 +49,13 @@ def typed_text(view: dict[str, Any]) -> str:
     return node.strip() if isinstance(node, str) else ""
 
 
-async def process_modify(deps: BotDeps, entry: InboxEntry) -> None:
-    data = entry.payload
-    metadata = ids.ModalMetadata.decode(str(data["metadata"]))
-    await submit_modify(deps, metadata, str(data["user"]), str(data["text"]))
+async def process_modify(deps: BotDeps, received: Received[ModifySubmission]) -> None:
+    """A stored form submission, after the ack."""
+    item = received.item
+    await submit_modify(deps, ids.ModalMetadata.decode(item.metadata), item.user, item.text)
 
 
-def register(app: AsyncApp, deps: BotDeps) -> None:
-    deps.intake.processors[MODIFY] = (partial(process_modify, deps), False)
-
+def register(app: AsyncApp, intake: Intake) -> None:
     @app.view(ids.MODIFY_MODAL_CALLBACK)
     async def handle_modify(ack: AsyncAck, body: dict[str, Any], view: dict[str, Any]) -> None:
         text = typed_text(view)
@@ -79,10 +75,6 @@ def register(app: AsyncApp, deps: BotDeps) -> None:
         user = str((body.get("user") or {}).get("id", ""))
         view_id = str(view.get("id") or "")
         submission = f"{view_id}:{view.get('hash') or ''}" if view_id else metadata.encode()
-        await deps.intake.accept(  # stored before the ack goes out; handled after it
-            InboxItem(
-                event_id=f"modal:{user}:{submission}",
-                kind=MODIFY,
-                payload={"metadata": metadata.encode(), "user": user, "text": text},
-            )
-        )
+        item = ModifySubmission(metadata=metadata.encode(), user=user, text=text)
+        # stored before the ack goes out; handled after it
+        await intake.accept(stored(item, event_id=f"modal:{user}:{submission}"))
