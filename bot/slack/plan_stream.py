@@ -8,13 +8,11 @@ second source of truth — everything it shows is recomputed from the stored run
   `plan_update` title and one `task_update` per step; each later pass appends the tasks
   (and title) that changed; when the run is answered, the answer is appended as
   `markdown_text` and `chat.stopStream` ends it with the sources, feedback and run id.
-- Its progress is one `message_refs` row (kind `stream`): the stream's ts and a short
-  token — `starting`, `o:<digest of the tasks shown>`, `a:` (answer being appended),
-  `A:` (answer appended, stop pending), `done`, `plan-done` (stopped without the answer:
-  after a pause the answer is a message below it, where the person reads on),
-  `text-done` (the answer's text is in the stream but Slack refused to end it with its
-  footer: the footer alone is a message below it) or `message` (this run uses the
-  edited plan message). So a restart resumes from the stored state.
+- Its progress is one `message_refs` row (kind `stream`): the stream's ts and a
+  `StreamProgress` (`bot.slack.stream_progress`: starting, open with the tasks shown,
+  answering, answered, done, plan-done — stopped without the answer: after a pause the
+  answer is a message below it, where the person reads on —, text-done, or message: this
+  run uses the edited plan message). So a restart resumes from the stored state.
 - 429, 5xx and timeouts on task updates retry the pass (a `task_update` sent twice shows
   the same thing). Anything that cannot be repeated safely — a `startStream` or answer
   append whose outcome is unknown — and any refusal of a started stream stops it (when
@@ -62,18 +60,13 @@ from bot.slack.slack_io import (
     payload,
     slack_error,
 )
+from bot.slack.stream_progress import StreamProgress, StreamStage
 
 log = logging.getLogger(__name__)
 
 PlanDisplay = Literal["auto", "stream", "message"]
 Cover = Literal["all", "text", "plan", "message", "undecided"]
 STREAM = "stream"
-STARTING = "starting"
-DONE = "done"
-PLAN_DONE = "plan-done"
-TEXT_DONE = "text-done"
-MESSAGE = "message"
-OPEN, ANSWERING, ANSWERED = "o:", "a:", "A:"
 
 REFUSALS = frozenset(
     {
@@ -167,6 +160,15 @@ def _view(state: RunState) -> tuple[str, list[PlanTask]]:
     return plan_title(state), plan_tasks(state)
 
 
+async def _note(
+    refs: StreamRefs, channel: str, ts: str, stage: StreamStage, digest: str = ""
+) -> str:
+    """Store the stream's progress (in its stored form, which this returns)."""
+    token = StreamProgress(stage, digest).token()
+    await refs.remember(STREAM, channel, ts, token)
+    return token
+
+
 class PlanStreamer:
     """Delivers a run's plan (and answer) as a streamed reply; see the module doc."""
 
@@ -196,28 +198,30 @@ class PlanStreamer:
             if state.plan is None:
                 return "message"  # nothing to show yet
             if not await self._wants_stream(state) or refs.ref(PLAN) is not None:
-                await refs.remember(STREAM, state.thread.channel_id, "", MESSAGE)
+                await _note(refs, state.thread.channel_id, "", StreamStage.MESSAGE)
                 return "message"
             if state.status is RunStatus.PLANNING and state.plan.requires_confirmation:
                 return "undecided"  # plan approval's buttons need the plan message
             ref = await self._start(state, refs)
             if ref is None:
                 return "message"
-        channel, ts, token = ref[0], ref[1], ref[2] or ""
-        if token == DONE:
+        channel, ts = ref[0], ref[1]
+        progress = StreamProgress.parse(ref[2])
+        stage = progress.stage
+        if stage is StreamStage.DONE:
             return "all"
-        if token == PLAN_DONE:
+        if stage is StreamStage.PLAN_DONE:
             return "plan"
-        if token == TEXT_DONE:
+        if stage is StreamStage.TEXT_DONE:
             return "text"
-        if token == MESSAGE:
+        if stage is StreamStage.MESSAGE:
             return "message"
-        if token == STARTING or token.startswith(ANSWERING):
-            why = "starting" if token == STARTING else "appending the answer"
+        if stage in (StreamStage.STARTING, StreamStage.ANSWERING):
+            why = "starting" if stage is StreamStage.STARTING else "appending the answer"
             await self._drop(state, refs, channel, ts, f"an earlier {why} did not finish")
             return "message"
-        if token.startswith(OPEN):
-            if not await self._append_tasks(state, refs, channel, ts, token):
+        if stage is StreamStage.OPEN:
+            if not await self._append_tasks(state, refs, channel, ts, progress):
                 return "message"
             if not state.status.is_final:
                 return "all"
@@ -246,7 +250,7 @@ class PlanStreamer:
 
     async def _start(self, state: RunState, refs: StreamRefs) -> tuple[str, str, str] | None:
         channel = state.thread.channel_id
-        await refs.remember(STREAM, channel, "", STARTING)
+        await _note(refs, channel, "", StreamStage.STARTING)
         title, tasks = _view(state)
         chunks: list[Chunk] = [title_chunk(state), *plan_chunks(state, tasks)]
         try:
@@ -266,11 +270,10 @@ class PlanStreamer:
             if self.display == "auto" and error.split(" ")[0] in REFUSALS:
                 await self.choices.refuse(state.thread.team_id, error)
             log.warning("chat.startStream refused: %s", error, extra={"run_id": state.run_id})
-            await refs.remember(STREAM, channel, "", MESSAGE)
+            await _note(refs, channel, "", StreamStage.MESSAGE)
             return None
         ts = str(response["ts"])
-        token = OPEN + _digest([title, tasks])
-        await refs.remember(STREAM, channel, ts, token)
+        token = await _note(refs, channel, ts, StreamStage.OPEN, _digest([title, tasks]))
         self._shown[state.run_id] = {"title": title, **{t.task_id: _digest(t) for t in tasks}}
         return channel, ts, token
 
@@ -299,11 +302,11 @@ class PlanStreamer:
         return True
 
     async def _append_tasks(
-        self, state: RunState, refs: StreamRefs, channel: str, ts: str, token: str
+        self, state: RunState, refs: StreamRefs, channel: str, ts: str, shown_now: StreamProgress
     ) -> bool:
         title, tasks = _view(state)
-        wanted = OPEN + _digest([title, tasks])
-        if wanted == token:
+        wanted = _digest([title, tasks])
+        if wanted == shown_now.digest:
             return True
         shown = self._shown.get(state.run_id, {})
         chunks: list[Chunk] = []
@@ -314,17 +317,18 @@ class PlanStreamer:
         if chunks and not await self._append(state, refs, channel, ts, chunks, repeatable=True):
             return False
         self._shown[state.run_id] = {"title": title, **{t.task_id: _digest(t) for t in tasks}}
-        await refs.remember(STREAM, channel, ts, wanted)
+        await _note(refs, channel, ts, StreamStage.OPEN, wanted)
         return True
 
     async def _append_answer(
         self, state: RunState, refs: StreamRefs, channel: str, ts: str
     ) -> bool:
-        await refs.remember(STREAM, channel, ts, ANSWERING + _digest(state.final_answer))
+        answer = _digest(state.final_answer)
+        await _note(refs, channel, ts, StreamStage.ANSWERING, answer)
         for chunk in answer_markdown(state):
             if not await self._append(state, refs, channel, ts, [chunk], repeatable=False):
                 return False
-        await refs.remember(STREAM, channel, ts, ANSWERED + _digest(state.final_answer))
+        await _note(refs, channel, ts, StreamStage.ANSWERED, answer)
         return True
 
     async def _stop(
@@ -348,7 +352,7 @@ class PlanStreamer:
                 # not stopped by an earlier try, but the whole answer is in the stream
                 # and the person has read it: end it plainly; its footer goes below
                 await self._end_plainly(state, channel, ts, f"chat.stopStream: {slack_error(exc)}")
-                await refs.remember(STREAM, channel, ts, TEXT_DONE)
+                await _note(refs, channel, ts, StreamStage.TEXT_DONE)
                 self._shown.pop(state.run_id, None)
                 return "text"
             log.warning(
@@ -356,7 +360,7 @@ class PlanStreamer:
                 slack_error(exc),
                 extra={"run_id": state.run_id},
             )
-        await refs.remember(STREAM, channel, ts, DONE if answered else PLAN_DONE)
+        await _note(refs, channel, ts, StreamStage.DONE if answered else StreamStage.PLAN_DONE)
         if answered:
             digest = digest_of(blocks or [], answer_fallback_text(state))
             await refs.remember(ANSWER, channel, ts, digest)
@@ -389,14 +393,12 @@ class PlanStreamer:
         )
         if ts:
             await self._stop_bare(channel, ts, "after a failure")
-        await refs.remember(STREAM, channel, ts, MESSAGE)
+        await _note(refs, channel, ts, StreamStage.MESSAGE)
         self._shown.pop(state.run_id, None)
 
 
 __all__ = [
-    "MESSAGE",
     "STREAM",
-    "TEXT_DONE",
     "Cover",
     "PlanDisplay",
     "PlanStreamer",
