@@ -130,7 +130,7 @@ def test_cmd_serves_on_the_exposed_port(instructions: list[Instruction]) -> None
     assert only(instructions, "CMD").exec_form() == ["grace", "serve", "--port", PORT]
     assert not any(i.name == "ENTRYPOINT" for i in instructions)
     assert pyproject()["project"]["scripts"]["grace"] == "bot.cli.main:main"
-    cli = (REPO / "bot" / "cli" / "main.py").read_text(encoding="utf-8")
+    cli = (REPO / "bot" / "cli" / "parser.py").read_text(encoding="utf-8")
     assert 'add_parser("serve"' in cli and '"--port"' in cli
 
 

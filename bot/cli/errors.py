@@ -5,10 +5,18 @@ always has exactly one object to parse."""
 from __future__ import annotations
 
 import argparse
+import errno
 import json
+import logging
 import sys
 from enum import IntEnum
-from typing import NoReturn
+from typing import TYPE_CHECKING, NoReturn
+
+if TYPE_CHECKING:
+    from bot.service.settings import Settings
+
+log = logging.getLogger("bot.cli.main")
+"""The command's own logger: a crash is logged under the name it always had."""
 
 
 class ExitCode(IntEnum):
@@ -63,3 +71,27 @@ def report_error(error: CommandError, *, as_json: bool) -> int:
             error.parser.print_usage(sys.stderr)
         print(f"error: {error.message}", file=sys.stderr)
     return int(error.exit_code)
+
+
+def unexpected_error(args: argparse.Namespace, settings: Settings, exc: Exception) -> CommandError:
+    """A port in use is the user's to fix; anything else is a bug: the log keeps the
+    traceback, the user gets one line."""
+    if isinstance(exc, OSError) and exc.errno == errno.EADDRINUSE:
+        port = getattr(args, "port", None) or settings.slack.port
+        return CommandError(
+            "port_in_use",
+            f"Port {port} is in use: stop what runs there or pick another with --port.",
+            ExitCode.BAD_INPUT,
+        )
+    log.exception("grace %s crashed", args.command, extra={"event": "command_crashed"})
+    return CommandError("internal", f"unexpected {type(exc).__name__}", ExitCode.FAILED)
+
+
+def data_dir_in_use(settings: Settings) -> str:
+    """Why a second process cannot open the data directory, and what to do."""
+    return (
+        f"the data directory {settings.data_dir} is already in use by another grace process "
+        "(grace dev, grace serve or a running grace ask); only one process can open it at a "
+        "time. Stop that process, or give this one another directory "
+        "(GRACE_DATA_DIR=/tmp/grace-2 grace …), or share a Qdrant server with QDRANT_URL."
+    )

@@ -12,16 +12,16 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import sys
 import tempfile
-from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+from bot.cli.progress import EvalProgress
 
 # `grace` builds this command's parser on every start: the evaluation itself is imported
 # only when `grace eval` runs.
 if TYPE_CHECKING:
-    from agent.evaluation import CaseRecord, EvalReport
+    from agent.evaluation import EvalReport
     from bot.service.settings import Settings
 
 EVAL_COLLECTION = "grace_eval"
@@ -99,7 +99,7 @@ async def run_eval_command(args: argparse.Namespace, settings: Settings) -> int:
                     f"The collection {collection!r} is empty: `grace ingest` documents into "
                     "it, or evaluate on a directory with --kb DIR."
                 )
-            with _progress(len(cases)) as advance:
+            with EvalProgress(len(cases)) as advance:
                 report = await run_eval(
                     services.orchestrator,
                     cases,
@@ -143,27 +143,3 @@ def _output(report: EvalReport, args: argparse.Namespace) -> int:
         if written:
             print(f"\nReport written to {args.report}: " + ", ".join(p.name for p in written))
     return 0
-
-
-class _progress:
-    """A progress bar on stderr when it is a terminal; nothing otherwise."""
-
-    def __init__(self, total: int) -> None:
-        self.total = total
-        self.bar: Any = None
-
-    def __enter__(self) -> Callable[[CaseRecord], None]:
-        if sys.stderr.isatty():
-            from tqdm import tqdm
-
-            self.bar = tqdm(total=self.total, unit="question", file=sys.stderr, leave=False)
-        return self.advance
-
-    def advance(self, record: CaseRecord) -> None:
-        if self.bar is not None:
-            self.bar.set_postfix_str(f"{record.id}: {record.level}", refresh=False)
-            self.bar.update(1)
-
-    def __exit__(self, *exc: object) -> None:
-        if self.bar is not None:
-            self.bar.close()

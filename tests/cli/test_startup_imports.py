@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 
 from agent.schemas import RunStatus
-from bot.cli.main import RUN_STATUSES
+from bot.cli.parser import RUN_STATUSES
 from tests.durable.helpers import copy_data_dir, grace_env
 
 HEAVY = (
@@ -69,7 +69,7 @@ def _loaded_after(
 
 
 def test_importing_the_cli_and_building_its_parser_loads_no_heavy_library() -> None:
-    assert _loaded_after("import bot.cli.main; bot.cli.main._parser()") == []
+    assert _loaded_after("import bot.cli.main; bot.cli.main.build_parser()") == []
 
 
 def test_help_and_a_bad_argument_load_no_heavy_library() -> None:

@@ -220,8 +220,9 @@ def test_other_bad_input_exits_2(local_env: Path, capsys: pytest.CaptureFixture[
 
 def test_charts_and_the_progress_bar_are_imported_only_when_used() -> None:
     probe = (
-        "import sys; from bot.cli.main import _parser; import bot.cli.eval_cli, agent.evaluation; "
-        "_parser(); print(sorted(m for m in ('matplotlib', 'tqdm') if m in sys.modules))"
+        "import sys; from bot.cli.main import build_parser; "
+        "import bot.cli.eval_cli, agent.evaluation; build_parser(); "
+        "print(sorted(m for m in ('matplotlib', 'tqdm') if m in sys.modules))"
     )
     result = subprocess.run(
         [sys.executable, "-c", probe], capture_output=True, text=True, timeout=120, check=True
