@@ -49,7 +49,7 @@ METHOD_SCOPES: dict[str, set[str]] = {
     "chat_update": {"chat:write"},
     "chat_postEphemeral": {"chat:write"},
     "chat_delete": {"chat:write"},
-    "chat_startStream": {"chat:write"},  # the streamed plan (bot/slack/plan_stream.py)
+    "chat_startStream": {"chat:write"},  # the streamed plan (bot/slack/delivery/plan_stream.py)
     "chat_appendStream": {"chat:write"},
     "chat_stopStream": {"chat:write"},
     "chat_getPermalink": set(),

@@ -12,7 +12,7 @@ from typing import Protocol, runtime_checkable
 from agent.errors import GraceError
 from agent.knowledge.qdrant_kb import StoredDocument
 from blocks.limits import truncate
-from bot.slack.assistant_status import readable_collection
+from bot.slack.delivery.assistant_status import readable_collection
 
 log = logging.getLogger(__name__)
 

@@ -21,18 +21,18 @@ from bot.service.sweeper import adopt_abandoned
 from bot.service.tasks import TaskRunner
 from bot.service.wiring import Services, build_services
 from bot.slack.app import build_app, make_slack_client
-from bot.slack.assistant_status import AssistantThreads
 from bot.slack.conversation import process_question, process_reply
+from bot.slack.delivery.assistant_status import AssistantThreads, status_client
+from bot.slack.delivery.plan_stream import PlanStreamer, StreamChoices
+from bot.slack.delivery.publisher import SlackPublisher
 from bot.slack.deps import BotDeps
 from bot.slack.identity import resolve_identity
 from bot.slack.intake import Handler, Intake
 from bot.slack.items import InboxKind
 from bot.slack.listeners.actions import process_click
-from bot.slack.listeners.assistant import greet, status_client, take_question
+from bot.slack.listeners.assistant import greet, take_question
 from bot.slack.listeners.commands import process_command
 from bot.slack.listeners.views import process_modify
-from bot.slack.plan_stream import PlanStreamer, StreamChoices
-from bot.slack.slack_io import SlackPublisher
 
 log = logging.getLogger(__name__)
 

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from agent.orchestrator import Orchestrator
 from bot.service.settings import Settings
 from bot.service.tasks import TaskRunner
-from bot.slack.slack_io import SlackPublisher
+from bot.slack.delivery.publisher import SlackPublisher
 from storage.ledger import SqlUsageLedger
 from storage.run_store import SqlRunStore
 

@@ -43,7 +43,7 @@ from blocks.limits import (
 from bot.service.settings import LLMSettings, Settings, SlackSettings
 from bot.service.wiring import build_services
 from bot.slack.compose import Bot, create_bot
-from bot.slack.plan_stream import PlanDisplay
+from bot.slack.delivery.plan_stream import PlanDisplay
 from bot.slack.runners import http_app
 from storage.run_store import SqlRunStore
 from tests.fakes.fake_slack import (

@@ -21,7 +21,7 @@ from agent.schemas import (
 )
 from blocks import ids
 from bot.slack.assistant_prompts import document_title, welcome
-from bot.slack.assistant_status import ASSISTANT_REF, status_for
+from bot.slack.delivery.assistant_status import ASSISTANT_REF, status_for
 from bot.slack.listeners.assistant import READING
 from tests.fakes.fake_slack import (
     DEFAULT_APP_ID,

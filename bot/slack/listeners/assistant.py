@@ -3,7 +3,7 @@
 - `assistant_thread_started`: a greeting and suggested prompts from the knowledge base.
 - A person's message in an assistant thread: a question (or the answer to the thread's
   pause), handled by the same run machinery as a mention — the thread is titled with
-  the question and its status line follows the run (see `bot.slack.assistant_status`).
+  the question and its status line follows the run (see `bot.slack.delivery.assistant_status`).
 
 Like every listener, these only store the event in the durable inbox before the ack;
 the work happens after it, from the inbox (`greet` and `take_question`, handed to the
@@ -18,12 +18,11 @@ from typing import Any
 
 from slack_bolt.async_app import AsyncApp
 from slack_bolt.middleware.assistant.async_assistant import AsyncAssistant
-from slack_sdk.web.async_client import AsyncWebClient
 
 from agent.schemas import RunOrigin, ThreadKey
 from bot.slack.assistant_prompts import welcome
-from bot.slack.assistant_status import AssistantThreads
 from bot.slack.conversation import on_question, strip_mentions
+from bot.slack.delivery.assistant_status import AssistantThreads
 from bot.slack.deps import BotDeps
 from bot.slack.intake import FollowUp, Intake, Received
 from bot.slack.items import AssistantQuestion, InboxKind, InThread, ThreadStarted, stored
@@ -34,7 +33,6 @@ log = logging.getLogger(__name__)
 
 GREETING = "assistant_greeting"
 READING = "is reading your question…"
-STATUS_TIMEOUT_S = 5
 
 
 def greeting_owner(key: ThreadKey) -> str:
@@ -102,12 +100,6 @@ def started_row(body: dict[str, Any], event: dict[str, Any]) -> InboxItem | None
     item = ThreadStarted(**InThread.fields_of(key), user=str(thread.get("user_id", "")))
     event_id = str(body.get("event_id") or f"{InboxKind.THREAD_STARTED}:{channel}:{ts}")
     return stored(item, event_id=event_id)
-
-
-def status_client(client: AsyncWebClient) -> AsyncWebClient:
-    """The app's client without its retry handlers: a status line is not worth waiting
-    out a rate limit inside a run."""
-    return AsyncWebClient(token=client.token, base_url=client.base_url, timeout=STATUS_TIMEOUT_S)
 
 
 def register(app: AsyncApp, intake: Intake) -> None:

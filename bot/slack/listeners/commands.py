@@ -25,7 +25,7 @@ from blocks.status import (
     stats_blocks,
     thresholds_blocks,
 )
-from bot.slack.assistant_status import ASSISTANT_REF
+from bot.slack.delivery.assistant_status import ASSISTANT_REF
 from bot.slack.deps import BotDeps
 from bot.slack.intake import Intake, Received
 from bot.slack.items import Command, stored

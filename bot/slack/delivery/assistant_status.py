@@ -23,7 +23,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 from agent.ports import RunEvent, RunEventType
 from agent.schemas import ActionType, RunOrigin, RunState, ThreadKey
 from blocks.limits import truncate
-from bot.slack.slack_io import slack_error
+from bot.slack.delivery.web_api import slack_error
 
 log = logging.getLogger(__name__)
 
@@ -31,6 +31,7 @@ ASSISTANT_REF = "assistant_thread"
 """Message-ref kind marking a run as asked in an assistant thread (ts = the thread's)."""
 TITLE_CHARS = 60
 STATUS_CHARS = 80
+STATUS_TIMEOUT_S = 5
 CLEAR = ""
 
 _STATIC_STATUS: dict[RunEventType, str] = {
@@ -87,6 +88,12 @@ def status_for(event: RunEvent, state: RunState) -> str | None:
             return "is preparing a question for you…"
         return "is putting the answer together…"
     return _STATIC_STATUS.get(event.type)
+
+
+def status_client(client: AsyncWebClient) -> AsyncWebClient:
+    """The app's client without its retry handlers: a status line is not worth waiting
+    out a rate limit inside a run."""
+    return AsyncWebClient(token=client.token, base_url=client.base_url, timeout=STATUS_TIMEOUT_S)
 
 
 class AssistantThreads:

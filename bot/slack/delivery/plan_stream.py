@@ -9,7 +9,7 @@ second source of truth — everything it shows is recomputed from the stored run
   (and title) that changed; when the run is answered, the answer is appended as
   `markdown_text` and `chat.stopStream` ends it with the sources, feedback and run id.
 - Its progress is one `message_refs` row (kind `stream`): the stream's ts and a
-  `StreamProgress` (`bot.slack.stream_progress`: starting, open with the tasks shown,
+  `StreamProgress` (`bot.slack.delivery.stream_progress`: starting, open with the tasks shown,
   answering, answered, done, plan-done — stopped without the answer: after a pause the
   answer is a message below it, where the person reads on —, text-done, or message: this
   run uses the edited plan message). So a restart resumes from the stored state.
@@ -51,7 +51,8 @@ from blocks.plan_card import (
     plan_title,
     title_chunk,
 )
-from bot.slack.slack_io import (
+from bot.slack.delivery.stream_progress import StreamProgress, StreamStage
+from bot.slack.delivery.web_api import (
     ANSWER,
     METADATA_EVENT,
     PLAN,
@@ -60,7 +61,6 @@ from bot.slack.slack_io import (
     payload,
     slack_error,
 )
-from bot.slack.stream_progress import StreamProgress, StreamStage
 
 log = logging.getLogger(__name__)
 
@@ -88,7 +88,7 @@ REFUSED = "stream_refused"
 
 
 class StreamRefs(Protocol):
-    """The pass's view of the run's stored message refs (`slack_io._ThreadSync`)."""
+    """The pass's view of the run's stored message refs (`thread_sync.ThreadSync`)."""
 
     def ref(self, kind: str) -> tuple[str, str, str | None] | None: ...
 

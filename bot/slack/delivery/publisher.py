@@ -19,20 +19,18 @@ repeat after any failure:
 
 Where the workspace streams, the plan (and the answer) is a streamed reply instead of
 the plan message (`plan_stream.PlanStreamer`, injected as `streams`); the plan message is
-then only the fallback, built from Slack's `plan` and `task_card` blocks.
+then only the fallback, built from Slack's `plan` and `task_card` blocks. One pass over a
+run's messages is a `thread_sync.ThreadSync`; what a failed call means is `web_api`'s.
 """
 
 from __future__ import annotations
 
 import asyncio
-import hashlib
-import json
 import logging
 from collections.abc import Sequence
 from datetime import datetime, timedelta
 from typing import Any, Protocol
 
-from slack_sdk.errors import SlackApiError
 from slack_sdk.models.blocks import Block
 from slack_sdk.web.async_client import AsyncWebClient
 
@@ -64,21 +62,21 @@ from blocks.intervention import (
 from blocks.limits import truncate
 from blocks.plan import fallback_text, outcome_text
 from blocks.plan_card import plan_card_message
+from bot.slack.delivery.thread_sync import ThreadSync
+from bot.slack.delivery.web_api import (
+    ANSWER,
+    METADATA_EVENT,
+    OUTCOME,
+    PLAN,
+    RetryLater,
+    classify_failure,
+    payload,
+    slack_error,
+)
 from storage.outbox import GAVE_UP, Delivery
 
 log = logging.getLogger(__name__)
 
-PLAN = "plan"
-ANSWER = "answer"
-OUTCOME = "outcome"
-METADATA_EVENT = "grace_message"
-"""Slack message metadata `event_type` of every run message GRACE posts."""
-
-_RETRYABLE_ERRORS = frozenset(
-    {"ratelimited", "internal_error", "fatal_error", "service_unavailable", "request_timeout"}
-)
-"""Slack's `ok: false` answers that another try may fix; any other one is final (e.g.
-`channel_not_found`, `invalid_blocks`): logged, and that message skipped."""
 _MAX_BACKOFF_S = 30.0
 
 
@@ -93,7 +91,7 @@ class MessageStore(Protocol):
 
 
 class PlanStream(Protocol):
-    async def deliver(self, state: RunState, refs: _ThreadSync) -> str:
+    async def deliver(self, state: RunState, refs: ThreadSync) -> str:
         """What the run's stream shows: `all`, `text` (no footer), `plan`, `message`
         (none) or `undecided`."""
         ...
@@ -117,53 +115,6 @@ class DeliveryQueue(Protocol):
     async def undelivered(
         self, *, channel_id: str | None = None, limit: int = 20
     ) -> list[Delivery]: ...
-
-
-def payload(blocks: Sequence[Block]) -> list[dict[str, Any]]:
-    return [b.to_dict() for b in blocks]
-
-
-def slack_error(exc: BaseException) -> str:
-    """A short, safe description of a failed Web API call (the body may be plain text)."""
-    if isinstance(exc, SlackApiError):
-        data = getattr(exc.response, "data", None)
-        status = getattr(exc.response, "status_code", None)
-        if isinstance(data, dict) and data.get("error"):
-            return f"{data['error']} (HTTP {status})"
-        return f"HTTP {status}"
-    return type(exc).__name__
-
-
-class RetryLater(Exception):
-    """A Web API call failed in a way another try may fix."""
-
-    def __init__(self, reason: str, *, after: float | None = None) -> None:
-        super().__init__(reason)
-        self.reason = reason
-        self.after = after
-
-
-def classify_failure(exc: BaseException, what: str) -> RetryLater | None:
-    """None for a permanent Slack refusal; otherwise how to retry."""
-    if isinstance(exc, SlackApiError):
-        status = getattr(exc.response, "status_code", 0)
-        data = getattr(exc.response, "data", None)
-        error = data.get("error") if isinstance(data, dict) else None
-        if status == 429:
-            headers = getattr(exc.response, "headers", {}) or {}
-            try:
-                after = float(headers.get("Retry-After") or headers.get("retry-after") or 1)
-            except ValueError:
-                after = 1.0
-            return RetryLater(f"{what}: rate limited", after=max(after, 1.0))
-        if status == 200 and error and error not in _RETRYABLE_ERRORS:
-            return None
-    return RetryLater(f"{what}: {slack_error(exc)}")
-
-
-def digest_of(blocks: list[dict[str, Any]], text: str) -> str:
-    data = json.dumps([blocks, text], sort_keys=True, ensure_ascii=False)
-    return hashlib.sha256(data.encode()).hexdigest()[:32]
 
 
 class SlackPublisher:
@@ -351,7 +302,9 @@ class SlackPublisher:
     async def _reconcile(self, state: RunState, *, suspect: bool) -> None:
         """Post or edit every message `state` should have. `suspect`: an earlier pass
         did not finish, so a message may be in Slack without its ts stored."""
-        sync = _ThreadSync(self, state, await self._store.message_digests(state.run_id), suspect)
+        sync = ThreadSync(
+            self, self._store, state, await self._store.message_digests(state.run_id), suspect
+        )
         streamed = await self._streams.deliver(state, sync) if self._streams else "message"
         if state.plan is not None and streamed == "message":
             blocks = payload(plan_card_message(state))
@@ -370,7 +323,7 @@ class SlackPublisher:
             await sync.ensure(f"{OUTCOME}:{state.status.value}", None, text)
 
     async def _intervention(
-        self, sync: _ThreadSync, state: RunState, request: InterventionRequest
+        self, sync: ThreadSync, state: RunState, request: InterventionRequest
     ) -> None:
         if request.kind is InterventionKind.PLAN_APPROVAL:
             return  # its buttons live on the plan message
@@ -497,76 +450,6 @@ class SlackPublisher:
             )
         except Exception as exc:
             log.error("chat.postEphemeral failed: %s", slack_error(exc))
-
-
-class _ThreadSync:
-    """One pass over one run's messages: what is stored, and the search done at most once."""
-
-    def __init__(
-        self,
-        publisher: SlackPublisher,
-        state: RunState,
-        refs: dict[str, tuple[str, str, str | None]],
-        suspect: bool,
-    ) -> None:
-        self._publisher = publisher
-        self._state = state
-        self._refs = refs
-        self._suspect = suspect
-        self._found: dict[str, str] | None = None
-
-    def has(self, kind: str) -> bool:
-        return kind in self._refs
-
-    def kinds(self) -> list[str]:
-        return list(self._refs)
-
-    def ref(self, kind: str) -> tuple[str, str, str | None] | None:
-        """(channel, ts, digest) of the run's `kind` message, as stored."""
-        return self._refs.get(kind)
-
-    async def remember(self, kind: str, channel: str, ts: str, digest: str | None) -> None:
-        await self._remember(kind, (channel, ts, digest))
-
-    async def posted(self) -> dict[str, str]:
-        """kind → ts of the run's messages found in the thread by their metadata (one
-        search per pass)."""
-        if self._found is None:
-            self._found = await self._publisher.find_posted(self._state)
-        return self._found
-
-    async def ensure(
-        self, kind: str, blocks: list[dict[str, Any]] | None, text: str, *, edit: bool = False
-    ) -> None:
-        """The `kind` message exists (and, with `edit`, shows these blocks)."""
-        state, publisher = self._state, self._publisher
-        digest = digest_of(blocks or [], text)
-        ref = self._refs.get(kind)
-        if ref is None and self._suspect:
-            ts = (await self.posted()).get(kind)
-            if ts is not None:
-                log.warning(
-                    "found an earlier post in the thread; not posting it again",
-                    extra={"run_id": state.run_id, "kind": kind},
-                )
-                ref = (state.thread.channel_id, ts, None)
-                await self._remember(kind, ref)
-        if ref is None:
-            ts = await publisher.post_message(state, kind, blocks, text)
-            if ts is not None:
-                await self._remember(kind, (state.thread.channel_id, ts, digest))
-            return
-        channel, ts, shown = ref
-        if edit and shown != digest:
-            if await publisher.update_message(channel, ts, blocks, text, state.run_id):
-                await self._remember(kind, (channel, ts, digest))
-
-    async def _remember(self, kind: str, ref: tuple[str, str, str | None]) -> None:
-        channel, ts, digest = ref
-        await self._publisher._store.set_message_ref(
-            run_id=self._state.run_id, kind=kind, channel_id=channel, ts=ts, digest=digest
-        )
-        self._refs[kind] = ref
 
 
 def _interventions(state: RunState) -> list[InterventionRequest]:

@@ -1,5 +1,5 @@
 """How far a run's plan stream has got: one small record, kept in the run's `stream`
-message ref so a restart resumes from it (`bot.slack.plan_stream`).
+message ref so a restart resumes from it (`bot.slack.delivery.plan_stream`).
 
 It is stored as the short token rows have always held — `starting`, `o:<digest of the
 tasks shown>`, `a:<digest>` (the answer being appended), `A:<digest>` (the answer
