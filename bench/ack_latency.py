@@ -1,6 +1,6 @@
 """Ack latency: how fast GRACE answers Slack's HTTP requests, next to a bare Bolt app.
 
-    python bench/ack_latency.py [--events 200] [--warmup 5] [--diagnose]
+    python -m bench.ack_latency [--events 200] [--warmup 5] [--diagnose]
 
 Slack wants every event acknowledged within 3 s; the agent's work must come after the
 ack. This sends N concurrent, correctly signed `app_mention` events (distinct event ids)
@@ -38,26 +38,22 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
-REPO = Path(__file__).resolve().parents[1]
-if str(REPO) not in sys.path:
-    sys.path.insert(0, str(REPO))
+import aiohttp
+from aiohttp import web
+from slack_bolt.adapter.aiohttp import to_aiohttp_response, to_bolt_request
+from slack_bolt.async_app import AsyncApp
+from slack_sdk.web.async_client import AsyncWebClient
 
-import aiohttp  # noqa: E402
-from aiohttp import web  # noqa: E402
-from slack_bolt.adapter.aiohttp import to_aiohttp_response, to_bolt_request  # noqa: E402
-from slack_bolt.async_app import AsyncApp  # noqa: E402
-from slack_sdk.web.async_client import AsyncWebClient  # noqa: E402
-
-from agent.knowledge.ingest import SAMPLE_KB_DIR, ingest_paths  # noqa: E402
-from bot.service.settings import LLMSettings, Settings  # noqa: E402
-from bot.service.wiring import build_services  # noqa: E402
-from bot.slack.compose import Bot, create_bot  # noqa: E402
-from bot.slack.deps import BotDeps  # noqa: E402
-from bot.slack.listeners import events as events_module  # noqa: E402
-from bot.slack.runners import http_app  # noqa: E402
-from storage.db import make_engine, migrate  # noqa: E402
-from storage.run_store import SqlRunStore  # noqa: E402
-from tests.fakes.fake_slack import (  # noqa: E402
+from agent.knowledge.ingest import SAMPLE_KB_DIR, ingest_paths
+from bot.service.settings import LLMSettings, Settings
+from bot.service.wiring import build_services
+from bot.slack.compose import Bot, create_bot
+from bot.slack.deps import BotDeps
+from bot.slack.listeners import events as events_module
+from bot.slack.runners import http_app
+from storage.db import make_engine, migrate
+from storage.run_store import SqlRunStore
+from tests.fakes.fake_slack import (
     JSON_CONTENT_TYPE,
     FakeSlack,
     app_mention_envelope,

@@ -1,6 +1,6 @@
 """Refit the offline model's confidence calibration on the dev sets, and check it.
 
-    python bench/calibrate.py [--devsets DIR] [--sets en-sourcegraph,ja-tuqulore,PATH] [--l2 1.5]
+    python -m bench.calibrate [--devsets DIR] [--sets en-sourcegraph,ja-tuqulore,PATH] [--l2 1.5]
 
 Each dev set's `kb/` is ingested into an in-memory knowledge base and every question
 is run through the real orchestrator with the offline model (paused runs are moved
