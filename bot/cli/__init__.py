@@ -2,8 +2,8 @@
 
 - `main` — dispatch: settings, logging, services, the command's handler, the exit code.
 - `parser` — every subcommand's arguments (imports nothing heavy: `--help` is instant).
-- one module per command: `ingest`, `ask`, `runs` (runs, show), `resume`, `feedback`,
-  `upkeep` (recover, sweep, thresholds), `eval_cli`.
+- one module per command or small group: `ingest`, `ask`, `runs` (runs, show),
+  `answers` (resume, feedback), `upkeep` (recover, sweep, thresholds), `eval_cli`.
 - shared: `errors` (exit codes, one-line errors), `output` and `report` (a run printed,
   the `--json` contract), `observer` (progress on a terminal), `prompts` (a pause
   answered at the terminal), `progress` (progress bars).

@@ -15,6 +15,7 @@ import time
 from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING
 
+from bot.cli.answers import run_feedback, run_resume
 from bot.cli.ask import run_ask
 from bot.cli.errors import (
     CommandError,
@@ -23,11 +24,9 @@ from bot.cli.errors import (
     report_error,
     unexpected_error,
 )
-from bot.cli.feedback import run_feedback
 from bot.cli.ingest import run_ingest
 from bot.cli.observer import TerminalObserver
 from bot.cli.parser import build_parser
-from bot.cli.resume import run_resume
 from bot.cli.runs import run_runs, run_show
 from bot.cli.upkeep import run_recover, run_sweep, run_thresholds
 

@@ -60,22 +60,23 @@ class InThread(_Item):
         return {"team": key.team_id, "channel": key.channel_id, "thread_ts": key.thread_ts}
 
 
-class Question(InThread):
+class _Message(InThread):
+    """A person's message in a thread."""
+
+    user: str
+    text: str
+
+
+class Question(_Message):
     kind: Literal[InboxKind.QUESTION] = InboxKind.QUESTION
-    user: str
-    text: str
 
 
-class Reply(InThread):
+class Reply(_Message):
     kind: Literal[InboxKind.REPLY] = InboxKind.REPLY
-    user: str
-    text: str
 
 
-class AssistantQuestion(InThread):
+class AssistantQuestion(_Message):
     kind: Literal[InboxKind.ASSISTANT_QUESTION] = InboxKind.ASSISTANT_QUESTION
-    user: str
-    text: str
 
 
 class ThreadStarted(InThread):

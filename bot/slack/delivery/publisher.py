@@ -62,7 +62,7 @@ from blocks.intervention import (
 from blocks.limits import truncate
 from blocks.plan import fallback_text, outcome_text
 from blocks.plan_card import plan_card_message
-from bot.slack.delivery.thread_sync import ThreadSync
+from bot.slack.delivery.thread_sync import RefStore, ThreadSync
 from bot.slack.delivery.web_api import (
     ANSWER,
     METADATA_EVENT,
@@ -80,12 +80,8 @@ log = logging.getLogger(__name__)
 _MAX_BACKOFF_S = 30.0
 
 
-class MessageStore(Protocol):
+class MessageStore(RefStore, Protocol):
     async def load(self, run_id: str) -> RunState | None: ...
-
-    async def set_message_ref(
-        self, *, run_id: str, kind: str, channel_id: str, ts: str, digest: str | None = None
-    ) -> None: ...
 
     async def message_digests(self, run_id: str) -> dict[str, tuple[str, str, str | None]]: ...
 

@@ -6,6 +6,7 @@ when it is missing or shows something else."""
 from __future__ import annotations
 
 import logging
+from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from agent.schemas import RunState
@@ -34,33 +35,29 @@ class RefStore(Protocol):
     ) -> None: ...
 
 
+@dataclass
 class ThreadSync:
     """One pass over one run's messages: what is stored, and the search done at most once."""
 
-    def __init__(
-        self,
-        publisher: MessagePoster,
-        store: RefStore,
-        state: RunState,
-        refs: dict[str, tuple[str, str, str | None]],
-        suspect: bool,
-    ) -> None:
-        self._publisher = publisher
-        self._store = store
-        self._state = state
-        self._refs = refs
-        self._suspect = suspect
-        self._found: dict[str, str] | None = None
+    publisher: MessagePoster
+    store: RefStore
+    state: RunState
+    refs: dict[str, tuple[str, str, str | None]]
+    """kind → (channel, ts, digest) of the run's messages, as stored."""
+    suspect: bool
+    """An earlier pass did not finish: a message may be in Slack without its ts stored."""
+    found: dict[str, str] | None = field(default=None, init=False)
+    """kind → ts of the run's messages found in the thread (searched once, when needed)."""
 
     def has(self, kind: str) -> bool:
-        return kind in self._refs
+        return kind in self.refs
 
     def kinds(self) -> list[str]:
-        return list(self._refs)
+        return list(self.refs)
 
     def ref(self, kind: str) -> tuple[str, str, str | None] | None:
         """(channel, ts, digest) of the run's `kind` message, as stored."""
-        return self._refs.get(kind)
+        return self.refs.get(kind)
 
     async def remember(self, kind: str, channel: str, ts: str, digest: str | None) -> None:
         await self._remember(kind, (channel, ts, digest))
@@ -68,18 +65,18 @@ class ThreadSync:
     async def posted(self) -> dict[str, str]:
         """kind → ts of the run's messages found in the thread by their metadata (one
         search per pass)."""
-        if self._found is None:
-            self._found = await self._publisher.find_posted(self._state)
-        return self._found
+        if self.found is None:
+            self.found = await self.publisher.find_posted(self.state)
+        return self.found
 
     async def ensure(
         self, kind: str, blocks: list[dict[str, Any]] | None, text: str, *, edit: bool = False
     ) -> None:
         """The `kind` message exists (and, with `edit`, shows these blocks)."""
-        state, publisher = self._state, self._publisher
+        state, publisher = self.state, self.publisher
         digest = digest_of(blocks or [], text)
-        ref = self._refs.get(kind)
-        if ref is None and self._suspect:
+        ref = self.refs.get(kind)
+        if ref is None and self.suspect:
             ts = (await self.posted()).get(kind)
             if ts is not None:
                 log.warning(
@@ -100,7 +97,7 @@ class ThreadSync:
 
     async def _remember(self, kind: str, ref: tuple[str, str, str | None]) -> None:
         channel, ts, digest = ref
-        await self._store.set_message_ref(
-            run_id=self._state.run_id, kind=kind, channel_id=channel, ts=ts, digest=digest
+        await self.store.set_message_ref(
+            run_id=self.state.run_id, kind=kind, channel_id=channel, ts=ts, digest=digest
         )
-        self._refs[kind] = ref
+        self.refs[kind] = ref

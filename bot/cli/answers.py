@@ -1,4 +1,5 @@
-"""`grace resume RUN --action …`: answer a paused run from the command line."""
+"""`grace resume RUN --action …` answers a paused run from the command line; `grace
+feedback RUN up|down` votes on an answered one, counted as a Slack 👍/👎 is."""
 
 from __future__ import annotations
 
@@ -44,6 +45,29 @@ async def run_resume(args: argparse.Namespace, services: Services) -> int:
         raise CommandError("not_waiting", f"Not resumed: {outcome.reason}.", ExitCode.BAD_INPUT)
     assert outcome.state is not None
     return print_run(outcome.state, args.json, progress=args.progress)
+
+
+async def run_feedback(args: argparse.Namespace, services: Services) -> int:
+    from bot.service.feedback import record_feedback
+
+    state = await load_run(services, args.run_id)
+    if state.overall_confidence is None:
+        raise CommandError(
+            "not_answered",
+            f"Run {state.run_id} has no answer yet; feedback is for answers.",
+            ExitCode.BAD_INPUT,
+        )
+    reply = await record_feedback(
+        store=services.store,
+        orchestrator=services.orchestrator,
+        config=services.settings.intervention,
+        state=state,
+        user=args.user,
+        up=args.vote == "up",
+        counted_voters=services.settings.feedback.counted_voters,
+    )
+    print(reply.text)
+    return 0
 
 
 def option_index(number: int | None, options: list[str]) -> int | None:
