@@ -20,6 +20,7 @@ from agent.run_answers import RunAnswers, replace_intervention
 from agent.schemas import (
     InterventionRequest,
     InterventionStatus,
+    RunOrigin,
     RunState,
     StepStatus,
     ThreadKey,
@@ -72,12 +73,19 @@ class Orchestrator(RunAnswers):
         collection: str | None = None,
         context: str = "",
         run_id: str | None = None,
+        origin: RunOrigin | None = None,
     ) -> RunState:
         """Start a run and drive it until it answers, pauses, fails or is cancelled.
 
         Raises `InvalidInputError` / `CostLimitError` before anything is stored."""
         state = await self.register(
-            query, asker=asker, thread=thread, collection=collection, context=context, run_id=run_id
+            query,
+            asker=asker,
+            thread=thread,
+            collection=collection,
+            context=context,
+            run_id=run_id,
+            origin=origin,
         )
         await self._timed(state, self._plan_and_run(state))
         return state
@@ -91,6 +99,7 @@ class Orchestrator(RunAnswers):
         collection: str | None = None,
         context: str = "",
         run_id: str | None = None,
+        origin: RunOrigin | None = None,
     ) -> RunState:
         """Validate a question and store its run (PLANNING, held by this worker) without
         working on it yet. Once this returns the question cannot be lost: should the
@@ -110,6 +119,8 @@ class Orchestrator(RunAnswers):
         )
         if run_id:
             state.run_id = run_id
+        if origin is not None:  # else the thread's: a Slack thread, or the command line
+            state.origin = origin
         await self._commit(state, RunEventType.RUN_STARTED, "run started")
         return state
 
@@ -192,6 +203,7 @@ class Orchestrator(RunAnswers):
             collection=old.collection,
             context=old.context,
             run_id=new_run_id,
+            origin=old.origin,
         )
 
     def may_answer(self, request: InterventionRequest, user: str | None) -> bool:

@@ -9,9 +9,9 @@ from __future__ import annotations
 import uuid
 from datetime import UTC, datetime
 from enum import StrEnum
-from typing import Literal
+from typing import Literal, Self
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 
 def utcnow() -> datetime:
@@ -350,6 +350,17 @@ class ThreadKey(BaseModel):
     thread_ts: str = ""
 
 
+class RunOrigin(StrEnum):
+    """Where a run was asked, and so where it answers."""
+
+    SLACK_THREAD = "slack_thread"
+    """A mention, a DM or a thread in a channel: the answer goes to that thread."""
+    ASSISTANT_PANE = "assistant_pane"
+    """A thread of Slack's assistant pane: the thread, plus its status line and title."""
+    COMMAND_LINE = "command_line"
+    """`grace ask` (or `grace eval`): nothing is posted anywhere."""
+
+
 class RunState(BaseModel):
     """The whole, serialisable state of one run: what the run store saves and loads."""
 
@@ -357,6 +368,9 @@ class RunState(BaseModel):
     query: str
     asker: str = "local-user"
     thread: ThreadKey = Field(default_factory=ThreadKey)
+    origin: RunOrigin = RunOrigin.COMMAND_LINE
+    """Stored in the run's JSON; runs stored before it existed (and runs created without
+    one) get it from their thread: a Slack thread has a ts, the command line's key none."""
     collection: str | None = None
     context: str = ""
     status: RunStatus = RunStatus.PLANNING
@@ -388,6 +402,12 @@ class RunState(BaseModel):
     created_at: datetime = Field(default_factory=utcnow)
     updated_at: datetime = Field(default_factory=utcnow)
     execution_time_ms: float = 0.0
+
+    @model_validator(mode="after")
+    def _origin_from_thread(self) -> Self:
+        if "origin" not in self.model_fields_set and self.thread.thread_ts:
+            self.origin = RunOrigin.SLACK_THREAD
+        return self
 
     @property
     def replan_count(self) -> int:

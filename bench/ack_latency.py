@@ -1,6 +1,6 @@
 """Ack latency: how fast GRACE answers Slack's HTTP requests, next to a bare Bolt app.
 
-    python bench/ack_latency.py [--events 200] [--warmup 5] [--diagnose]
+    python -m bench.ack_latency [--events 200] [--warmup 5] [--diagnose]
 
 Slack wants every event acknowledged within 3 s; the agent's work must come after the
 ack. This sends N concurrent, correctly signed `app_mention` events (distinct event ids)
@@ -38,25 +38,22 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
-REPO = Path(__file__).resolve().parents[1]
-if str(REPO) not in sys.path:
-    sys.path.insert(0, str(REPO))
+import aiohttp
+from aiohttp import web
+from slack_bolt.adapter.aiohttp import to_aiohttp_response, to_bolt_request
+from slack_bolt.async_app import AsyncApp
+from slack_sdk.web.async_client import AsyncWebClient
 
-import aiohttp  # noqa: E402
-from aiohttp import web  # noqa: E402
-from slack_bolt.adapter.aiohttp import to_aiohttp_response, to_bolt_request  # noqa: E402
-from slack_bolt.async_app import AsyncApp  # noqa: E402
-from slack_sdk.web.async_client import AsyncWebClient  # noqa: E402
-
-from agent.knowledge.ingest import SAMPLE_KB_DIR, ingest_paths  # noqa: E402
-from bot.deps import BotDeps  # noqa: E402
-from bot.listeners import events as events_module  # noqa: E402
-from bot.runners import Bot, create_bot, http_app  # noqa: E402
-from bot.settings import LLMSettings, Settings  # noqa: E402
-from bot.wiring import build_services  # noqa: E402
-from storage.db import make_engine, migrate  # noqa: E402
-from storage.run_store import SqlRunStore  # noqa: E402
-from tests.fakes.fake_slack import (  # noqa: E402
+from agent.knowledge.ingest import SAMPLE_KB_DIR, ingest_paths
+from bot.service.settings import LLMSettings, Settings
+from bot.service.wiring import build_services
+from bot.slack.compose import Bot, create_bot
+from bot.slack.deps import BotDeps
+from bot.slack.listeners import events as events_module
+from bot.slack.runners import http_app
+from storage.db import make_engine, migrate
+from storage.run_store import SqlRunStore
+from tests.fakes.fake_slack import (
     JSON_CONTENT_TYPE,
     FakeSlack,
     app_mention_envelope,
@@ -142,7 +139,7 @@ async def blast(url: str, requests: Sequence[Request]) -> tuple[list[float], lis
 
 
 def bolt_endpoint(app: AsyncApp) -> web.Application:
-    """A bare Bolt app served the way `bot.runners.http_app` serves ours."""
+    """A bare Bolt app served the way `bot.slack.runners.http_app` serves ours."""
 
     async def slack_events(request: web.Request) -> web.Response:
         bolt_response = await app.async_dispatch(await to_bolt_request(request))
@@ -169,7 +166,7 @@ def bare_app(base_url: str, *, before_response: bool = False) -> AsyncApp:
 
 def bare_dedupe_app(base_url: str, store: SqlRunStore) -> AsyncApp:
     """Bare, but acking the way ours does: the listener runs before the response and first
-    records the event id in SQLite (`mark_processed`), as `bot.listeners.events` does."""
+    records the event id in SQLite (`mark_processed`), as `bot.slack.listeners.events` does."""
     app = AsyncApp(
         client=AsyncWebClient(token=BOT_TOKEN, base_url=base_url),
         signing_secret=SECRET,
@@ -429,7 +426,7 @@ async def diagnose_gap(slack: SlackSide, tmp: Path, events: int, warmup: int) ->
         await bot.close()
 
     if not hasattr(events_module, "first_delivery"):
-        print("(skipped the dedupe-after-ack variants: bot.listeners.events changed)\n")
+        print("(skipped the dedupe-after-ack variants: bot.slack.listeners.events changed)\n")
         return found
     for limit in (None, RUN_LIMIT):
         with dedupe_after_ack():

@@ -1,6 +1,6 @@
 """Fit the offline model's confidence map on the dev sets and judge it out of sample.
 
-    python bench/calibrate.py [--devsets DIR] [--sets NAME|PATH,...] [--l2 1.5]
+    python -m bench.calibrate [--devsets DIR] [--sets NAME|PATH,...] [--l2 1.5]
                               [--no-heldout] [--json]
 
 Each set's `kb/` is ingested into an in-memory knowledge base and its questions are run
@@ -39,25 +39,23 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parent.parent
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
-
-from agent.confidence import CALIBRATIONS, Calibration, provider_of  # noqa: E402
-from agent.evaluation import CaseRecord, EvalCase, compute_metrics, load_cases, run_eval  # noqa: E402
-from agent.evaluation.calibration import (  # noqa: E402
+from agent.confidence import CALIBRATIONS, Calibration, provider_of
+from agent.evaluation import CaseRecord, EvalCase, compute_metrics, load_cases, run_eval
+from agent.evaluation.calibration import (
     DEFAULT_L2,
     CrossValidation,
     Figures,
     cross_validate,
     fit_calibration,
 )
-from agent.knowledge.ingest import ingest_paths  # noqa: E402
-from agent.knowledge.lexical import HashingEmbedder  # noqa: E402
-from agent.knowledge.qdrant_kb import QdrantKnowledgeBase, open_knowledge_base  # noqa: E402
-from agent.llm.offline import OfflineModel  # noqa: E402
-from agent.memory_store import InMemoryRunStore  # noqa: E402
-from agent.orchestrator import Orchestrator  # noqa: E402
+from agent.knowledge.ingest import ingest_paths
+from agent.knowledge.lexical import HashingEmbedder
+from agent.knowledge.qdrant_kb import QdrantKnowledgeBase, open_knowledge_base
+from agent.llm.offline import OfflineModel
+from agent.memory_store import InMemoryRunStore
+from agent.orchestrator import Orchestrator
+
+ROOT = Path(__file__).resolve().parent.parent
 
 DEFAULT_DEVSETS = Path("/work/shared/devsets")
 """The shared dev sets (beside the repository: `../shared/devsets`)."""

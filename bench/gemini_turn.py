@@ -1,6 +1,6 @@
 """One question's turn on the Gemini path: model calls, tokens, time, agent overhead.
 
-    python bench/gemini_turn.py [--latency 0.3] [--questions N]
+    python -m bench.gemini_turn [--latency 0.3] [--questions N]
 
 A fake Gemini server (the test fake, real HTTP, the real google-genai client) answers
 every call — plans, answers, evaluations, embeddings — after `--latency` seconds (300 ms
@@ -23,7 +23,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import logging
-import sys
 import tempfile
 import threading
 import time
@@ -33,18 +32,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-REPO = Path(__file__).resolve().parents[1]
-if str(REPO) not in sys.path:
-    sys.path.insert(0, str(REPO))
-
-from agent.config import AgentConfig, InterventionConfig  # noqa: E402
-from agent.knowledge.ingest import SAMPLE_KB_DIR, ingest_paths  # noqa: E402
-from agent.knowledge.qdrant_kb import open_knowledge_base  # noqa: E402
-from agent.llm.gemini import CallPolicy, GeminiEmbedder, GeminiModel, make_gemini_client  # noqa: E402
-from agent.memory_store import InMemoryRunStore  # noqa: E402
-from agent.orchestrator import Orchestrator  # noqa: E402
-from agent.schemas import RunState  # noqa: E402
-from tests.fakes.fake_gemini import (  # noqa: E402
+from agent.config import AgentConfig, InterventionConfig
+from agent.knowledge.ingest import SAMPLE_KB_DIR, ingest_paths
+from agent.knowledge.qdrant_kb import open_knowledge_base
+from agent.llm.gemini import CallPolicy, GeminiEmbedder, GeminiModel, make_gemini_client
+from agent.memory_store import InMemoryRunStore
+from agent.orchestrator import Orchestrator
+from agent.schemas import RunState
+from tests.fakes.fake_gemini import (
     BATCH_EMBED,
     GENERATE,
     CannedResponse,

@@ -1,6 +1,6 @@
 """Hostile input: how fast a real `grace serve` refuses each kind of malicious request.
 
-    python bench/hostile_input.py [--rounds 50]
+    python -m bench.hostile_input [--rounds 50]
 
 Starts `grace serve` (HTTP mode, offline model, empty data dir) against the fake Slack
 Web API, then sends every body of `tests/faults/hostile.py` (invalid UTF-8, 100k-deep
@@ -17,18 +17,15 @@ import asyncio
 import os
 import signal
 import statistics
-import sys
 import tempfile
 from pathlib import Path
 
+import aiohttp
+
+from tests.fakes.fake_slack import FakeSlack
+from tests.faults.hostile import SECRET, catalogue, free_port, send, start_serve
+
 REPO = Path(__file__).resolve().parents[1]
-if str(REPO) not in sys.path:
-    sys.path.insert(0, str(REPO))
-
-import aiohttp  # noqa: E402
-
-from tests.fakes.fake_slack import FakeSlack  # noqa: E402
-from tests.faults.hostile import SECRET, catalogue, free_port, send, start_serve  # noqa: E402
 
 
 async def bench(rounds: int) -> None:

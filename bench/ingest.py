@@ -1,6 +1,6 @@
 """Ingest throughput: files/s, chunks/s and peak memory, small files and one large file.
 
-    python bench/ingest.py [--small 2000] [--large-mb 50] [--kind markdown|line]
+    python -m bench.ingest [--small 2000] [--large-mb 50] [--kind markdown|line]
                            [--scenarios small,large]
 
 Each scenario runs in its own process (so its peak RSS is its own) against a fresh
@@ -36,14 +36,13 @@ import time
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parent.parent
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
-
-from agent.knowledge.ingest import SAMPLE_KB_DIR, ingest  # noqa: E402
-from agent.knowledge.qdrant_kb import open_knowledge_base  # noqa: E402
+from agent.knowledge.ingest import SAMPLE_KB_DIR, ingest
+from agent.knowledge.qdrant_kb import open_knowledge_base
 
 DEVSETS = Path("/work/shared/devsets")
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+"""Where `python -m bench.…` runs (a scenario runs again in its own process)."""
 
 
 def _corpus_files() -> list[Path]:
@@ -173,7 +172,8 @@ def main(argv: list[str] | None = None) -> int:
     for scenario in [s for s in args.scenarios.split(",") if s]:
         command = [
             sys.executable,
-            __file__,
+            "-m",
+            "bench.ingest",
             "--one",
             scenario,
             "--small",
@@ -183,7 +183,7 @@ def main(argv: list[str] | None = None) -> int:
             "--kind",
             args.kind,
         ]
-        done = subprocess.run(command, capture_output=True, text=True, check=False)
+        done = subprocess.run(command, capture_output=True, text=True, check=False, cwd=REPO_ROOT)
         if done.returncode != 0:
             print(f"{scenario}: failed\n{done.stderr[-2000:]}", file=sys.stderr)
             continue

@@ -1,6 +1,6 @@
 """Retrieval quality and latency: recall@k / MRR on the dev sets, p50/p95 at scale.
 
-    python bench/retrieval.py [--devsets DIR] [--sets en-sourcegraph,ja-tuqulore]
+    python -m bench.retrieval [--devsets DIR] [--sets en-sourcegraph,ja-tuqulore]
                               [--scale 2000,20000] [--json] [--misses]
 
 For each dev set (a `kb/` folder and a `cases.jsonl`, see `devsets/README.md`) this
@@ -41,20 +41,16 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parent.parent
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
-
-from agent.knowledge.ingest import ingest_paths  # noqa: E402
-from agent.knowledge.lexical import QueryTerms, query_sparse_vector  # noqa: E402
-from agent.knowledge.qdrant_kb import (  # noqa: E402
+from agent.knowledge.ingest import ingest_paths
+from agent.knowledge.lexical import QueryTerms, query_sparse_vector
+from agent.knowledge.qdrant_kb import (
     SPARSE_VECTOR,
     QdrantKnowledgeBase,
     open_knowledge_base,
 )
-from agent.knowledge.sparse_index import SparseIndex  # noqa: E402
-from agent.knowledge.store import SparseVector  # noqa: E402
-from agent.schemas import Source  # noqa: E402
+from agent.knowledge.sparse_index import SparseIndex
+from agent.knowledge.store import SparseVector
+from agent.schemas import Source
 
 DEFAULT_DEVSETS = Path("/work/shared/devsets")
 DEFAULT_SETS = ("en-sourcegraph", "ja-tuqulore")
@@ -107,6 +103,10 @@ class SetResult:
     latency_ms: dict[str, float]
     cpu_ms: dict[str, float]
     misses: list[dict[str, Any]] = field(default_factory=list)
+
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+"""Where `python -m bench.…` runs (a scenario runs again in its own process)."""
 
 
 def load_cases(path: Path) -> list[Case]:
@@ -352,7 +352,8 @@ def _scale_in_subprocess(args: argparse.Namespace, chunks: int, engine: str) -> 
     """One scale run in its own process, so its peak RSS is its own."""
     command = [
         sys.executable,
-        __file__,
+        "-m",
+        "bench.retrieval",
         "--devsets",
         str(args.devsets),
         "--sets",
@@ -360,7 +361,7 @@ def _scale_in_subprocess(args: argparse.Namespace, chunks: int, engine: str) -> 
         "--one-scale",
         f"{engine}:{chunks}",
     ]
-    done = subprocess.run(command, capture_output=True, text=True, check=False)
+    done = subprocess.run(command, capture_output=True, text=True, check=False, cwd=REPO_ROOT)
     if done.returncode != 0:
         return {"engine": engine, "chunks": chunks, "error": done.stderr[-1500:]}
     return dict(json.loads(done.stdout.strip().splitlines()[-1]))

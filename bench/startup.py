@@ -1,6 +1,6 @@
 """Start-up: how long `grace --help` takes, and what `grace ask` costs before the agent works.
 
-    python bench/startup.py [--runs 10] [--question "..."]
+    python -m bench.startup [--runs 10] [--question "..."]
 
 Every figure is a fresh process, launched the way a person launches it: the `grace`
 console script next to this Python (or `python -m bot.cli` when there is none), with

@@ -1,6 +1,6 @@
 """Throughput: answers per minute and time to answer, one process and two replicas.
 
-    python bench/throughput.py [--questions 120] [--quick] [--runs-per-process 4]
+    python -m bench.throughput [--questions 120] [--quick] [--runs-per-process 4]
                                [--model-delay 0.3] [--postgres-url URL]
                                [--scenarios sqlite,pg1,pg2]
 
@@ -55,15 +55,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parent.parent
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
+import aiohttp
 
-import aiohttp  # noqa: E402
-
-from tests.bot.conftest import has_feedback_buttons  # noqa: E402
-from tests.databases import Cluster, create_database, drop_database  # noqa: E402
-from tests.fakes.fake_gemini import (  # noqa: E402
+from tests.bot.conftest import has_feedback_buttons
+from tests.databases import Cluster, create_database, drop_database
+from tests.fakes.fake_gemini import (
     GENERATE,
     CannedResponse,
     FakeGemini,
@@ -71,23 +67,25 @@ from tests.fakes.fake_gemini import (  # noqa: E402
     generate_body,
     sample_from_schema,
 )
-from tests.fakes.fake_gemini import json_body as gemini_json  # noqa: E402
-from tests.fakes.fake_slack import (  # noqa: E402
+from tests.fakes.fake_gemini import json_body as gemini_json
+from tests.fakes.fake_slack import (
     JSON_CONTENT_TYPE,
     FakeSlack,
     WorkspaceEvent,
     app_mention_envelope,
     signed_headers,
 )
-from tests.fakes.fake_slack import json_body as slack_json  # noqa: E402
-from tests.fakes.vacation_run import (  # noqa: E402
+from tests.fakes.fake_slack import json_body as slack_json
+from tests.fakes.vacation_run import (
     ANSWER,
     EVALUATION,
     QUESTION,
     SEARCH_QUERY,
     plan_for,
 )
-from tests.faults.helpers import free_port, start_server  # noqa: E402
+from tests.faults.helpers import free_port, start_server
+
+ROOT = Path(__file__).resolve().parent.parent
 
 SECRET = "bench-signing-secret-0123456789abcdef"
 API_KEY = "bench-gemini-key"

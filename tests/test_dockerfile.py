@@ -142,8 +142,8 @@ def test_cmd_serves_on_the_exposed_port(instructions: list[Instruction]) -> None
     assert only(instructions, "EXPOSE").args == PORT
     assert only(instructions, "CMD").exec_form() == ["grace", "serve", "--port", PORT]
     assert not any(i.name == "ENTRYPOINT" for i in instructions)
-    assert pyproject()["project"]["scripts"]["grace"] == "bot.cli:main"
-    cli = (REPO / "bot" / "cli.py").read_text(encoding="utf-8")
+    assert pyproject()["project"]["scripts"]["grace"] == "bot.cli.main:main"
+    cli = (REPO / "bot" / "cli" / "parser.py").read_text(encoding="utf-8")
     assert 'add_parser("serve"' in cli and '"--port"' in cli
 
 
@@ -153,7 +153,7 @@ def test_healthcheck_probes_healthz_without_curl(instructions: list[Instruction]
     assert command[:2] == ["python", "-c"], "python:3.11-slim has no curl"
     assert f"http://127.0.0.1:{PORT}/healthz" in command[2]
     assert "urllib" in command[2]
-    runners = (REPO / "bot" / "runners.py").read_text(encoding="utf-8")
+    runners = (REPO / "bot" / "slack" / "runners.py").read_text(encoding="utf-8")
     assert 'add_get("/healthz"' in runners
 
 
@@ -174,7 +174,8 @@ def test_dockerignore_keeps_secrets_and_state_out() -> None:
 
 
 def _health_app(healthy: bool) -> web.Application:
-    """`/healthz` with the contract of `bot.runners.http_app`: 200 ok, 503 when a part is down.
+    """`/healthz` with the contract of `bot.slack.runners.http_app`: 200 ok, 503 when a part
+    is down.
 
     (The real handler is tested with the bot; here only the probe's behaviour matters.)
     """

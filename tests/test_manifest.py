@@ -23,7 +23,7 @@ SCHEMA_NAME = "slack-manifest.schema.1.0.0.json"
 SHARED_SCHEMA = REPO.parent / "shared" / "reference" / SCHEMA_NAME
 VENDORED_SCHEMA = REPO / "tests" / "data" / SCHEMA_NAME
 MANIFEST = REPO / "manifest.yml"
-LISTENERS = REPO / "bot" / "listeners"
+LISTENERS = REPO / "bot" / "slack" / "listeners"
 EVENTS_PATH = "/slack/events"
 
 # Events the listeners subscribe to → (bot events in the manifest, bot scopes they need).
@@ -49,7 +49,7 @@ METHOD_SCOPES: dict[str, set[str]] = {
     "chat_update": {"chat:write"},
     "chat_postEphemeral": {"chat:write"},
     "chat_delete": {"chat:write"},
-    "chat_startStream": {"chat:write"},  # the streamed plan (bot/plan_stream.py)
+    "chat_startStream": {"chat:write"},  # the streamed plan (bot/slack/delivery/plan_stream.py)
     "chat_appendStream": {"chat:write"},
     "chat_stopStream": {"chat:write"},
     "chat_getPermalink": set(),
@@ -200,8 +200,8 @@ def test_http_variant_settings() -> None:
     assert len(urls) == 3, urls
     for url in urls:
         assert url.startswith("https://") and url.endswith(EVENTS_PATH), url
-    runners = (REPO / "bot" / "runners.py").read_text(encoding="utf-8")
-    assert f'"{EVENTS_PATH}"' in runners, f"bot/runners.py serves no {EVENTS_PATH}"
+    runners = (REPO / "bot" / "slack" / "runners.py").read_text(encoding="utf-8")
+    assert f'"{EVENTS_PATH}"' in runners, f"bot/slack/runners.py serves no {EVENTS_PATH}"
 
 
 def listened_events(source: str) -> set[str]:

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from pydantic import AliasChoices, BaseModel
 
-from bot.settings import Settings
+from bot.service.settings import Settings
 
 README = Path(__file__).resolve().parents[1] / "README.md"
 

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from pydantic import ValidationError
 
-from bot.settings import Settings
+from bot.service.settings import Settings
 
 
 @pytest.fixture

@@ -40,10 +40,11 @@ from blocks.limits import (
     validate_message,
     validate_view,
 )
-from bot.plan_stream import PlanDisplay
-from bot.runners import Bot, create_bot, http_app
-from bot.settings import LLMSettings, Settings, SlackSettings
-from bot.wiring import build_services
+from bot.service.settings import LLMSettings, Settings, SlackSettings
+from bot.service.wiring import build_services
+from bot.slack.compose import Bot, create_bot
+from bot.slack.delivery.plan_stream import PlanDisplay
+from bot.slack.runners import http_app
 from storage.run_store import SqlRunStore
 from tests.fakes.fake_slack import (
     DEFAULT_CHANNEL_ID,

@@ -20,9 +20,9 @@ from agent.schemas import (
     RunStatus,
 )
 from blocks import ids
-from bot.assistant_prompts import document_title, welcome
-from bot.assistant_status import ASSISTANT_REF, status_for
-from bot.listeners.assistant import READING
+from bot.slack.assistant_prompts import document_title, welcome
+from bot.slack.delivery.assistant_status import ASSISTANT_REF, status_for
+from bot.slack.listeners.assistant import READING
 from tests.fakes.fake_slack import (
     DEFAULT_APP_ID,
     DEFAULT_BOT_USER_ID,
@@ -120,7 +120,7 @@ async def test_a_new_thread_gets_a_greeting_and_prompts_from_the_knowledge_base(
     assert not await harness.store.list_runs(limit=5), "a greeting is not a run"
 
     # Slack delivers it again under another event id (or the inbox replays it): one greeting
-    await harness.bot.deps.intake.resume()
+    await harness.bot.intake.resume()
     await thread_started(harness, thread)
     replies = [m for m in harness.thread(thread.thread_ts, thread.channel) if m.is_reply]
     assert len(replies) == 1, [m.text for m in replies]

@@ -15,7 +15,7 @@ from pydantic import ValidationError
 from agent.config import InterventionConfig, Thresholds
 from agent.schemas import InterventionLevel, RunState, RunStatus, ThreadKey
 from blocks import ids
-from bot.settings import FeedbackSettings, load_settings
+from bot.service.settings import FeedbackSettings, load_settings
 from tests.bot.conftest import ASKER, CHANNEL, OTHER, TEAM, BotHarness, make_settings
 from tests.fakes.fake_slack import FakeSlack
 

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from agent.errors import InvalidInputError, NetworkError
-from bot.runners import create_bot
+from bot.slack.compose import create_bot
 from tests.bot.conftest import BotHarness, make_settings
 from tests.durable.helpers import grace_async, grace_env
 from tests.fakes.fake_slack import (

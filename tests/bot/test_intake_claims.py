@@ -15,10 +15,11 @@ import pytest
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from agent.schemas import utcnow
-from bot.intake import Intake
-from bot.tasks import TaskRunner
+from bot.service.tasks import TaskRunner
+from bot.slack.intake import Handler, Intake, Received
+from bot.slack.items import InboxKind, Question, stored
 from storage.db import make_engine, migrate
-from storage.inbox import InboxEntry, InboxItem, SqlInbox
+from storage.inbox import InboxItem, SqlInbox
 
 
 @pytest.fixture
@@ -41,18 +42,19 @@ class Replica:
         self.intake = Intake(
             inbox=SqlInbox(engine),
             tasks=self.tasks,
-            processors={"question": (self._process, True)},
+            processors={InboxKind.QUESTION: Handler(self._process, intake_lane=True)},
             claim_seconds=claim_seconds,
         )
 
-    async def _process(self, entry: InboxEntry) -> Coroutine[Any, Any, None] | None:
-        self.taken.append(entry.event_id)
+    async def _process(self, received: Received[Question]) -> Coroutine[Any, Any, None] | None:
+        self.taken.append(received.event_id)
         await self.release.wait()
         return None
 
 
 def _question(event_id: str) -> InboxItem:
-    return InboxItem(event_id=event_id, kind="question", payload={"text": "hi"})
+    item = Question(team="T1", channel="C1", thread_ts="1.0", user="U1", text="hi")
+    return stored(item, event_id=event_id)
 
 
 async def _settle() -> None:

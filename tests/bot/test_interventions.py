@@ -12,7 +12,7 @@ from agent.schemas import (
     RunStatus,
 )
 from blocks import ids
-from bot.conversation import REFUSAL
+from bot.slack.conversation import REFUSAL
 
 from .conftest import (
     APPROVER,

@@ -17,8 +17,8 @@ from typing import Any
 from agent.llm.offline import OfflineModel
 from agent.schemas import RunStatus, utcnow
 from blocks.common import short_id
-from bot.dev import PacedModel
-from bot.plan_stream import REFUSED
+from bot.slack.delivery.plan_stream import REFUSED
+from bot.slack.dev import PacedModel
 from tests.fakes.fake_slack import FakeSlack, RecordedCall, StoredMessage, WorkspaceError
 
 from .conftest import (

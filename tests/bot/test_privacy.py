@@ -9,8 +9,8 @@ from sqlalchemy import insert, select
 
 from agent.schemas import InterventionKind, InterventionStatus, RunStatus, utcnow
 from blocks import ids
-from bot.conversation import UNREADABLE
-from bot.sweeper import prune_once
+from bot.service.sweeper import prune_once
+from bot.slack.conversation import UNREADABLE
 from storage.tables import ProcessedEventRow
 
 from .conftest import (

@@ -17,7 +17,8 @@ from pydantic import SecretStr
 
 from blocks import ids
 from blocks.limits import MAX_SECTION_TEXT
-from bot.runners import create_bot, http_app
+from bot.slack.compose import create_bot
+from bot.slack.runners import http_app
 from tests.fakes.fake_slack import (
     FORM_CONTENT_TYPE,
     JSON_CONTENT_TYPE,

@@ -9,7 +9,7 @@ import time
 from pathlib import Path
 
 from agent.schemas import RunState, utcnow
-from bot.settings import SlackSettings
+from bot.service.settings import SlackSettings
 from storage.db import make_engine
 from storage.run_store import SqlRunStore
 from tests.fakes.fake_slack import FakeSlack

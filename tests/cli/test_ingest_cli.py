@@ -52,7 +52,7 @@ def test_progress_bar_on_a_terminal(tmp_path: Path) -> None:
 
 def test_summary_names_documents_an_older_grace_indexed() -> None:
     from agent.knowledge.chunks import IngestReport, IngestResult
-    from bot.cli import ingest_summary
+    from bot.cli.ingest import ingest_summary
 
     report = IngestReport(path="docs/travel.md", source="travel.md", chunks=3, replaced=3)
     stale = IngestResult(reports=[report], not_reindexed=["meetings.md"], seconds=0.1)

@@ -7,7 +7,8 @@ import pytest
 
 from agent.errors import InvalidInputError
 from agent.schemas import InterventionKind
-from bot.cli import option_index, prompt_lines
+from bot.cli.answers import option_index
+from bot.cli.prompts import prompt_lines
 from tests.blocks import samples
 
 

@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 
 from agent.schemas import RunStatus
-from bot.cli import RUN_STATUSES
+from bot.cli.parser import RUN_STATUSES
 from tests.durable.helpers import copy_data_dir, grace_env
 
 HEAVY = (
@@ -69,13 +69,15 @@ def _loaded_after(
 
 
 def test_importing_the_cli_and_building_its_parser_loads_no_heavy_library() -> None:
-    assert _loaded_after("import bot.cli; bot.cli._parser()") == []
+    assert _loaded_after("import bot.cli.main; bot.cli.main.build_parser()") == []
 
 
 def test_help_and_a_bad_argument_load_no_heavy_library() -> None:
-    shown = "import bot.cli\ntry:\n    bot.cli.main(['--help'])\nexcept SystemExit:\n    pass"
+    shown = (
+        "import bot.cli.main\ntry:\n    bot.cli.main.main(['--help'])\nexcept SystemExit:\n    pass"
+    )
     assert _loaded_after(shown) == []
-    refused = "import bot.cli; assert bot.cli.main(['runs', '--status', 'nope']) == 2"
+    refused = "import bot.cli.main; assert bot.cli.main.main(['runs', '--status', 'nope']) == 2"
     assert _loaded_after(refused) == []
 
 
@@ -89,8 +91,8 @@ def test_ask_on_the_embedded_knowledge_base_loads_only_what_it_uses(
     env = grace_env(copy_data_dir(sample_data_dir, tmp_path / "data"))  # the offline model
     env.pop("QDRANT_URL", None)  # the embedded knowledge base
     ask = (
-        "import bot.cli\n"
-        "code = bot.cli.main(['ask', 'How many vacation days do new employees get?', "
+        "import bot.cli.main\n"
+        "code = bot.cli.main.main(['ask', 'How many vacation days do new employees get?', "
         "'--json', '--no-input'])\n"
         "assert code == 0, code"
     )

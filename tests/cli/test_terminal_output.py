@@ -20,7 +20,7 @@ from pathlib import Path
 import pexpect
 import pytest
 
-from bot.logs import configure_logging
+from bot.service.logs import configure_logging
 from tests.durable.helpers import GRACE, grace_here_async
 from tests.fakes.fake_gemini import FakeGemini
 

@@ -56,8 +56,8 @@ def grace_here(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[s
     start-up (about 2 CPU-seconds). For the steps whose process boundary is not what the
     test is about: the ones that are (a restart, kill -9, a second replica) use `run_grace`.
     Not from a running event loop: `grace_here_async` there."""
-    from bot.cli import main
-    from bot.logs import CONTENT_LOGGERS
+    from bot.cli.main import main
+    from bot.service.logs import CONTENT_LOGGERS
 
     out, err = io.StringIO(), io.StringIO()
     saved_env = dict(os.environ)

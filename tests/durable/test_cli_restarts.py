@@ -20,8 +20,8 @@ from typing import Any
 import pytest
 
 from agent.schemas import RunStatus
-from bot.settings import Settings
-from bot.wiring import build_services
+from bot.service.settings import Settings
+from bot.service.wiring import build_services
 from storage.db import make_engine
 from storage.run_store import SqlRunStore
 from tests.durable.helpers import (

@@ -1,6 +1,6 @@
 """A development set (tests/eval/devset-rust/), formerly the held-out one: Rust toolchain
 documents, questions written before GRACE ever answered them. Fixes were later made from
-its misses, so it is no longer held out, and bench/calibrate.py fits on it.
+its misses, so it is no longer held out, and `python -m bench.calibrate` fits on it.
 
 Only the properties that hold on it are asserted; the README's "How good is it?" section
 gives the figures that do not (one-fact answers, unanswerable)."""

@@ -15,7 +15,7 @@ import pexpect
 import pytest
 
 from agent.config import Thresholds
-from bot.cli import main
+from bot.cli.main import main
 from storage.db import make_engine, migrate
 from storage.run_store import SqlRunStore
 from tests.durable.helpers import GRACE, grace_here, grace_here_async, run_grace
@@ -220,8 +220,9 @@ def test_other_bad_input_exits_2(local_env: Path, capsys: pytest.CaptureFixture[
 
 def test_charts_and_the_progress_bar_are_imported_only_when_used() -> None:
     probe = (
-        "import sys; from bot.cli import _parser; import bot.eval_cli, agent.evaluation; "
-        "_parser(); print(sorted(m for m in ('matplotlib', 'tqdm') if m in sys.modules))"
+        "import sys; from bot.cli.main import build_parser; "
+        "import bot.cli.eval_cli, agent.evaluation; build_parser(); "
+        "print(sorted(m for m in ('matplotlib', 'tqdm') if m in sys.modules))"
     )
     result = subprocess.run(
         [sys.executable, "-c", probe], capture_output=True, text=True, timeout=120, check=True

@@ -24,10 +24,10 @@ from slack_sdk.socket_mode.request import SocketModeRequest
 from slack_sdk.socket_mode.response import SocketModeResponse
 from slack_sdk.web.async_client import AsyncWebClient
 
-from bot.dev import DevEnvironment, dev_environment
-from bot.settings import LLMSettings, Settings, SlackSettings
+from bot.service.settings import LLMSettings, Settings, SlackSettings
 from bot.simulator.server import SlackSimulator
 from bot.simulator.workspace import DEFAULT_CHANNEL_ID, StoredMessage
+from bot.slack.dev import DevEnvironment, dev_environment
 
 ALICE = "U0ALICE"
 BOB = "U0BOB"

@@ -9,8 +9,8 @@ from typing import Any
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
-from bot.dev import DevEnvironment
 from bot.simulator.server import SlackSimulator
+from bot.slack.dev import DevEnvironment
 
 from .conftest import ALICE, VACATION_Q, Page, settle, until
 

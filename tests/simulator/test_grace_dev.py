@@ -14,8 +14,8 @@ import pytest
 from agent.errors import InvalidInputError
 from agent.schemas import RunStatus, ThreadKey
 from blocks import ids
-from bot.dev import DevEnvironment, run_dev
 from bot.simulator.workspace import StoredMessage
+from bot.slack.dev import DevEnvironment, run_dev
 
 from .conftest import (
     ALICE,

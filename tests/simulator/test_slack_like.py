@@ -13,9 +13,9 @@ import aiohttp
 from agent.llm.offline import OfflineModel
 from agent.ports import PlanRequest
 from blocks import ids
-from bot.dev import DevEnvironment, PacedModel, banner, dev_environment
 from bot.simulator.server import SlackSimulator
 from bot.simulator.workspace import SlackWorkspace
+from bot.slack.dev import DevEnvironment, PacedModel, banner, dev_environment
 
 from .conftest import ALICE, CHANNEL, VACATION_Q, Page, dev_test_settings, settle
 

@@ -1,0 +1,69 @@
+"""`grace ingest`: documents into the knowledge base, one summary line at the end."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from bot.cli.progress import IngestProgress
+
+if TYPE_CHECKING:
+    from agent.knowledge.chunks import IngestResult
+    from bot.service.wiring import Services
+
+SAMPLE_KB = Path(__file__).resolve().parents[2] / "agent" / "sample_kb"
+
+
+async def run_ingest(args: argparse.Namespace, services: Services) -> int:
+    from agent.errors import InvalidInputError
+    from agent.knowledge.ingest import ingest
+
+    paths = list(args.paths) + ([SAMPLE_KB] if args.sample else [])
+    if not paths:
+        raise InvalidInputError("Give files or directories to ingest, or --sample.")
+    progress = IngestProgress() if sys.stderr.isatty() else None
+    try:
+        result = await ingest(
+            services.knowledge_base,
+            paths,
+            collection=args.collection,
+            on_start=progress.start if progress else None,
+            on_file=progress.advance if progress else None,
+            on_read=progress.read if progress else None,
+        )
+    finally:
+        if progress is not None:
+            progress.close()
+    collection = args.collection or services.knowledge_base.default_collection
+    if len(result.reports) <= INGEST_LISTED_FILES:
+        for report in result.reports:
+            verb = "replaced" if report.replaced else "added"
+            print(f"{verb} {report.chunks:3d} chunks from {report.source}")
+    total = await services.knowledge_base.count(collection)
+    print(ingest_summary(result, collection=collection, total=total))
+    return 0
+
+
+INGEST_LISTED_FILES = 20
+"""Above this many files, `grace ingest` prints only its summary line."""
+
+
+def ingest_summary(result: IngestResult, *, collection: str, total: int) -> str:
+    """One line: files, chunks, what was skipped and why, seconds, the collection's size."""
+    files = f"{result.files} file{'s' if result.files != 1 else ''}"
+    line = (
+        f"Ingested {files} ({result.chunks} chunks) into {collection!r} in "
+        f"{result.seconds:.1f} s; it now holds {total} chunks"
+    )
+    if result.skipped:
+        named = "; ".join(f"{item.path} ({item.reason})" for item in result.skipped)
+        line += f". Skipped {len(result.skipped)}: {named}"
+    if result.not_reindexed:
+        line += (
+            f". {len(result.not_reindexed)} other document(s) in {collection!r} were "
+            f"indexed by an older GRACE and will be missed by some searches: ingest them "
+            f"again too"
+        )
+    return line + "."

@@ -1,0 +1,42 @@
+"""How a command prints a run it has driven, and finds a run it is given by id."""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import TYPE_CHECKING
+
+from bot.cli.errors import CommandError, ExitCode
+
+if TYPE_CHECKING:
+    from agent.schemas import RunState
+    from bot.cli.observer import TerminalObserver
+    from bot.service.wiring import Services
+
+
+def print_run(state: RunState, as_json: bool, progress: TerminalObserver | None = None) -> int:
+    """A run as `ask` and `resume` print it (one JSON object with `--json`); its exit code."""
+    from agent.schemas import RunStatus
+    from bot.cli.report import run_json, run_text
+
+    if as_json:
+        print(json.dumps(run_json(state), ensure_ascii=False))
+    else:
+        # The plan was just printed above on the same screen: do not repeat it.
+        shown = progress is not None and progress.showed(state.plan) and sys.stdout.isatty()
+        print(run_text(state, with_plan=not shown))
+        if state.status is RunStatus.PAUSED:
+            print(
+                f"\nResume with: grace resume {state.run_id} --action proceed|cancel|modify|input"
+            )
+    return 1 if state.status is RunStatus.FAILED else 0
+
+
+async def load_run(services: Services, run_id: str) -> RunState:
+    """The run `run_id` names, or the `not_found` error (exit code 2)."""
+    state = await services.store.load(run_id)
+    if state is None:
+        raise CommandError(
+            "not_found", f"No run {run_id!r}. `grace runs` lists them.", ExitCode.BAD_INPUT
+        )
+    return state

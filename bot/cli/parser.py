@@ -1,0 +1,107 @@
+"""The `grace` command line's arguments: every subcommand and its options.
+
+Building the parser imports nothing heavy (`grace --help` answers at once); the commands
+themselves live in their own modules (`bot.cli.main` maps each to its handler)."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from bot.cli.errors import Parser
+
+DESCRIPTION = """`grace` command line: ingest, ask, inspect and resume runs, serve the Slack bot.
+
+Errors are one line on stderr (with `--json`: one JSON object on stdout), never a
+traceback. Exit codes: 0 done (answered, paused or cancelled), 1 the run failed or GRACE
+could not do the work, 2 bad input, 3 not allowed, 130 interrupted.
+"""
+
+
+def _pace(text: str) -> float:
+    """`--pace SECONDS`: a number from 0 to 60."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
+    if not 0 <= value <= 60:
+        raise argparse.ArgumentTypeError("--pace must be between 0 and 60 seconds")
+    return value
+
+
+RUN_STATUSES = ("planning", "running", "paused", "answered", "cancelled", "failed")
+"""`RunStatus` values, spelled out so building the parser imports no pydantic (a test
+checks they match)."""
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = Parser(prog="grace", description=DESCRIPTION)
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    ingest = sub.add_parser("ingest", help="add Markdown, text or CSV FAQ files to the KB")
+    ingest.add_argument("paths", nargs="*", type=Path)
+    ingest.add_argument("--collection")
+    ingest.add_argument("--sample", action="store_true", help="ingest the shipped sample KB")
+
+    ask = sub.add_parser("ask", help="ask a question and run the whole agent")
+    ask.add_argument("question")
+    ask.add_argument("--collection")
+    ask.add_argument("--json", action="store_true", help="print one JSON object")
+    ask.add_argument("--no-input", action="store_true", help="never prompt; stop at a pause")
+    ask.add_argument("--as", dest="user", default="local-user")
+
+    runs = sub.add_parser("runs", help="list runs")
+    runs.add_argument("--status", choices=RUN_STATUSES)
+    runs.add_argument("--json", action="store_true")
+
+    show = sub.add_parser("show", help="show one run")
+    show.add_argument("run_id")
+    show.add_argument("--json", action="store_true")
+
+    resume = sub.add_parser("resume", help="answer a paused run")
+    resume.add_argument("run_id")
+    resume.add_argument("--action", required=True, choices=["proceed", "cancel", "modify", "input"])
+    resume.add_argument("--text")
+    resume.add_argument(
+        "--option", type=int, help="pick option N, numbered from 1 as `grace show` lists them"
+    )
+    resume.add_argument("--as", dest="user", default="local-user")
+    resume.add_argument("--json", action="store_true")
+
+    feedback = sub.add_parser("feedback", help="👍 or 👎 on an answered run")
+    feedback.add_argument("run_id")
+    feedback.add_argument("vote", choices=["up", "down"])
+    feedback.add_argument("--as", dest="user", default="local-user")
+
+    sub.add_parser(
+        "recover", help="finish runs whose worker died; apply answers a dead process claimed"
+    )
+    sub.add_parser("thresholds", help="show the current (learned) intervention thresholds")
+    sub.add_parser("sweep", help="expire unanswered interventions that are past due")
+
+    serve = sub.add_parser("serve", help="run the Slack bot (HTTP, or Socket Mode)")
+    serve.add_argument("--port", type=int)
+    serve.add_argument("--host", default="0.0.0.0")
+
+    dev = sub.add_parser(
+        "dev", help="try the bot with no workspace: a local Slack simulator in your browser"
+    )
+    dev.add_argument("--port", type=int, default=3000, help="the simulator's port (3000)")
+    dev.add_argument("--host", default="127.0.0.1")
+    dev.add_argument(
+        "--pace",
+        type=_pace,
+        default=0.0,
+        metavar="SECONDS",
+        help="wait this long before each model call, to watch a plan progress (e.g. 0.8)",
+    )
+    dev.add_argument(
+        "--no-streaming",
+        action="store_true",
+        help="the simulated workspace refuses chat.startStream: see the plan-message fallback",
+    )
+
+    from bot.cli.eval_cli import add_eval_parser
+
+    add_eval_parser(sub)
+    return parser

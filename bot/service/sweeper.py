@@ -1,0 +1,101 @@
+"""Background upkeep, every pass: expire interventions nobody answered in time (applying
+`auto_proceed_on_timeout`), take over runs whose worker died mid-run, act on answers
+or expiries a dead process claimed but never applied, and forget old Slack event ids
+(and processed inbox rows)."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from datetime import timedelta
+
+from agent.schemas import RunState, RunStatus, utcnow
+from agent.workers import is_abandoned
+from bot.service.wiring import Services
+
+log = logging.getLogger(__name__)
+
+
+async def sweep_once(services: Services) -> list[str]:
+    """One pass; each expiry is claimed atomically, so replicas never expire twice."""
+    outcomes = []
+    for request in await services.store.due_interventions(utcnow()):
+        if not await services.store.claim_expiry(
+            intervention_id=request.intervention_id, now=utcnow()
+        ):
+            continue
+        state = await services.orchestrator.expire(request.run_id, request.intervention_id)
+        status = state.status.value if state else "unknown"
+        outcomes.append(
+            f"{request.run_id}: intervention {request.intervention_id} expired → {status}"
+        )
+    return outcomes
+
+
+async def abandoned_runs(services: Services) -> list[RunState]:
+    """PLANNING/RUNNING runs whose worker is gone (see agent/workers.py), oldest first."""
+    me, now = services.orchestrator.worker_id, utcnow()
+    return [
+        state
+        for status in (RunStatus.PLANNING, RunStatus.RUNNING)
+        for state in await services.store.runs_with_status(status)
+        if is_abandoned(state, me=me, now=now)
+    ]
+
+
+async def adopt_abandoned(services: Services) -> list[RunState]:
+    """Take over every abandoned run this process can win; the caller drives them on."""
+    adopted = []
+    for state in await abandoned_runs(services):
+        mine = await services.orchestrator.adopt(state.run_id)
+        if mine is not None:
+            log.warning(
+                "took over a run whose worker is gone",
+                extra={"run_id": state.run_id, "previous_worker": state.worker},
+            )
+            adopted.append(mine)
+    return adopted
+
+
+async def recover_once(services: Services) -> list[str]:
+    """Adopt abandoned runs and drive each to its next stop (answer, pause, failure)."""
+    outcomes = []
+    for state in await adopt_abandoned(services):
+        await services.orchestrator.run_adopted(state)
+        outcomes.append(f"{state.run_id}: {state.status.value}")
+    return outcomes
+
+
+async def finish_stranded_once(services: Services) -> list[str]:
+    """Move on paused runs whose question was answered or expired a lease ago by a process
+    that died before acting on it (see `Orchestrator.finish_stranded`)."""
+    lease = timedelta(seconds=services.orchestrator.config.execution.lease_seconds)
+    outcomes = []
+    for request in await services.store.stranded_interventions(utcnow() - lease):
+        state = await services.orchestrator.finish_stranded(request.run_id, request.intervention_id)
+        if state is not None:
+            closed = request.status.value
+            log.warning("acted on a stranded %s question", closed, extra={"run_id": state.run_id})
+            outcomes.append(f"{state.run_id}: {closed} question → {state.status.value}")
+    return outcomes
+
+
+async def prune_once(services: Services) -> int:
+    """Forget Slack event ids older than the retention period (Slack stops retrying after
+    minutes; without this `processed_events` grows forever). Returns how many."""
+    days = services.settings.slack.event_retention_days
+    before = utcnow() - timedelta(days=days)
+    pruned = await services.store.prune_processed(before=before)
+    return pruned + await services.inbox.prune(before=before)
+
+
+async def sweep_forever(services: Services, interval: float = 60.0) -> None:
+    while True:
+        try:
+            await sweep_once(services)
+            await recover_once(services)
+            await finish_stranded_once(services)
+            await prune_once(services)
+        except Exception:  # keep sweeping; the next pass retries
+            log.exception("sweep failed")
+        await asyncio.sleep(interval)

@@ -1,0 +1,106 @@
+"""The Slack app factory: takes its dependencies, returns a Bolt `AsyncApp`."""
+
+from __future__ import annotations
+
+import logging
+import re
+from typing import Any
+
+from slack_bolt.async_app import AsyncApp
+from slack_bolt.authorization import AuthorizeResult
+from slack_bolt.logger.messages import (
+    warning_client_prioritized_and_token_skipped,
+    warning_token_skipped,
+)
+from slack_sdk.http_retry.builtin_async_handlers import (
+    AsyncConnectionErrorRetryHandler,
+    AsyncRateLimitErrorRetryHandler,
+)
+from slack_sdk.web.async_client import AsyncWebClient
+
+from bot.slack.deps import BotDeps
+from bot.slack.identity import fixed_authorize
+from bot.slack.intake import Intake, NotStored
+from bot.slack.listeners import register_listeners
+
+log = logging.getLogger(__name__)
+
+
+class _ClientTokenNotice(logging.Filter):
+    """Bolt warns that SLACK_BOT_TOKEN "will be unused" whenever it is given a client
+    (or an `authorize`); ours is built from that very token (with the base URL and retry
+    handlers we need), so the warning would only make operators look for a problem that
+    is not there."""
+
+    _NOISE = (warning_client_prioritized_and_token_skipped(), warning_token_skipped())
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return record.getMessage() not in self._NOISE
+
+
+_BOLT_LOG = logging.getLogger("slack_bolt")
+_BOLT_LOG.addFilter(_ClientTokenNotice())
+
+
+def make_slack_client(
+    token: str, *, base_url: str | None = None, timeout: float = 30.0, retries: bool = True
+) -> AsyncWebClient:
+    """A Web API client that waits out 429s (Retry-After) and retries dropped connections.
+
+    `retries=False` for the outbox deliverer, which retries whole passes itself (for as
+    long as the delivery deadline, across restarts) and must not post again blindly."""
+    url = base_url or AsyncWebClient.BASE_URL
+    if not url.endswith("/"):
+        url += "/"
+    handlers = (
+        [
+            AsyncRateLimitErrorRetryHandler(max_retry_count=5),
+            AsyncConnectionErrorRetryHandler(max_retry_count=2),
+        ]
+        if retries
+        else []
+    )
+    return AsyncWebClient(
+        token=token, base_url=url, timeout=max(1, round(timeout)), retry_handlers=handlers
+    )
+
+
+async def _ignore_event(event: dict[str, Any]) -> None:
+    """Events we do not handle are still acked with 200: Slack counts a 404 as a failed
+    delivery (and retries, and may disable the subscription)."""
+
+
+def build_app(
+    deps: BotDeps,
+    intake: Intake,
+    *,
+    client: AsyncWebClient,
+    signing_secret: str | None = None,
+    identity: AuthorizeResult | None = None,
+) -> AsyncApp:
+    """`signing_secret` is required for HTTP mode; Socket Mode needs none. With
+    `identity` (see `bot/identity.py`) no request makes Bolt call `auth.test`."""
+    app = AsyncApp(
+        client=client,
+        authorize=fixed_authorize(identity) if identity is not None else None,
+        signing_secret=signing_secret,
+        request_verification_enabled=signing_secret is not None,
+        # Listeners only check, de-duplicate and spawn a tracked task, so running them
+        # before the response keeps the ack fast and makes "work after ack" observable.
+        process_before_response=True,
+        raise_error_for_unhandled_request=False,
+        logger=_BOLT_LOG,
+    )
+    register_listeners(app, deps, intake)
+
+    @app.error
+    async def on_listener_error(error: Exception) -> None:
+        # Not acknowledged (500): Slack delivers it again, and the inbox drops the
+        # retry if the first write landed after all.
+        if isinstance(error, NotStored):
+            log.warning("a Slack request could not be stored in time; not acknowledged")
+            return
+        log.error("a Slack listener failed", exc_info=error)
+
+    app.event(re.compile(".*"))(_ignore_event)  # last: only what nothing else matched
+    return app

@@ -1,0 +1,170 @@
+"""The Slack bot's composition root: builds every Slack part from `Settings` (and the
+`Services` of `bot.service.wiring`) and hands each its collaborators explicitly —
+the orchestrator its observers (the outbox publisher, the assistant pane's status line),
+the intake one handler per kind of inbox item. Nothing registers itself elsewhere."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from dataclasses import dataclass
+from functools import partial
+from typing import Any
+
+from slack_bolt.async_app import AsyncApp
+from slack_sdk.web.async_client import AsyncWebClient
+
+from agent.errors import InvalidInputError
+from bot.service.settings import Settings
+from bot.service.sweeper import adopt_abandoned
+from bot.service.tasks import TaskRunner
+from bot.service.wiring import Services, build_services
+from bot.slack.app import build_app, make_slack_client
+from bot.slack.conversation import process_question, process_reply
+from bot.slack.delivery.assistant_status import AssistantThreads, status_client
+from bot.slack.delivery.plan_stream import PlanStreamer, StreamChoices
+from bot.slack.delivery.publisher import SlackPublisher
+from bot.slack.deps import BotDeps
+from bot.slack.identity import resolve_identity
+from bot.slack.intake import Handler, Intake
+from bot.slack.items import InboxKind
+from bot.slack.listeners.actions import process_click
+from bot.slack.listeners.assistant import greet, take_question
+from bot.slack.listeners.commands import process_command
+from bot.slack.listeners.views import process_modify
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class Bot:
+    """The Slack bot: its services, what its listeners and processors share, the intake
+    that holds every acknowledged request, and the Bolt app."""
+
+    services: Services
+    deps: BotDeps
+    intake: Intake
+    app: AsyncApp
+
+    async def recover(self) -> int:
+        """Take over runs whose worker died (at-least-once for the interrupted step) and
+        drive them on in the background; runs another live replica drives are left alone.
+        Then process what a dead process left in the inbox, and deliver what it left in
+        the outbox."""
+        adopted = await adopt_abandoned(self.services)
+        for state in adopted:
+            self.deps.tasks.spawn(
+                self.services.orchestrator.run_adopted(state), name=f"recover {state.run_id}"
+            )
+        left = await self.intake.resume()
+        undelivered = await self.deps.publisher.resume()
+        if left or undelivered:
+            log.warning(
+                "resumed %d Slack requests and %d undelivered runs left by an earlier process",
+                left,
+                undelivered,
+            )
+        return len(adopted)
+
+    async def close(self, grace: float | None = None) -> None:
+        """Wait for in-flight work — at most `grace` seconds, then stop it — hand the
+        runs this process still holds to the next one, and close."""
+        await self.intake.flush()
+        if grace is None:
+            await self.deps.tasks.idle()
+        else:
+            stopped = await self.deps.tasks.shutdown(grace)
+            if stopped:
+                log.warning("stopped %d tasks still running after %.0f s", stopped, grace)
+        released = await self.services.orchestrator.release_leases()
+        if released:
+            log.warning("handed %d unfinished runs to the next process", len(released))
+        # Deliver what is scheduled (answers that are ready should not wait for the next
+        # process), but never wait out a long outage: the outbox keeps the rest.
+        limit = 60.0 if grace is None else min(10.0, max(grace, 1.0))
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self.deps.publisher.drain(), timeout=limit)
+        await self.deps.publisher.close()  # what is left stays in the outbox
+        await self.intake.close()
+        await self.services.close()
+
+
+async def create_bot(settings: Settings, *, services: Services | None = None) -> Bot:
+    """Wire the Slack app to the agent. Raises `InvalidInputError` for missing tokens, and
+    a `GraceError` when Slack cannot tell who the bot is (asked once, here)."""
+    if settings.slack_bot_token is None:
+        raise InvalidInputError(
+            "SLACK_BOT_TOKEN is not set. Create the app from manifest.yml, install it to "
+            "your workspace and export its Bot User OAuth Token (xoxb-…)."
+        )
+    if settings.slack_app_token is None and settings.slack_signing_secret is None:
+        raise InvalidInputError(
+            "Set SLACK_SIGNING_SECRET for HTTP mode (Basic Information → Signing Secret), "
+            "or SLACK_APP_TOKEN (xapp-…) for Socket Mode."
+        )
+    client = make_slack_client(
+        settings.slack_bot_token.get_secret_value(), base_url=settings.slack_api_url
+    )
+    identity = await resolve_identity(client, wait_seconds=settings.slack.auth_timeout_seconds)
+    services = services or await build_services(settings)
+    delivery_client = make_slack_client(
+        settings.slack_bot_token.get_secret_value(),
+        base_url=settings.slack_api_url,
+        timeout=settings.slack.request_timeout_seconds,
+        retries=False,
+    )
+    publisher = SlackPublisher(
+        client=delivery_client,
+        store=services.store,
+        deliveries=services.deliveries,
+        delivery_deadline=settings.slack.delivery_deadline_seconds,
+        streams=PlanStreamer(
+            client=delivery_client,
+            display=settings.slack.plan_display,
+            choices=StreamChoices(services.store),
+        ),
+    )
+    threads = AssistantThreads(client=status_client(client), store=services.store)
+    services = services.with_observers([publisher, threads])
+    tasks = TaskRunner(settings.slack.max_concurrent_runs)
+    deps = BotDeps(
+        settings=settings,
+        orchestrator=services.orchestrator,
+        store=services.store,
+        ledger=services.ledger,
+        publisher=publisher,
+        tasks=tasks,
+    )
+    intake = Intake(
+        inbox=services.inbox,
+        tasks=tasks,
+        processors=inbox_handlers(deps, client=client, threads=threads),
+    )
+    secret = settings.slack_signing_secret
+    app = build_app(
+        deps,
+        intake,
+        client=client,
+        signing_secret=secret.get_secret_value() if secret else None,
+        identity=identity,
+    )
+    return Bot(services=services, deps=deps, intake=intake, app=app)
+
+
+def inbox_handlers(
+    deps: BotDeps, *, client: AsyncWebClient, threads: AssistantThreads
+) -> dict[InboxKind, Handler[Any]]:
+    """What the intake does with each kind of stored request, and in which lane: every
+    kind is here, so a kind without a handler is a gap in this table, nowhere else."""
+    return {
+        InboxKind.QUESTION: Handler(partial(process_question, deps), intake_lane=True),
+        InboxKind.REPLY: Handler(partial(process_reply, deps)),
+        InboxKind.ASSISTANT_QUESTION: Handler(
+            partial(take_question, deps, threads), intake_lane=True
+        ),
+        InboxKind.THREAD_STARTED: Handler(partial(greet, deps, threads)),
+        InboxKind.CLICK: Handler(partial(process_click, deps, client)),
+        InboxKind.MODIFY: Handler(partial(process_modify, deps)),
+        InboxKind.COMMAND: Handler(partial(process_command, deps)),
+    }

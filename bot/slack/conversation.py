@@ -1,0 +1,159 @@
+"""Thread mapping (SPEC §1): what a message in Slack means for the runs of its thread.
+
+- A mention (or a DM) in a thread with no run, or whose run has finished, starts a run;
+  a finished run's question and answer become the new run's context.
+- A mention or a reply in a thread whose run is paused answers that pause, when the
+  author may answer.
+- Everything that talks to the agent runs after the ack, as a tracked task; a new
+  question is stored as a run at once and then waits for an agent slot.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+
+from agent.errors import GraceError
+from agent.schemas import (
+    InterventionAction,
+    InterventionAnswer,
+    InterventionKind,
+    RunOrigin,
+    RunState,
+    RunStatus,
+    ThreadKey,
+)
+from blocks.limits import truncate
+from bot.slack.deps import BotDeps
+from bot.slack.intake import FollowUp, Received
+from bot.slack.items import Question, Reply
+
+log = logging.getLogger(__name__)
+
+_MENTION = re.compile(r"<@[A-Z0-9]+(?:\|[^>]*)?>")
+CONTEXT_CHARS = 2000
+REFUSAL = "Only the person who asked, or an approver configured for GRACE, can answer this."
+UNREADABLE = (
+    "I could not read that message: it contains characters that are not valid text "
+    "(a broken emoji or symbol). Could you send it again?"
+)
+
+
+def readable(text: str) -> bool:
+    """False for text no database or Slack call can carry (a lone UTF-16 surrogate,
+    which JSON's `\\ud800` escapes can deliver)."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def strip_mentions(text: str) -> str:
+    return _MENTION.sub("", text).strip()
+
+
+def follow_up_context(previous: RunState) -> str:
+    """The earlier exchange in this thread, for a follow-up question."""
+    parts = [f"Earlier question: {previous.query}"]
+    if previous.final_answer:
+        parts.append(f"Earlier answer: {previous.final_answer}")
+    if previous.context:
+        parts.insert(0, previous.context)
+    return truncate("\n".join(parts), CONTEXT_CHARS)
+
+
+async def process_question(deps: BotDeps, received: Received[Question]) -> FollowUp | None:
+    """An inbox question: its run gets an id derived from the entry, so replaying the
+    entry after a crash finds that run instead of starting a second one. A mention that
+    answers the thread's pause hands that answer back, to run in the agent lane."""
+    run_id, item = received.run_id, received.item
+    if await deps.store.load(run_id) is not None:
+        log.info("question already taken in", extra={"run_id": run_id})
+        return None
+    return await on_question(deps, key=item.key, user=item.user, text=item.text, run_id=run_id)
+
+
+async def process_reply(deps: BotDeps, received: Received[Reply]) -> None:
+    """An inbox thread reply (done once its answer is claimed and acted on)."""
+    item = received.item
+    await on_reply(deps, key=item.key, user=item.user, text=item.text)
+    return None
+
+
+async def on_question(
+    deps: BotDeps,
+    *,
+    key: ThreadKey,
+    user: str,
+    text: str,
+    run_id: str | None = None,
+    origin: RunOrigin = RunOrigin.SLACK_THREAD,
+) -> FollowUp | None:
+    """A mention or a DM: start, continue, or answer, depending on the thread's run.
+    Answering the thread's pause is returned (not run): it drives the run on, which
+    belongs in the agent lane."""
+    if not readable(text):
+        await deps.publisher.post_text(key.channel_id, key.thread_ts, UNREADABLE)
+        return None
+    question = strip_mentions(text)
+    existing = await deps.store.latest_run_in_thread(key)
+    if existing is not None and existing.status is RunStatus.PAUSED and existing.pending:
+        return on_reply(deps, key=key, user=user, text=question, run=existing)
+    if existing is not None and existing.status in (RunStatus.RUNNING, RunStatus.PLANNING):
+        await deps.publisher.post_text(
+            key.channel_id,
+            key.thread_ts,
+            "I'm still working on the question in this thread; I'll answer it first.",
+        )
+        return None
+    context = follow_up_context(existing) if existing is not None else ""
+    try:
+        state = await deps.orchestrator.register(
+            question, asker=user, thread=key, context=context, run_id=run_id, origin=origin
+        )
+    except GraceError as exc:
+        await deps.publisher.post_text(key.channel_id, key.thread_ts, f"⚠️ {exc.message}")
+        return None
+    deps.tasks.spawn(deps.orchestrator.drive(state), name=f"run {state.run_id}")
+    return None
+
+
+async def on_reply(
+    deps: BotDeps, *, key: ThreadKey, user: str, text: str, run: RunState | None = None
+) -> None:
+    """A thread reply: the answer to the thread's pause, if there is one and it's theirs."""
+    state = run or await deps.store.latest_run_in_thread(key)
+    if state is None or state.status is not RunStatus.PAUSED or state.pending is None:
+        return  # people talk in threads; only a pending question makes a reply an answer
+    request = state.pending
+    if not deps.orchestrator.may_answer(request, user):
+        await deps.publisher.ephemeral(key.channel_id, user, REFUSAL, thread_ts=key.thread_ts)
+        return
+    if not text:
+        return
+    if not readable(text):
+        await deps.publisher.ephemeral(key.channel_id, user, UNREADABLE, thread_ts=key.thread_ts)
+        return
+    if request.kind in (InterventionKind.ESCALATE, InterventionKind.ASK_USER):
+        action = InterventionAction.INPUT
+    else:
+        action = InterventionAction.MODIFY  # a reply to "run this plan?" says how to change it
+    outcome = await deps.orchestrator.answer(
+        state.run_id,
+        request.intervention_id,
+        InterventionAnswer(action=action, text=text, user=user),
+    )
+    if not outcome.claimed:
+        await deps.publisher.ephemeral(
+            key.channel_id,
+            user,
+            already_handled(outcome.answered_by, outcome.reason),
+            thread_ts=key.thread_ts,
+        )
+
+
+def already_handled(answered_by: str | None, reason: str) -> str:
+    if answered_by:
+        return f"This was already handled by <@{answered_by}>."
+    return f"This request is no longer open ({reason or 'already handled'})."

@@ -1,0 +1,25 @@
+"""What the listeners and the inbox processors need, in one object (no globals).
+
+The intake is not in it: it is built from the processors, which take these deps
+(`bot.slack.compose`), and handed to the listeners beside them."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from agent.orchestrator import Orchestrator
+from bot.service.settings import Settings
+from bot.service.tasks import TaskRunner
+from bot.slack.delivery.publisher import SlackPublisher
+from storage.ledger import SqlUsageLedger
+from storage.run_store import SqlRunStore
+
+
+@dataclass
+class BotDeps:
+    settings: Settings
+    orchestrator: Orchestrator
+    store: SqlRunStore
+    ledger: SqlUsageLedger
+    publisher: SlackPublisher
+    tasks: TaskRunner = field(default_factory=TaskRunner)

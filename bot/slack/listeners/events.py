@@ -1,0 +1,79 @@
+"""Events API listeners: mentions, thread replies and DMs.
+
+Bolt runs these before it acks (`process_before_response`): each only checks the event
+and stores it in the durable inbox (`bot.slack.intake`), which is quick (one batched insert)
+and refuses Slack's retries and the same message under a second event id. The work —
+taking the question in as a run, answering a pause — happens after the ack, from the
+inbox, so a question that was acked is never lost, even if the process dies at once.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from slack_bolt.async_app import AsyncApp
+
+from agent.schemas import ThreadKey
+from bot.slack.intake import Intake
+from bot.slack.items import AssistantQuestion, InThread, Question, Reply, stored
+from storage.inbox import InboxItem
+
+log = logging.getLogger(__name__)
+
+
+def thread_key(body: dict[str, Any], event: dict[str, Any]) -> ThreadKey | None:
+    """The thread an event belongs to; None for an event without a channel or ts."""
+    team = body.get("team_id") or event.get("team") or "T0"
+    channel, ts = event.get("channel"), event.get("thread_ts") or event.get("ts")
+    if not isinstance(channel, str) or not channel or not isinstance(ts, str) or not ts:
+        log.warning("ignoring an event without channel or ts: %s", event.get("type"))
+        return None
+    return ThreadKey(team_id=str(team), channel_id=channel, thread_ts=ts)
+
+
+def message_row(
+    item: Question | Reply | AssistantQuestion, body: dict[str, Any], event: dict[str, Any]
+) -> InboxItem:
+    """The inbox row for a message event's item: deduplicated on Slack's event id and on
+    the message itself (team, channel, ts)."""
+    ts = str(event.get("ts") or "")
+    message_key = f"{item.team}:{item.channel}:{ts}" if ts else None
+    event_id = str(body.get("event_id") or f"message:{message_key}")
+    return stored(item, event_id=event_id, message_key=message_key)
+
+
+def register(app: AsyncApp, intake: Intake) -> None:
+    @app.event("app_mention")
+    async def handle_mention(body: dict[str, Any], event: dict[str, Any]) -> None:
+        key = thread_key(body, event)
+        if key is None:
+            return
+        user, text = str(event.get("user", "")), str(event.get("text", ""))
+        question = Question(**InThread.fields_of(key), user=user, text=text)
+        await intake.accept(message_row(question, body, event))
+
+    @app.event("message")
+    async def handle_message(
+        body: dict[str, Any], event: dict[str, Any], context: dict[str, Any]
+    ) -> None:
+        if event.get("subtype") or event.get("bot_id") or "user" not in event:
+            return  # edits, joins, bot messages (our own included)
+        text = str(event.get("text", ""))
+        bot_user = context.get("bot_user_id")
+        if bot_user and f"<@{bot_user}>" in text and event.get("channel_type") != "im":
+            return  # the app_mention event carries it
+        is_dm = event.get("channel_type") == "im"
+        in_thread = bool(event.get("thread_ts")) and event.get("thread_ts") != event.get("ts")
+        if not (is_dm or in_thread):
+            return
+        key = thread_key(body, event)
+        if key is None:
+            return
+        user, where = str(event["user"]), InThread.fields_of(key)
+        item: Question | Reply = (
+            Reply(**where, user=user, text=text.strip())
+            if in_thread
+            else Question(**where, user=user, text=text)
+        )
+        await intake.accept(message_row(item, body, event))

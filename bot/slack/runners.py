@@ -1,0 +1,189 @@
+"""Running the bot (built by `bot.slack.compose`): HTTP mode (Events API, interactivity
+and slash commands on one endpoint, plus `/healthz`) or Socket Mode when
+`SLACK_APP_TOKEN` is set.
+
+On start-up a runner recovers runs a dead process left RUNNING and starts the expiry
+sweeper (`start_bot`, shared by `serve` and `grace dev`); on shutdown it waits for
+in-flight runs.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import signal
+from dataclasses import dataclass
+
+from aiohttp import web
+from slack_bolt.adapter.aiohttp import to_aiohttp_response
+from slack_bolt.adapter.socket_mode.aiohttp import AsyncSocketModeHandler
+
+from bot.service.settings import Settings
+from bot.service.sweeper import sweep_forever
+from bot.slack import http_guard, inbound
+from bot.slack.compose import Bot, create_bot
+
+log = logging.getLogger(__name__)
+
+
+def http_app(bot: Bot) -> web.Application:
+    """`POST /slack/events` (HTTP mode only: it needs the signing secret) and `/healthz`."""
+    settings = bot.deps.settings
+    secret = settings.slack_signing_secret
+
+    async def slack_events(request: web.Request) -> web.Response:
+        assert secret is not None
+        admitted = await http_guard.admit(
+            request, secret.get_secret_value(), max_body_bytes=settings.slack.max_body_bytes
+        )
+        if isinstance(admitted, http_guard.Refusal):
+            # No body, no traceback: a flood of junk must not flood the logs either.
+            log.debug("refused a request: %s", admitted.reason)
+            return admitted.response()
+        bolt_request, problem = inbound.parse(
+            admitted.text, query=request.query_string, headers=request.headers
+        )
+        if bolt_request is None:
+            log.warning("malformed Slack request: %s", problem)
+            return web.json_response({"error": f"malformed request: {problem}"}, status=400)
+        bolt_response = await bot.app.async_dispatch(bolt_request)
+        return await to_aiohttp_response(bolt_response)
+
+    async def healthz(request: web.Request) -> web.Response:
+        # Degraded while the database does not take writes (they are being retried);
+        # a short reason only, never exception text (it can carry SQL or run ids).
+        reason = bot.services.store.health.problem()
+        if reason is None:
+            try:
+                await bot.services.store.list_runs(limit=1)
+            except Exception:
+                log.exception("health check: reading the database failed")
+                reason = "database unavailable"
+        if reason is None:
+            try:
+                await bot.services.knowledge_base.collections()
+            except Exception:
+                log.exception("health check: the knowledge base failed")
+                reason = "knowledge base unavailable"
+        if reason is not None:
+            return web.json_response(
+                {"ok": False, "status": "degraded", "reason": reason}, status=503
+            )
+        return web.json_response({"ok": True, "model": bot.services.llm.name})
+
+    web_app = web.Application()
+    web_app.on_response_prepare.append(http_guard.drop_server_header)
+    if secret is not None:
+        # Without a signing secret Bolt cannot verify requests (Socket Mode): no endpoint.
+        web_app.router.add_post("/slack/events", slack_events)
+    web_app.router.add_get("/healthz", healthz)
+    return web_app
+
+
+@dataclass
+class BotRuntime:
+    """A started bot: runs recovered, the expiry sweeper running, and in Socket Mode the
+    connection to Slack. `stop()` undoes it all and waits for in-flight runs."""
+
+    bot: Bot
+    recovered: int
+    sweeper: asyncio.Task[None]
+    socket_handler: AsyncSocketModeHandler | None = None
+
+    @property
+    def mode(self) -> str:
+        """How Slack reaches this bot, for the start-up line."""
+        return "Socket Mode" if self.socket_handler is not None else "HTTP mode"
+
+    async def stop(self, grace: float | None = None) -> None:
+        """Sweeper, then the socket (no new work), then the bot (waits for runs, at most
+        `grace` seconds when given)."""
+        self.sweeper.cancel()
+        await asyncio.gather(self.sweeper, return_exceptions=True)
+        if self.socket_handler is not None:
+            await self.socket_handler.close_async()
+        await self.bot.close(grace)
+
+
+async def start_bot(
+    bot: Bot,
+    *,
+    app_token: str | None = None,
+    sweep_interval: float = 60.0,
+    ping_interval: float = 10.0,
+) -> BotRuntime:
+    """What every runner does once the bot is built (`serve` and `grace dev` share it):
+    resume runs a dead process left RUNNING, start the expiry sweeper and, with an
+    app-level token, connect over Socket Mode (to `settings.slack_api_url`'s Slack)."""
+    recovered = await bot.recover()
+    sweeper = asyncio.create_task(_upkeep(bot, sweep_interval), name="sweeper")
+    runtime = BotRuntime(bot=bot, recovered=recovered, sweeper=sweeper)
+    if app_token is not None:
+        runtime.socket_handler = AsyncSocketModeHandler(
+            bot.app, app_token, ping_interval=ping_interval
+        )
+        try:
+            await runtime.socket_handler.connect_async()
+        except BaseException:  # the caller still owns the bot: undo only what we started
+            sweeper.cancel()
+            await asyncio.gather(sweeper, return_exceptions=True)
+            await runtime.socket_handler.close_async()
+            raise
+    return runtime
+
+
+async def _upkeep(bot: Bot, sweep_interval: float, inbox_interval: float = 5.0) -> None:
+    """The expiry/recovery sweep, and every few seconds the inbox and outbox: requests
+    and deliveries left behind (a retry timer lost with its process, a failed step)."""
+
+    async def inbox_and_outbox() -> None:
+        while True:
+            await asyncio.sleep(inbox_interval)
+            try:
+                await bot.intake.resume()
+                await bot.deps.publisher.resume()
+            except Exception:  # a database fault: the next pass tries again
+                log.exception("inbox/outbox sweep failed")
+
+    await asyncio.gather(sweep_forever(bot.services, sweep_interval), inbox_and_outbox())
+
+
+def stop_on_signals() -> asyncio.Event:
+    """An event set by Ctrl-C (SIGINT) or SIGTERM: what runners wait on."""
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, stop.set)
+    return stop
+
+
+async def serve(settings: Settings, *, port: int | None = None, host: str = "0.0.0.0") -> int:
+    bot = await create_bot(settings)
+    stop = stop_on_signals()
+    runner = web.AppRunner(http_app(bot))
+    await runner.setup()
+    site = web.TCPSite(runner, host, port or settings.slack.port)
+    await site.start()
+    app_token = settings.slack_app_token
+    try:
+        runtime = await start_bot(
+            bot, app_token=app_token.get_secret_value() if app_token else None
+        )
+    except BaseException:
+        await runner.cleanup()
+        await bot.close()
+        raise
+    mode = runtime.mode if app_token is not None else "HTTP mode, POST /slack/events"
+    log.info(
+        "GRACE is up (%s); health on :%s/healthz; %d runs recovered",
+        mode,
+        port or settings.slack.port,
+        runtime.recovered,
+    )
+    print(f"GRACE is up ({mode}) on port {port or settings.slack.port}", flush=True)
+    try:
+        await stop.wait()
+    finally:
+        await runner.cleanup()
+        await runtime.stop(settings.slack.shutdown_grace_seconds)
+    return 0
