@@ -15,7 +15,7 @@ from pathlib import Path
 from pydantic import BaseModel, SecretStr
 from pydantic.fields import FieldInfo
 
-from bot.settings import Settings
+from bot.service.settings import Settings
 
 HEADER = """\
 # Every setting GRACE reads, with its default (written by scripts/env_example.py).

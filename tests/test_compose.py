@@ -18,7 +18,7 @@ import jsonschema
 import pytest
 import yaml
 
-from bot.settings import load_settings
+from bot.service.settings import load_settings
 from storage.db import make_engine
 
 REPO = Path(__file__).resolve().parents[1]
