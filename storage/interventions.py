@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from sqlalchemy import func, select, update
+from sqlalchemy import ColumnElement, func, select, update
+from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import aliased
 
 from agent.ports import ClaimResult
@@ -38,6 +39,27 @@ def claim_refusal(row: InterventionRow | None, run_id: str) -> ClaimResult:
     return ClaimResult(claimed=False, answered_by=row.answered_by, reason=row.status)
 
 
+async def _close(
+    session: AsyncSession,
+    intervention_id: str,
+    conditions: list[ColumnElement[bool]],
+    **values: object,
+) -> bool:
+    """The claim itself: one conditional UPDATE of a still-pending intervention; True for
+    the one caller whose statement changed it."""
+    result = await session.execute(
+        update(InterventionRow)
+        .where(
+            InterventionRow.intervention_id == intervention_id,
+            InterventionRow.status == PENDING,
+            *conditions,
+        )
+        .values(**values)
+        .execution_options(synchronize_session=False)
+    )
+    return rowcount(result) == 1
+
+
 class SqlInterventions(SqlStore):
     """The `claim_intervention` part of `agent.ports.RunStore`, expiry for the sweeper,
     and the questions the Slack layer looks up."""
@@ -47,22 +69,16 @@ class SqlInterventions(SqlStore):
         self, run_id: str, intervention_id: str, answer: InterventionAnswer
     ) -> ClaimResult:
         async with self._sessions.begin() as session:
-            result = await session.execute(
-                update(InterventionRow)
-                .where(
-                    InterventionRow.intervention_id == intervention_id,
-                    InterventionRow.run_id == run_id,
-                    InterventionRow.status == PENDING,
-                )
-                .values(
-                    status=InterventionStatus.ANSWERED.value,
-                    answered_by=answer.user,
-                    answer_json=answer.model_dump_json(),
-                    answered_at=utcnow(),
-                )
-                .execution_options(synchronize_session=False)
+            claimed = await _close(
+                session,
+                intervention_id,
+                [InterventionRow.run_id == run_id],
+                status=InterventionStatus.ANSWERED.value,
+                answered_by=answer.user,
+                answer_json=answer.model_dump_json(),
+                answered_at=utcnow(),
             )
-            if rowcount(result) == 1:
+            if claimed:
                 state = await load_state(session, run_id)
                 return ClaimResult(
                     claimed=True, state=state, answered_by=answer.user, reason="claimed"
@@ -77,18 +93,12 @@ class SqlInterventions(SqlStore):
         Answers are accepted until this succeeds, so a thread hears exactly one outcome.
         """
         async with self._sessions.begin() as session:
-            result = await session.execute(
-                update(InterventionRow)
-                .where(
-                    InterventionRow.intervention_id == intervention_id,
-                    InterventionRow.status == PENDING,
-                    InterventionRow.expires_at.is_not(None),
-                    InterventionRow.expires_at <= now,
-                )
-                .values(status=InterventionStatus.EXPIRED.value)
-                .execution_options(synchronize_session=False)
+            return await _close(
+                session,
+                intervention_id,
+                [InterventionRow.expires_at.is_not(None), InterventionRow.expires_at <= now],
+                status=InterventionStatus.EXPIRED.value,
             )
-            return rowcount(result) == 1
 
     async def stranded_interventions(self, before: datetime) -> list[InterventionRequest]:
         """Questions answered (or expired) before `before` whose run is still PAUSED on

@@ -87,6 +87,10 @@ def intervention_values(request: InterventionRequest, run_id: str) -> dict[str, 
     }
 
 
+def _answer(row: InterventionRow) -> InterventionAnswer | None:
+    return InterventionAnswer.model_validate_json(row.answer_json) if row.answer_json else None
+
+
 def request_from_row(row: InterventionRow) -> InterventionRequest:
     return InterventionRequest.model_validate(
         {
@@ -107,9 +111,7 @@ def request_from_row(row: InterventionRow) -> InterventionRequest:
             "status": row.status,
             "allowed_responders": json.loads(row.allowed_responders_json),
             "answered_by": row.answered_by,
-            "answer": (
-                InterventionAnswer.model_validate_json(row.answer_json) if row.answer_json else None
-            ),
+            "answer": _answer(row),
             "created_at": row.created_at,
             "expires_at": row.expires_at,
             "answered_at": row.answered_at,
@@ -142,17 +144,9 @@ def overlay(state: RunState, terminal_rows: Iterable[InterventionRow]) -> RunSta
         row = rows.get(request.intervention_id)
         if row is None:
             return request
+        closed = {"status": InterventionStatus(row.status), "answered_by": row.answered_by}
         return request.model_copy(
-            update={
-                "status": InterventionStatus(row.status),
-                "answered_by": row.answered_by,
-                "answer": (
-                    InterventionAnswer.model_validate_json(row.answer_json)
-                    if row.answer_json
-                    else None
-                ),
-                "answered_at": row.answered_at,
-            }
+            update={**closed, "answer": _answer(row), "answered_at": row.answered_at}
         )
 
     state.interventions = [fix(request) for request in state.interventions]

@@ -27,7 +27,7 @@ from storage.tables import DeliveryRow, RunEventRow, RunRow
 class RecordedEvent(BaseModel):
     """One row of a run's audit trail."""
 
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, from_attributes=True)
 
     run_id: str
     seq: int
@@ -164,14 +164,4 @@ class SqlRuns(SqlStore):
             rows = await session.scalars(
                 select(RunEventRow).where(RunEventRow.run_id == run_id).order_by(RunEventRow.seq)
             )
-            return [
-                RecordedEvent(
-                    run_id=row.run_id,
-                    seq=row.seq,
-                    event_type=row.event_type,
-                    status=row.status,
-                    message=row.message,
-                    created_at=row.created_at,
-                )
-                for row in rows
-            ]
+            return [RecordedEvent.model_validate(row) for row in rows]

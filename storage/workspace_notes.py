@@ -9,8 +9,6 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from sqlalchemy import select
-
 from agent.schemas import utcnow
 from storage.db import retried_write
 from storage.sql import SqlStore
@@ -37,14 +35,7 @@ class SqlWorkspaceNotes(SqlStore):
     ) -> tuple[str, datetime] | None:
         """The workspace's `kind` note and until when it holds; None if none or expired."""
         async with self._reads.begin() as session:
-            row = (
-                await session.execute(
-                    select(WorkspaceNoteRow.value, WorkspaceNoteRow.until).where(
-                        WorkspaceNoteRow.team_id == team_id, WorkspaceNoteRow.kind == kind
-                    )
-                )
-            ).first()
-        if row is None:
+            note = await session.get(WorkspaceNoteRow, (team_id, kind))
+        if note is None or note.until <= (now or utcnow()):
             return None
-        value, until = row
-        return (value, until) if until > (now or utcnow()) else None
+        return note.value, note.until

@@ -100,16 +100,3 @@ async def test_a_database_from_a_newer_grace_fails_to_migrate(db_url: str) -> No
         await migrate(db_url)
     message = one_line(caught.value)
     assert "9999_x" in message and "older" in message
-
-
-async def test_a_constraint_violation_is_left_to_the_store(store: SqlRunStore) -> None:
-    """Not a database failure: `save` turns a taken run id into `RunConflictError`."""
-    from agent.ports import RunConflictError
-    from tests.storage.helpers import make_state
-
-    state = make_state()
-    await store.save(state)
-    clash = make_state()
-    clash.run_id = state.run_id
-    with pytest.raises(RunConflictError):
-        await store.save(clash)

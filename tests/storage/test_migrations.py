@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import asyncio
 import sqlite3
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -21,7 +23,7 @@ from storage.tables import Base
 from storage.workspace_notes import SqlWorkspaceNotes
 from tests.storage.helpers import make_state
 
-HEAD = "0007_drop_processed_events"
+HEAD = "0006_workspace_notes"
 
 
 def _url(tmp_path: Path, name: str = "grace.db") -> str:
@@ -144,6 +146,15 @@ async def test_downgrade_to_0001_keeps_runs_and_interventions(tmp_path: Path) ->
     assert await current_revision(url) == HEAD
 
 
+@asynccontextmanager
+async def opened(url: str) -> AsyncIterator[AsyncEngine]:
+    engine = make_engine(url)
+    try:
+        yield engine
+    finally:
+        await engine.dispose()
+
+
 def _tables(connection: Connection) -> set[str]:
     return set(inspect(connection).get_table_names())
 
@@ -161,8 +172,7 @@ async def test_workspace_notes_move_out_of_message_refs(fresh_db_url: str) -> No
         ("team:T2", "stream_refused", "T2", "not-a-time", "ignored"),
         ("run1", "plan", "C1", "1.0001", "abc"),
     ]
-    engine = make_engine(url)
-    try:
+    async with opened(url) as engine:
         async with engine.begin() as connection:
             for run_id, kind, channel_id, ts, digest in refs:
                 await connection.execute(
@@ -191,17 +201,14 @@ async def test_workspace_notes_move_out_of_message_refs(fresh_db_url: str) -> No
         async with engine.connect() as connection:
             owners = set(await connection.scalars(text("SELECT run_id FROM message_refs")))
         assert owners == {"run1"}
-    finally:
-        await engine.dispose()
 
 
 async def test_processed_events_is_dropped_and_comes_back_on_downgrade(
     fresh_db_url: str,
 ) -> None:
     url = fresh_db_url
-    await migrate(url, revision="0006_workspace_notes")
-    engine = make_engine(url)
-    try:
+    await migrate(url, revision="0005_inbox_claims")
+    async with opened(url) as engine:
         async with engine.begin() as connection:
             assert "processed_events" in await connection.run_sync(_tables)
             await connection.execute(
@@ -215,19 +222,14 @@ async def test_processed_events_is_dropped_and_comes_back_on_downgrade(
         async with engine.connect() as connection:
             assert "processed_events" not in await connection.run_sync(_tables)
             assert "workspace_notes" in await connection.run_sync(_tables)
-    finally:
-        await engine.dispose()
 
     await asyncio.to_thread(command.downgrade, alembic_config(url), "0005_inbox_claims")
-    engine = make_engine(url)
-    try:
+    async with opened(url) as engine:
         async with engine.connect() as connection:
             tables = await connection.run_sync(_tables)
             assert "processed_events" in tables and "workspace_notes" not in tables
             rows = await connection.scalar(text("SELECT count(*) FROM processed_events"))
             assert rows == 0
-    finally:
-        await engine.dispose()
 
 
 @pytest.mark.db("sqlite", reason="the round trip is the same SQL on both; one is enough")
@@ -235,11 +237,8 @@ async def test_a_note_survives_a_downgrade_and_upgrade(tmp_path: Path) -> None:
     url = _url(tmp_path)
     await migrate(url)
     until = utcnow().replace(microsecond=0) + timedelta(hours=1)
-    engine = make_engine(url)
-    try:
+    async with opened(url) as engine:
         await SqlWorkspaceNotes(engine).note_workspace("T1", "stream_refused", "no", until=until)
-    finally:
-        await engine.dispose()
 
     await asyncio.to_thread(command.downgrade, alembic_config(url), "0005_inbox_claims")
     with sqlite3.connect(tmp_path / "grace.db") as db:
@@ -247,9 +246,6 @@ async def test_a_note_survives_a_downgrade_and_upgrade(tmp_path: Path) -> None:
             ("team:T1", "T1", "no")
         ]
     await migrate(url)
-    engine = make_engine(url)
-    try:
+    async with opened(url) as engine:
         note = await SqlWorkspaceNotes(engine).workspace_note("T1", "stream_refused")
-    finally:
-        await engine.dispose()
     assert note == ("no", until)

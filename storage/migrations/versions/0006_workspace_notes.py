@@ -2,6 +2,9 @@
 `team:<id>` (team id in `channel_id`, the time they hold until as epoch seconds in `ts`,
 the value in `digest`). Existing notes are moved, not lost.
 
+And `processed_events` goes: Slack event ids are deduplicated by the inbox (0004) and
+nothing has read or written that table since; its rows are only old event ids.
+
 Revision ID: 0006_workspace_notes
 Revises: 0005_inbox_claims
 Create Date: 2026-11-26 21:00:00
@@ -10,7 +13,6 @@ Create Date: 2026-11-26 21:00:00
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Sequence
 from datetime import UTC, datetime
 
 import sqlalchemy as sa
@@ -18,8 +20,6 @@ from alembic import op
 
 revision: str = "0006_workspace_notes"
 down_revision: str | None = "0005_inbox_claims"
-branch_labels: str | Sequence[str] | None = None
-depends_on: str | Sequence[str] | None = None
 
 OWNER_PREFIX = "team:"  # run ids have no colon: no run's message ref starts with it
 
@@ -77,9 +77,19 @@ def upgrade() -> None:
     op.execute(
         message_refs.delete().where(message_refs.c.run_id.startswith(OWNER_PREFIX, autoescape=True))
     )
+    op.drop_index("ix_processed_events_created_at", table_name="processed_events")
+    op.drop_table("processed_events")
 
 
 def downgrade() -> None:
+    op.create_table(
+        "processed_events",
+        sa.Column("event_id", sa.String(255), nullable=False),
+        sa.Column("kind", sa.String(32), nullable=False),
+        sa.Column("created_at", sa.DateTime(timezone=True), nullable=False),
+        sa.PrimaryKeyConstraint("event_id", name="pk_processed_events"),
+    )
+    op.create_index("ix_processed_events_created_at", "processed_events", ["created_at"])
     notes = sa.table(
         "workspace_notes",
         sa.column("team_id", sa.String(255)),
