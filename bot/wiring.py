@@ -109,7 +109,7 @@ async def build_services(
         engine = make_engine(url)
         store = SqlRunStore(engine)
         stored = await store.load_thresholds()
-    except BaseException:  # a StorageError says what went wrong in one line
+    except BaseException:  # close what was opened; a StorageError goes up as it is
         await knowledge_base.close()
         if engine is not None:
             await engine.dispose()
