@@ -1,6 +1,9 @@
-"""Engine construction and schema migration.
+"""Engine construction, schema migration and write retries.
 
-SQLite is the default (one file, WAL) and PostgreSQL works by URL alone. The SQLite
+SQLite is the default (one file, WAL) and PostgreSQL works by URL alone (`postgres://`,
+`postgresql://` and `postgresql+asyncpg://` all mean asyncpg). Every failure of the
+engine — a missing driver, an unreachable server, a failed statement or migration —
+comes out as a `storage.errors.StorageError` with one line saying what to do. The SQLite
 engine is set up so that every transaction takes the write lock up front
 (`BEGIN IMMEDIATE`): with pysqlite's own transaction handling a SELECT runs outside the
 transaction and read-then-write loses updates, while a deferred `BEGIN` that later
@@ -19,11 +22,33 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Concatenate, ParamSpec, Protocol, TypeVar
 
 from sqlalchemy import Connection, event, text
-from sqlalchemy.engine import URL, make_url
-from sqlalchemy.exc import DBAPIError, IntegrityError, InterfaceError, OperationalError
+from sqlalchemy.engine import URL, Dialect, make_url
+from sqlalchemy.engine.interfaces import ExceptionContext
+from sqlalchemy.exc import (
+    ArgumentError,
+    DBAPIError,
+    IntegrityError,
+    InvalidRequestError,
+    NoSuchModuleError,
+)
 from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 from sqlalchemy.pool import ConnectionPoolEntry
 from tenacity import retry, retry_if_exception, stop_after_attempt, wait_random_exponential
+
+from storage.errors import (
+    DatabaseBusyError,
+    DatabaseDamagedError,
+    DatabaseUnreachableError,
+    DatabaseURLError,
+    MigrationError,
+    StorageError,
+    connect_error,
+    driver_error,
+    first_line,
+    is_transient,
+    statement_error,
+    where,
+)
 
 # Alembic (and what it pulls in: Mako, Pygments, …) is imported only when a database is
 # behind the code's schema: a start-up on an up-to-date database reads one row instead.
@@ -66,14 +91,42 @@ def reader(engine: AsyncEngine) -> AsyncEngine:
     return engine.execution_options(**{READ_ONLY: True})
 
 
-def make_engine(url: str, **kwargs: Any) -> AsyncEngine:
+_DRIVERS = {"sqlite": "sqlite+aiosqlite", "postgresql": "postgresql+asyncpg"}
+_ALIASES = {"postgres": "postgresql"}
+
+
+def database_url(url: str | URL) -> URL:
+    """`url` parsed, with the asyncio driver GRACE uses when it names none: `sqlite://` →
+    aiosqlite, `postgres://` and `postgresql://` → asyncpg (the spelling hosting
+    providers hand out). Other backends are refused with a `DatabaseURLError`."""
+    try:
+        parsed = make_url(url)
+    except ArgumentError as exc:
+        raise DatabaseURLError(
+            f"The database URL is not one ({first_line(exc)}): set GRACE_DATABASE_URL to "
+            "sqlite+aiosqlite:///PATH or postgresql://USER:PASSWORD@HOST:5432/DATABASE."
+        ) from None
+    backend, _, driver = parsed.drivername.partition("+")
+    backend = _ALIASES.get(backend, backend)
+    if backend not in _DRIVERS:
+        raise DatabaseURLError(
+            f"GRACE keeps its data in SQLite or PostgreSQL, not {backend!r}: set "
+            "GRACE_DATABASE_URL to sqlite+aiosqlite:///PATH or "
+            "postgresql://USER:PASSWORD@HOST:5432/DATABASE."
+        )
+    return parsed.set(drivername=f"{backend}+{driver}" if driver else _DRIVERS[backend])
+
+
+def make_engine(url: str | URL, **kwargs: Any) -> AsyncEngine:
     """An async engine configured for safe concurrent use of `url`.
 
     Extra keyword arguments go to `create_async_engine` (e.g. `echo=True`), but for
     `idle_in_transaction_timeout_s` (PostgreSQL; default
-    `POSTGRES_IDLE_IN_TRANSACTION_TIMEOUT_S`).
+    `POSTGRES_IDLE_IN_TRANSACTION_TIMEOUT_S`). A driver that is not installed raises
+    `MissingDriverError` here; connection and statement failures raise `StorageError`s
+    when they happen.
     """
-    parsed = make_url(url)
+    parsed = database_url(url)
     if parsed.get_backend_name() == "postgresql":
         idle_s = kwargs.pop("idle_in_transaction_timeout_s", POSTGRES_IDLE_IN_TRANSACTION_TIMEOUT_S)
         connect_args = dict(kwargs.pop("connect_args", {}))
@@ -85,9 +138,10 @@ def make_engine(url: str, **kwargs: Any) -> AsyncEngine:
             options = f"-c idle_in_transaction_session_timeout={setting}"
             connect_args["options"] = f"{connect_args.get('options', '')} {options}".strip()
         kwargs["connect_args"] = connect_args
-    if parsed.get_backend_name() != "sqlite":
         kwargs.setdefault("pool_pre_ping", True)
-        return create_async_engine(parsed, **kwargs)
+        engine = _create(parsed, **kwargs)
+        _translate_errors(engine)
+        return engine
 
     path = _sqlite_file(parsed)
     if path is not None:
@@ -96,9 +150,49 @@ def make_engine(url: str, **kwargs: Any) -> AsyncEngine:
         if not path.exists():
             os.close(os.open(path, os.O_CREAT | os.O_WRONLY, 0o600))
     connect_args = {"timeout": SQLITE_BUSY_TIMEOUT_S, **kwargs.pop("connect_args", {})}
-    engine = create_async_engine(parsed, connect_args=connect_args, **kwargs)
+    engine = _create(parsed, connect_args=connect_args, **kwargs)
     _configure_sqlite(engine)
+    _translate_errors(engine)
     return engine
+
+
+def _create(url: URL, **kwargs: Any) -> AsyncEngine:
+    try:
+        return create_async_engine(url, **kwargs)
+    except (NoSuchModuleError, ImportError, InvalidRequestError) as exc:
+        # An unknown driver name, a driver that is not installed, or a synchronous one.
+        raise driver_error(url, exc) from None
+
+
+def _translate_errors(engine: AsyncEngine) -> None:
+    """Make the engine raise `StorageError`s: on connecting (its own hook, because a
+    refused TCP connection is an OSError SQLAlchemy does not wrap) and on statements.
+
+    Left alone: constraint violations (the stores turn them into domain outcomes),
+    pre-ping failures (SQLAlchemy reconnects on them) and non-database exceptions such
+    as cancellation."""
+    url = engine.url
+
+    @event.listens_for(engine.sync_engine, "do_connect")
+    def _connect(dialect: Dialect, _record: Any, cargs: Any, cparams: Any) -> Any:
+        try:
+            return dialect.connect(*cargs, **cparams)
+        except Exception as exc:
+            raise connect_error(url, exc) from exc
+
+    @event.listens_for(engine.sync_engine, "handle_error")
+    def _statement(context: ExceptionContext) -> StorageError | None:
+        error = context.sqlalchemy_exception
+        if context.is_pre_ping or isinstance(error, IntegrityError):
+            return None
+        if isinstance(error, DBAPIError):
+            return statement_error(url, error, disconnected=context.is_disconnect)
+        if isinstance(context.original_exception, OSError):
+            return DatabaseUnreachableError(
+                f"Lost the connection to the database {where(url)} "
+                f"({first_line(context.original_exception)}): check that the server is up.",
+            )
+        return None
 
 
 def _configure_sqlite(engine: AsyncEngine) -> None:
@@ -157,7 +251,8 @@ async def migrate(url: str, *, revision: str = "head") -> None:
     The upgrade runs inside one transaction on our own engine, so two processes that
     start at once serialise on it (SQLite's write lock, a PostgreSQL advisory lock) and
     the second finds nothing left to do. A database already at the latest revision is
-    recognised by one read, without loading Alembic.
+    recognised by one read, without loading Alembic. Raises `StorageError`: unreachable,
+    damaged, or `MigrationError` when the upgrade itself fails (nothing is changed then).
     """
     engine = make_engine(url)
     try:
@@ -169,8 +264,21 @@ async def migrate(url: str, *, revision: str = "head") -> None:
                     text("SELECT pg_advisory_xact_lock(:key)"), {"key": _PG_MIGRATION_LOCK_KEY}
                 )
             await connection.run_sync(_upgrade, url, revision)
+    except (DatabaseUnreachableError, DatabaseBusyError, DatabaseDamagedError, DatabaseURLError):
+        raise
+    except Exception as exc:
+        raise MigrationError(
+            f"Could not bring the database {where(engine.url)} to schema {revision} "
+            f"({_reason(exc)}); nothing was changed: check that its user may create and "
+            "alter tables, and that this GRACE is not older than the database."
+        ) from exc
     finally:
         await engine.dispose()
+
+
+def _reason(exc: BaseException) -> str:
+    cause = exc.__cause__ if isinstance(exc, StorageError) else None
+    return first_line(cause) if cause is not None else first_line(exc)
 
 
 def head_revision() -> str:
@@ -184,7 +292,9 @@ async def _stored_revision(engine: AsyncEngine) -> str | None:
     try:
         async with reader(engine).connect() as connection:
             rows = (await connection.execute(text("SELECT version_num FROM alembic_version"))).all()
-    except DBAPIError:  # no table yet: a new database
+    except (DatabaseUnreachableError, DatabaseURLError):
+        raise
+    except StorageError:  # no table yet: a new database (or one the upgrade will report on)
         return None
     return str(rows[0][0]) if len(rows) == 1 else None
 
@@ -223,22 +333,6 @@ WRITE_RETRY_DEADLINE_S = 900.0
 """How long a write keeps retrying a database that is locked or unreachable."""
 WRITE_STALL_S = 8.0
 """A write waiting this long means the database is not taking writes: /healthz degrades."""
-
-_TRANSIENT_WORDS = ("locked", "busy", "unable to open", "disk i/o", "connection", "closed")
-
-
-def is_transient(exc: BaseException) -> bool:
-    """A database fault worth waiting out (locked, busy, connection lost), not a bug or a
-    constraint violation."""
-    if isinstance(exc, IntegrityError):
-        return False
-    if isinstance(exc, DBAPIError) and exc.connection_invalidated:
-        return True
-    if isinstance(exc, OperationalError | InterfaceError | OSError):
-        return any(word in str(exc).lower() for word in _TRANSIENT_WORDS) or isinstance(
-            exc, OSError
-        )
-    return False
 
 
 class WriteHealth:

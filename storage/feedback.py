@@ -1,4 +1,5 @@
-"""A 👍/👎 vote and the threshold change it causes, in one transaction.
+"""Feedback and the confidence thresholds it moves: a 👍/👎 vote and the threshold
+change it causes, in one transaction; the recent window of votes; the stored thresholds.
 
 Votes are serialised where they touch the thresholds — SQLite's `BEGIN IMMEDIATE`
 (storage/db.py), a transaction-scoped advisory lock on PostgreSQL — so each vote reads
@@ -16,12 +17,15 @@ from dataclasses import dataclass
 from typing import Any, cast
 
 from sqlalchemy import ColumnElement, CursorResult, or_, select, text, true, update
-from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
+from sqlalchemy.ext.asyncio import AsyncSession
 
 from agent.config import Thresholds
 from agent.schemas import utcnow
-from storage.run_store import DEFAULT_THRESHOLDS_NAME, dialect_insert
+from storage.db import retried_write
+from storage.sql import SqlStore
 from storage.tables import FeedbackRow, RunRow, ThresholdsRow
+
+DEFAULT_THRESHOLDS_NAME = "default"
 
 Adjust = Callable[[Thresholds, list[tuple[float, bool]]], tuple[Thresholds, str] | None]
 """(current thresholds, counted window oldest first) → (new thresholds, why) or None."""
@@ -56,10 +60,21 @@ class VoteOutcome:
     """Why the thresholds moved, when this vote moved them."""
 
 
-class SqlFeedback:
-    def __init__(self, engine: AsyncEngine) -> None:
-        self._engine = engine
-        self._sessions = async_sessionmaker(engine, expire_on_commit=False)
+def _thresholds(row: ThresholdsRow) -> Thresholds:
+    return Thresholds(silent=row.silent, notify=row.notify, confirm=row.confirm)
+
+
+def _threshold_values(thresholds: Thresholds) -> dict[str, object]:
+    return {
+        "silent": thresholds.silent,
+        "notify": thresholds.notify,
+        "confirm": thresholds.confirm,
+        "updated_at": utcnow(),
+    }
+
+
+class SqlFeedback(SqlStore):
+    """Votes, the window of recent ones, and the thresholds they move."""
 
     async def vote(
         self,
@@ -82,11 +97,7 @@ class SqlFeedback:
                 )
             first = await self._upsert(session, run_id, user_id, confidence, was_correct)
             stored = await session.get(ThresholdsRow, DEFAULT_THRESHOLDS_NAME)
-            current = (
-                Thresholds(silent=stored.silent, notify=stored.notify, confirm=stored.confirm)
-                if stored is not None
-                else default
-            )
+            current = _thresholds(stored) if stored is not None else default
             asker = await session.scalar(select(RunRow.asker).where(RunRow.run_id == run_id))
             if not voters.counts(user_id, asker):
                 return VoteOutcome(first=first, counted=False, thresholds=current, change=None)
@@ -102,19 +113,34 @@ class SqlFeedback:
             if moved is None or moved[0] == current:
                 return VoteOutcome(first=first, counted=True, thresholds=current, change=None)
             new, why = moved
-            values = {
-                "silent": new.silent,
-                "notify": new.notify,
-                "confirm": new.confirm,
-                "updated_at": utcnow(),
-            }
-            upsert = dialect_insert(self._engine, ThresholdsRow).values(
-                name=DEFAULT_THRESHOLDS_NAME, **values
-            )
-            await session.execute(
-                upsert.on_conflict_do_update(index_elements=[ThresholdsRow.name], set_=values)
-            )
+            await session.execute(self._upsert_thresholds(new))
             return VoteOutcome(first=first, counted=True, thresholds=new, change=why)
+
+    async def recent_feedback(self, limit: int = 10) -> list[tuple[float, bool]]:
+        """The last `limit` (confidence, was_correct) pairs, oldest first."""
+        async with self._reads.begin() as session:
+            rows = await session.execute(
+                select(FeedbackRow.confidence, FeedbackRow.was_correct)
+                .order_by(FeedbackRow.created_at.desc(), FeedbackRow.id.desc())
+                .limit(limit)
+            )
+            return [(float(c), bool(ok)) for c, ok in rows][::-1]
+
+    async def load_thresholds(self) -> Thresholds | None:
+        """The stored thresholds; None until a vote (or `save_thresholds`) stored some."""
+        async with self._reads.begin() as session:
+            row = await session.get(ThresholdsRow, DEFAULT_THRESHOLDS_NAME)
+            return _thresholds(row) if row is not None else None
+
+    @retried_write
+    async def save_thresholds(self, thresholds: Thresholds) -> None:
+        async with self._sessions.begin() as session:
+            await session.execute(self._upsert_thresholds(thresholds))
+
+    def _upsert_thresholds(self, thresholds: Thresholds) -> Any:
+        values = _threshold_values(thresholds)
+        stmt = self._insert(ThresholdsRow).values(name=DEFAULT_THRESHOLDS_NAME, **values)
+        return stmt.on_conflict_do_update(index_elements=[ThresholdsRow.name], set_=values)
 
     @staticmethod
     async def _upsert(

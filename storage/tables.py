@@ -141,6 +141,21 @@ class MessageRefRow(Base):
     updated_at: Mapped[datetime] = mapped_column(UTCDateTime())
 
 
+NOTE_VALUE_LENGTH = 32
+
+
+class WorkspaceNoteRow(Base):
+    """Something to remember about a Slack workspace until a time (0006)."""
+
+    __tablename__ = "workspace_notes"
+
+    team_id: Mapped[str] = mapped_column(SLACK_ID, primary_key=True)
+    kind: Mapped[str] = mapped_column(String(128), primary_key=True)
+    value: Mapped[str] = mapped_column(String(NOTE_VALUE_LENGTH), default="")
+    until: Mapped[datetime] = mapped_column(UTCDateTime())
+    updated_at: Mapped[datetime] = mapped_column(UTCDateTime())
+
+
 class RunEventRow(Base):
     """Audit trail: one row per transition, numbered per run."""
 
@@ -153,17 +168,6 @@ class RunEventRow(Base):
     event_type: Mapped[str] = mapped_column(String(64))
     status: Mapped[str | None] = mapped_column(SHORT)
     message: Mapped[str] = mapped_column(Text, default="")
-    created_at: Mapped[datetime] = mapped_column(UTCDateTime())
-
-
-class ProcessedEventRow(Base):
-    """Slack event ids / interaction ids already handled (Slack retries, double clicks)."""
-
-    __tablename__ = "processed_events"
-    __table_args__ = (Index("ix_processed_events_created_at", "created_at"),)
-
-    event_id: Mapped[str] = mapped_column(String(255), primary_key=True)
-    kind: Mapped[str] = mapped_column(SHORT)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime())
 
 

@@ -126,10 +126,8 @@ def _run(args: argparse.Namespace, settings: Settings, *, as_json: bool) -> int:
     JSON object)."""
     import asyncio
 
-    from sqlalchemy.exc import DBAPIError
-
     from agent.errors import GraceError, InvalidInputError, KnowledgeBaseLockedError
-    from bot.service.wiring import database_error
+    from storage.errors import StorageError
 
     try:
         return asyncio.run(_dispatch(args, settings))
@@ -139,10 +137,9 @@ def _run(args: argparse.Namespace, settings: Settings, *, as_json: bool) -> int:
         error = CommandError("data_dir_in_use", data_dir_in_use(settings), ExitCode.FAILED)
     except InvalidInputError as exc:
         error = CommandError("invalid_input", exc.message, ExitCode.BAD_INPUT)
-    except DBAPIError as exc:  # e.g. a page of the SQLite file damaged past its header
-        problem = database_error(settings.resolved_database_url, exc)
-        code = ExitCode.BAD_INPUT if isinstance(problem, InvalidInputError) else ExitCode.FAILED
-        error = CommandError("database", problem.message, code)
+    except StorageError as exc:  # unreachable, bad URL, missing driver, damaged file, …
+        code = ExitCode.BAD_INPUT if exc.bad_input else ExitCode.FAILED
+        error = CommandError("database", exc.message, code)
     except GraceError as exc:
         error = CommandError(exc.category, exc.message, ExitCode.FAILED)
     except KeyboardInterrupt:

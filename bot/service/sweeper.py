@@ -81,12 +81,10 @@ async def finish_stranded_once(services: Services) -> list[str]:
 
 
 async def prune_once(services: Services) -> int:
-    """Forget Slack event ids older than the retention period (Slack stops retrying after
-    minutes; without this `processed_events` grows forever). Returns how many."""
+    """Forget handled Slack requests older than the retention period (Slack stops retrying
+    after minutes; without this the inbox grows forever). Returns how many."""
     days = services.settings.slack.event_retention_days
-    before = utcnow() - timedelta(days=days)
-    pruned = await services.store.prune_processed(before=before)
-    return pruned + await services.inbox.prune(before=before)
+    return await services.inbox.prune(before=utcnow() - timedelta(days=days))
 
 
 async def sweep_forever(services: Services, interval: float = 60.0) -> None:

@@ -11,18 +11,16 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
-from sqlalchemy.engine import make_url
-from sqlalchemy.exc import DBAPIError
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from agent.config import Thresholds
-from agent.errors import GraceError, InvalidInputError
+from agent.errors import InvalidInputError
 from agent.knowledge.lexical import HashingEmbedder
 from agent.llm.offline import OfflineModel
 from agent.orchestrator import Orchestrator
 from agent.ports import Embedder, LanguageModel, RunObserver
 from bot.service.settings import Settings
-from storage.db import is_sqlite, make_engine, migrate
+from storage.db import make_engine, migrate
 from storage.inbox import SqlInbox
 from storage.ledger import SqlUsageLedger
 from storage.outbox import SqlDeliveries
@@ -125,23 +123,6 @@ def build_models(settings: Settings) -> tuple[LanguageModel, Embedder, Embedder 
     return GeminiModel(client=client, model=llm.model, policy=policy), embedder, embedder
 
 
-_DAMAGED = ("file is not a database", "malformed", "not a database", "file is encrypted")
-
-
-def database_error(url: str, exc: DBAPIError) -> GraceError:
-    """One line naming the database instead of a driver traceback; a damaged SQLite
-    file is the user's to fix (exit code 2)."""
-    parsed = make_url(url)
-    where = parsed.database if is_sqlite(parsed) else parsed.render_as_string(hide_password=True)
-    reason = str(exc.orig).splitlines()[0] if exc.orig is not None else type(exc).__name__
-    if is_sqlite(parsed) and any(marker in reason.lower() for marker in _DAMAGED):
-        return InvalidInputError(
-            f"The database {where} is damaged or not a GRACE database ({reason}); "
-            "restore it from a backup or move it away to start afresh."
-        )
-    return GraceError(f"Could not open the database {where} ({reason}).")
-
-
 async def build_services(
     settings: Settings,
     *,
@@ -175,12 +156,10 @@ async def build_services(
         engine = make_engine(url)
         store = SqlRunStore(engine)
         stored = await store.load_thresholds()
-    except BaseException as exc:
+    except BaseException:  # close what was opened; a StorageError goes up as it is
         await knowledge_base.close()
         if engine is not None:
             await engine.dispose()
-        if isinstance(exc, DBAPIError):
-            raise database_error(url, exc) from None
         raise
     ledger = SqlUsageLedger(engine)
     thresholds: Thresholds = stored or settings.confidence.thresholds

@@ -1,5 +1,5 @@
 """Issue 9 point 7, the Slack half: who may see a run, option indexes from Slack,
-unreadable text, and the dedupe table's retention."""
+unreadable text, and the inbox's retention."""
 
 from __future__ import annotations
 
@@ -11,7 +11,8 @@ from agent.schemas import InterventionKind, InterventionStatus, RunStatus, utcno
 from blocks import ids
 from bot.service.sweeper import prune_once
 from bot.slack.conversation import UNREADABLE
-from storage.tables import ProcessedEventRow
+from storage.inbox import DONE, PENDING
+from storage.tables import InboxRow
 
 from .conftest import (
     APPROVER,
@@ -84,17 +85,19 @@ async def test_old_slack_event_ids_are_pruned_by_the_sweeper(harness: BotHarness
     services = harness.bot.services
     days = services.settings.slack.event_retention_days
     old, recent = utcnow() - timedelta(days=days + 1), utcnow() - timedelta(days=days - 1)
+    row = {"kind": "event", "payload_json": "{}", "attempts": 1}
     async with services.engine.begin() as connection:
         await connection.execute(
-            insert(ProcessedEventRow),
+            insert(InboxRow),
             [
-                {"event_id": "Ev_old", "kind": "event", "created_at": old},
-                {"event_id": "Ev_new", "kind": "event", "created_at": recent},
+                {**row, "event_id": "Ev_old", "status": DONE, "created_at": old},
+                {**row, "event_id": "Ev_new", "status": DONE, "created_at": recent},
+                {**row, "event_id": "Ev_old_pending", "status": PENDING, "created_at": old},
             ],
         )
 
     assert await prune_once(services) == 1
 
     async with services.engine.connect() as connection:
-        kept = set(await connection.scalars(select(ProcessedEventRow.event_id)))
-    assert kept == {"Ev_new"}
+        kept = set(await connection.scalars(select(InboxRow.event_id)))
+    assert kept == {"Ev_new", "Ev_old_pending"}

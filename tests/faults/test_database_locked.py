@@ -47,7 +47,7 @@ async def main():
     db = await asyncpg.connect(sys.argv[1])
     async with db.transaction():
         await db.execute(
-            "LOCK TABLE runs, inbox, deliveries, processed_events, run_events, interventions"
+            "LOCK TABLE runs, inbox, deliveries, run_events, interventions"
             " IN EXCLUSIVE MODE"  # writes wait, reads go on: SQLite's write lock
         )
         print("locked", flush=True)

@@ -11,10 +11,10 @@ import asyncio
 
 import pytest
 from sqlalchemy import text
-from sqlalchemy.exc import DBAPIError
 
 from agent.schemas import RunStatus
 from storage.db import make_engine
+from storage.errors import DatabaseUnreachableError
 from storage.run_store import SqlRunStore
 from tests.storage.helpers import make_state
 
@@ -43,7 +43,7 @@ async def test_a_transaction_left_open_is_ended_and_its_row_lock_freed(db_url: s
             )
             assert result.rowcount == 1
         # The frozen one wakes: its transaction is gone, nothing of it is written.
-        with pytest.raises(DBAPIError):
+        with pytest.raises(DatabaseUnreachableError):
             await transaction.commit()
         await connection.close()
         async with other.connect() as reader:

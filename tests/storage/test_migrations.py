@@ -4,22 +4,26 @@ from __future__ import annotations
 
 import asyncio
 import sqlite3
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
 from alembic import command
 from alembic.autogenerate import compare_metadata
 from alembic.runtime.migration import MigrationContext
-from sqlalchemy import Connection, inspect
+from sqlalchemy import Connection, inspect, text
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from agent.schemas import InterventionAction, InterventionAnswer, InterventionStatus
+from agent.schemas import InterventionAction, InterventionAnswer, InterventionStatus, utcnow
 from storage.db import alembic_config, current_revision, make_engine, migrate
 from storage.run_store import SqlRunStore
 from storage.tables import Base
+from storage.workspace_notes import SqlWorkspaceNotes
 from tests.storage.helpers import make_state
 
-HEAD = "0005_inbox_claims"
+HEAD = "0006_workspace_notes"
 
 
 def _url(tmp_path: Path, name: str = "grace.db") -> str:
@@ -140,3 +144,108 @@ async def test_downgrade_to_0001_keeps_runs_and_interventions(tmp_path: Path) ->
         assert "message_refs" not in tables
     await migrate(url)
     assert await current_revision(url) == HEAD
+
+
+@asynccontextmanager
+async def opened(url: str) -> AsyncIterator[AsyncEngine]:
+    engine = make_engine(url)
+    try:
+        yield engine
+    finally:
+        await engine.dispose()
+
+
+def _tables(connection: Connection) -> set[str]:
+    return set(inspect(connection).get_table_names())
+
+
+async def test_workspace_notes_move_out_of_message_refs(fresh_db_url: str) -> None:
+    """0006: notes kept as message refs of `team:<id>` (team id in channel_id, until as
+    epoch seconds in ts, value in digest) become rows of `workspace_notes`; run refs stay."""
+    url = fresh_db_url
+    await migrate(url, revision="0005_inbox_claims")
+    until = datetime.now(UTC).replace(microsecond=0) + timedelta(hours=1)
+    long_team = "E" + "9" * 80
+    refs = [  # (run_id, kind, channel_id, ts, digest)
+        ("team:T1", "stream_refused", "T1", str(int(until.timestamp())), "feature_not_enabled"),
+        ("team:" + "a" * 40, "stream_refused", long_team, str(int(until.timestamp())), "x"),
+        ("team:T2", "stream_refused", "T2", "not-a-time", "ignored"),
+        ("run1", "plan", "C1", "1.0001", "abc"),
+    ]
+    async with opened(url) as engine:
+        async with engine.begin() as connection:
+            for run_id, kind, channel_id, ts, digest in refs:
+                await connection.execute(
+                    text(
+                        "INSERT INTO message_refs (run_id, kind, channel_id, ts, digest,"
+                        " created_at, updated_at) VALUES (:r, :k, :c, :t, :d, :now, :now)"
+                    ),
+                    {
+                        "r": run_id,
+                        "k": kind,
+                        "c": channel_id,
+                        "t": ts,
+                        "d": digest,
+                        "now": datetime(2026, 11, 1),
+                    },
+                )
+
+        await migrate(url)
+
+        notes = SqlWorkspaceNotes(engine)
+        assert await notes.workspace_note("T1", "stream_refused") == ("feature_not_enabled", until)
+        assert await notes.workspace_note(long_team, "stream_refused") == ("x", until)
+        assert await notes.workspace_note("T2", "stream_refused") is None
+        store = SqlRunStore(engine)
+        assert await store.message_refs("run1") == {"plan": ("C1", "1.0001")}
+        async with engine.connect() as connection:
+            owners = set(await connection.scalars(text("SELECT run_id FROM message_refs")))
+        assert owners == {"run1"}
+
+
+async def test_processed_events_is_dropped_and_comes_back_on_downgrade(
+    fresh_db_url: str,
+) -> None:
+    url = fresh_db_url
+    await migrate(url, revision="0005_inbox_claims")
+    async with opened(url) as engine:
+        async with engine.begin() as connection:
+            assert "processed_events" in await connection.run_sync(_tables)
+            await connection.execute(
+                text(
+                    "INSERT INTO processed_events (event_id, kind, created_at)"
+                    " VALUES ('Ev1', 'event', :now)"
+                ),
+                {"now": datetime(2026, 11, 1)},
+            )
+        await migrate(url)
+        async with engine.connect() as connection:
+            assert "processed_events" not in await connection.run_sync(_tables)
+            assert "workspace_notes" in await connection.run_sync(_tables)
+
+    await asyncio.to_thread(command.downgrade, alembic_config(url), "0005_inbox_claims")
+    async with opened(url) as engine:
+        async with engine.connect() as connection:
+            tables = await connection.run_sync(_tables)
+            assert "processed_events" in tables and "workspace_notes" not in tables
+            rows = await connection.scalar(text("SELECT count(*) FROM processed_events"))
+            assert rows == 0
+
+
+@pytest.mark.db("sqlite", reason="the round trip is the same SQL on both; one is enough")
+async def test_a_note_survives_a_downgrade_and_upgrade(tmp_path: Path) -> None:
+    url = _url(tmp_path)
+    await migrate(url)
+    until = utcnow().replace(microsecond=0) + timedelta(hours=1)
+    async with opened(url) as engine:
+        await SqlWorkspaceNotes(engine).note_workspace("T1", "stream_refused", "no", until=until)
+
+    await asyncio.to_thread(command.downgrade, alembic_config(url), "0005_inbox_claims")
+    with sqlite3.connect(tmp_path / "grace.db") as db:
+        assert db.execute("SELECT run_id, channel_id, digest FROM message_refs").fetchall() == [
+            ("team:T1", "T1", "no")
+        ]
+    await migrate(url)
+    async with opened(url) as engine:
+        note = await SqlWorkspaceNotes(engine).workspace_note("T1", "stream_refused")
+    assert note == ("no", until)

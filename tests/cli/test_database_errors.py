@@ -1,0 +1,47 @@
+"""Issue 23 point 1, the database half, through the real `grace` command: an unreachable
+PostgreSQL, a driver that is not installed and a URL GRACE cannot use are one `error:`
+line saying what to do — never a traceback — with the documented exit code."""
+
+from __future__ import annotations
+
+import os
+import socket
+from pathlib import Path
+
+import pytest
+
+from tests.durable.helpers import grace_here
+
+
+def _closed_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def _env(data_dir: Path, url: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("GRACE_", "GOOGLE_"))}
+    env.update(GRACE_DATA_DIR=str(data_dir), GRACE_LLM__PROVIDER="offline")
+    env["GRACE_DATABASE_URL"] = url
+    return env
+
+
+@pytest.mark.parametrize(
+    ("url", "code", "says"),
+    [
+        ("postgres://grace:pw@127.0.0.1:{port}/grace", 1, "127.0.0.1:{port}"),
+        ("postgresql+nosuchdriver://grace@127.0.0.1/grace", 2, "pip install"),
+        ("mysql://grace@127.0.0.1/grace", 2, "SQLite or PostgreSQL"),
+    ],
+    ids=["unreachable", "missing-driver", "wrong-scheme"],
+)
+def test_a_database_that_cannot_be_used_is_one_line(
+    tmp_path: Path, url: str, code: int, says: str
+) -> None:
+    port = _closed_port()
+    result = grace_here(_env(tmp_path / "data", url.format(port=port)), "runs")
+    assert result.returncode == code, result.stderr
+    assert "Traceback" not in result.stderr
+    [line] = [x for x in result.stderr.splitlines() if x.startswith("error:")]
+    assert says.format(port=port) in line
+    assert "pw" not in line
