@@ -17,7 +17,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from html.parser import HTMLParser
-from urllib.parse import urljoin, urldefrag
+from urllib.parse import urldefrag, urljoin
 
 __all__ = ["HtmlPage", "html_to_markdown"]
 

@@ -2,7 +2,7 @@
 
 Files are read into chunks by `documents.py` (Markdown, plain text, CSV FAQs, PDF, Word
 and HTML, with what version resolution needs); `ingest_documents` stores any documents,
-files or fetched web pages (`sources.py` dispatches a folder, file or URL). After
+files or fetched web pages (`source_ingest.py` dispatches a folder, a file or a URL). After
 ingesting, older copies of a document are marked `superseded_by` the current one
 (`versions.py`).
 
