@@ -309,8 +309,7 @@ class Crawler:
         if kind and kind not in _HTML_TYPES:
             return SkippedPage(url, f"not an HTML page ({kind})")
         if fetched.too_large or fetched.body is None:
-            limit = self.settings.max_page_bytes >> 20
-            return SkippedPage(url, f"page larger than {limit} MB")
+            return SkippedPage(url, f"page larger than {_size(self.settings.max_page_bytes)}")
         page = html_to_markdown(fetched.body.decode("utf-8", "replace"), url)
         links = list(dict.fromkeys(normalise_url(link) for link in page.links))
         memo = PageMemo(
@@ -380,6 +379,10 @@ def _sitemap_entries(data: bytes) -> tuple[Literal["urls", "index"], list[str]]:
         if element.tag.endswith("}loc") or element.tag == "loc"
     ]
     return kind, [loc for loc in locations if is_url(loc)]
+
+
+def _size(count: int) -> str:
+    return f"{count >> 20} MB" if count >= 1 << 20 else f"{count >> 10} KB"
 
 
 def _error(exc: BaseException) -> str:

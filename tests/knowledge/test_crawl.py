@@ -30,6 +30,7 @@ from agent.sources import (
     SourceKind,
     SourceOptions,
 )
+from blocks.answer import source_lines
 
 NO_DELAY = IngestOptions(delay=0)
 
@@ -52,6 +53,7 @@ class Site:
     modified: dict[str, str] = field(default_factory=dict)
     statuses: dict[str, int] = field(default_factory=dict)
     redirects: dict[str, str] = field(default_factory=dict)
+    types: dict[str, str] = field(default_factory=dict)
     robots: str | None = None
     sitemap: str | None = None
     base: str = ""
@@ -87,7 +89,8 @@ class Site:
             headers["ETag"] = etag
         if modified:
             headers["Last-Modified"] = modified
-        return web.Response(text=self.pages[path], content_type="text/html", headers=headers)
+        kind = self.types.get(path, "text/html")
+        return web.Response(text=self.pages[path], content_type=kind, headers=headers)
 
 
 Serve = Callable[[Site], Awaitable[str]]
@@ -207,6 +210,8 @@ async def test_a_crawl_ingests_the_site_and_a_second_one_asks_what_changed(
     assert hits[0].source == f"{site.base}/handbook/leave.html"
     assert hits[0].url == hits[0].source
     assert hits[0].citation == "Leave policy"
+    line = source_lines(hits[:1])[0]
+    assert line.startswith(f"• *Leave policy* (<{site.base}/handbook/leave.html>) — “Leave")
     assert hits[0].section == "Leave › Parental leave"
     assert "footer" not in hits[0].text
 
@@ -305,3 +310,21 @@ async def test_sources_are_kept_in_a_file(tmp_path: Path) -> None:
     assert await again.remove(source.location)
     assert await again.list() == []
     assert not await again.remove(source.location)
+
+
+async def test_large_and_non_html_pages_are_skipped_with_their_reason(serve: Serve) -> None:
+    site = Site(
+        pages={
+            "/docs/": page("Docs", "<a href='big.html'>big</a> <a href='data.json'>data</a>"),
+            "/docs/big.html": page("Big", "<p>" + "word " * 50_000 + "</p>"),
+            "/docs/data.json": '{"a": 1}',
+        },
+        types={"/docs/data.json": "application/json"},
+    )
+    await serve(site)
+    crawler = Crawler(f"{site.base}/docs/", settings=CrawlSettings(delay=0, max_page_bytes=100_000))
+    found = {item.url.removeprefix(site.base): item async for item in crawler.pages()}
+    assert isinstance(found["/docs/"], CrawledPage)
+    big, data = found["/docs/big.html"], found["/docs/data.json"]
+    assert isinstance(big, SkippedPage) and big.reason == "page larger than 97 KB"
+    assert isinstance(data, SkippedPage) and data.reason == "not an HTML page (application/json)"

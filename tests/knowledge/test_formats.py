@@ -6,10 +6,17 @@ from __future__ import annotations
 import zipfile
 from pathlib import Path
 
+import pytest
+
+from agent.errors import InvalidInputError
 from agent.knowledge.documents import load_file
+from agent.knowledge.formats import MAX_HTML_BYTES
 from agent.knowledge.html_text import html_to_markdown
 from agent.knowledge.ingest import ingest
 from agent.knowledge.qdrant_kb import QdrantKnowledgeBase
+from agent.knowledge.source_ingest import IngestOptions, ingest_source
+from agent.sources import FileSourceCatalog, SourceKind
+from blocks.answer import source_lines
 from tests.knowledge.documents_made import (
     write_docx,
     write_encrypted_pdf,
@@ -139,7 +146,44 @@ async def test_a_mixed_folder_goes_in_and_bad_documents_are_named(
     assert hits[0].source == "handbook.pdf"
     assert hits[0].page == 3
     assert hits[0].citation == "handbook.pdf, p. 3"
+    assert source_lines(hits[:1])[0].startswith("• *handbook.pdf, p. 3* — “Parental leave")
 
     hits = await kb.search("hotel per night limit")
     assert hits[0].source == "travel.docx"
     assert hits[0].citation == "travel.docx › Travel policy › Hotels"
+
+
+def test_an_html_file_over_the_limit_is_refused_unread(tmp_path: Path) -> None:
+    path = tmp_path / "dump.html"
+    with path.open("wb") as stream:
+        stream.truncate(MAX_HTML_BYTES + 1)  # sparse: the size is what is checked
+    with pytest.raises(InvalidInputError, match=r"dump\.html: HTML page of 20 MB, over the"):
+        load_file(path)
+
+
+async def test_ingest_source_reports_a_folder_and_remembers_it(
+    kb: QdrantKnowledgeBase, tmp_path: Path
+) -> None:
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    write_pdf(docs / "handbook.pdf", HANDBOOK_PAGES)
+    write_image_only_pdf(docs / "scan.pdf")
+    catalog = FileSourceCatalog(tmp_path / "data" / "sources.json")
+
+    first = await ingest_source(kb, str(docs), catalog=catalog)
+    second = await ingest_source(kb, str(docs), IngestOptions(collection=None), catalog=catalog)
+
+    assert first.kind is SourceKind.FOLDER
+    assert [r.source for r in first.added] == ["handbook.pdf"]
+    assert [r.source for r in second.changed] == ["handbook.pdf"]
+    assert first.lines()[:2] == [
+        "added handbook.pdf (3 chunks)",
+        f"skipped {docs / 'scan.pdf'} (no text layer in its 2 page(s): a scanned or "
+        "image-only PDF (run it through OCR first))",
+    ]
+    assert first.lines()[-1].startswith(
+        f"{docs}: 1 added, 0 changed, 0 removed, 0 unchanged, 1 skipped (3 chunks into "
+    )
+    remembered = await catalog.list()
+    assert [(s.kind, s.location) for s in remembered] == [(SourceKind.FOLDER, str(docs))]
+    assert remembered[0].last_sync is not None
