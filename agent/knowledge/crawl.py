@@ -27,7 +27,7 @@ from collections import deque
 from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass, field
 from typing import Literal
-from urllib.parse import urldefrag, urlsplit, urlunsplit
+from urllib.parse import urldefrag, urljoin, urlsplit, urlunsplit
 from urllib.robotparser import RobotFileParser
 from xml.etree import ElementTree
 
@@ -58,6 +58,7 @@ USER_AGENT = "GRACE-ingest/0.1"
 MAX_SITEMAPS = 20
 MAX_SITEMAP_BYTES = 50 << 20
 _HTML_TYPES = ("text/html", "application/xhtml+xml")
+_REDIRECTS = frozenset({301, 302, 303, 307, 308})
 
 
 def is_url(location: str) -> bool:
@@ -176,6 +177,11 @@ class Crawler:
         self.scope = crawl_scope(self.start)
         self._last_request = 0.0
         self._delay = max(0.0, self.settings.delay)
+        self._robots_file: RobotFileParser | None = None
+
+    def _robots_allow(self, url: str) -> bool:
+        robots = self._robots_file
+        return robots is not None and robots.can_fetch(self.settings.user_agent, url)
 
     async def pages(self) -> AsyncIterator[CrawledPage | SkippedPage]:
         """Pages in scope, in crawl order (start, links breadth-first, sitemap entries)."""
@@ -185,6 +191,7 @@ class Crawler:
             robots = await self._robots(session)
             if robots is None:
                 return
+            self._robots_file = robots
             crawl_delay = robots.crawl_delay(self.settings.user_agent)
             if crawl_delay is not None:
                 self._delay = max(self._delay, float(crawl_delay))
@@ -203,7 +210,7 @@ class Crawler:
             done: set[str] = set()
             while queue:
                 url = queue.popleft()
-                if not robots.can_fetch(self.settings.user_agent, url):
+                if not self._robots_allow(url):
                     yield SkippedPage(url, "disallowed by robots.txt")
                     continue
                 if requested >= self.settings.max_pages:
@@ -287,17 +294,30 @@ class Crawler:
             conditional["If-None-Match"] = memo.etag
         if memo is not None and memo.last_modified:
             conditional["If-Modified-Since"] = memo.last_modified
-        try:
-            fetched = await self._get(session, url, conditional, limit=self.settings.max_page_bytes)
-        except aiohttp.TooManyRedirects:
-            return SkippedPage(url, "redirect loop (or more than 5 redirects)")
-        except (aiohttp.ClientError, TimeoutError) as exc:
-            return SkippedPage(url, f"could not be fetched ({_error(exc)})")
-        final = normalise_url(fetched.url)
-        if final != url:
-            if not self.scope.holds(final):
-                return SkippedPage(url, f"redirects outside the crawl to {final}")
-            url = final  # the page is known by where it lives
+        hops = [url]
+        while True:
+            try:
+                fetched = await self._get(
+                    session, url, conditional, limit=self.settings.max_page_bytes, follow=False
+                )
+            except (aiohttp.ClientError, TimeoutError) as exc:
+                return SkippedPage(hops[0], f"could not be fetched ({_error(exc)})")
+            location = fetched.headers.get("Location")
+            if fetched.status not in _REDIRECTS or not location:
+                break
+            # Each hop is checked before it is requested: never off the site, never where
+            # robots.txt forbids, never round in circles.
+            target = normalise_url(urljoin(url, location))
+            if not self.scope.holds(target):
+                return SkippedPage(hops[0], f"redirects outside the crawl to {target}")
+            if not self._robots_allow(target):
+                return SkippedPage(hops[0], f"redirects to {target}, disallowed by robots.txt")
+            if target in hops:
+                return SkippedPage(hops[0], "redirect loop")
+            if len(hops) > self.settings.max_redirects:
+                return SkippedPage(hops[0], f"more than {self.settings.max_redirects} redirects")
+            hops.append(target)
+            url = target  # the page is known by where it lives
             memo = self.memos.get(url, memo)
         if fetched.status == 304 and memo is not None:
             return CrawledPage(url, "unchanged", memo)
@@ -326,9 +346,11 @@ class Crawler:
         headers: Mapping[str, str],
         *,
         limit: int,
+        follow: bool = True,
     ) -> _Fetched:
         """One polite GET: waits out the delay since the last request, reads at most
-        `limit` bytes of the body (`too_large` when there was more)."""
+        `limit` bytes of the body (`too_large` when there was more); `follow`: let the
+        client follow redirects (robots.txt, sitemaps), else hand them back."""
         wait = self._last_request + self._delay - time.monotonic()
         if wait > 0:
             await asyncio.sleep(wait)  # the crawl rate: a pause between requests
@@ -337,7 +359,7 @@ class Crawler:
                 url,
                 headers=dict(headers),
                 max_redirects=self.settings.max_redirects,
-                allow_redirects=True,
+                allow_redirects=follow,
             ) as response:
                 body: bytes | None = None
                 too_large = False
@@ -346,9 +368,7 @@ class Crawler:
                     if declared is not None and declared > limit:
                         too_large = True
                     else:
-                        body = await response.content.read(limit + 1)
-                        if len(body) > limit:
-                            body, too_large = None, True
+                        body, too_large = await _read_at_most(response, limit)
                 return _Fetched(
                     status=response.status,
                     url=str(response.url),
@@ -358,6 +378,19 @@ class Crawler:
                 )
         finally:
             self._last_request = time.monotonic()
+
+
+async def _read_at_most(response: aiohttp.ClientResponse, limit: int) -> tuple[bytes | None, bool]:
+    """The body if it is at most `limit` bytes (else None, True), read in pieces so a
+    server that lies about its length cannot fill the memory."""
+    parts: list[bytes] = []
+    size = 0
+    async for part in response.content.iter_chunked(1 << 16):
+        size += len(part)
+        if size > limit:
+            return None, True
+        parts.append(part)
+    return b"".join(parts), False
 
 
 def _sitemap_entries(data: bytes) -> tuple[Literal["urls", "index"], list[str]]:

@@ -127,7 +127,8 @@ def handbook(elsewhere: str) -> Site:
                 "<a href='/blog/post.html'>Blog</a> "
                 f"<a href='{elsewhere}/handbook/other.html'>Elsewhere</a> "
                 "<a href='missing.html'>Missing</a> <a href='broken.html'>Broken</a> "
-                "<a href='loop.html'>Loop</a>",
+                "<a href='loop.html'>Loop</a> <a href='away.html'>Away</a> "
+                "<a href='sneaky.html'>Sneaky</a> <a href='moved.html'>Moved</a>",
             ),
             "/handbook/leave.html": page(
                 "Leave policy",
@@ -145,6 +146,9 @@ def handbook(elsewhere: str) -> Site:
         modified={"/handbook/remote.html": "Wed, 25 Nov 2026 10:00:00 GMT"},
         statuses={"/handbook/broken.html": 500},
         redirects={
+            "/handbook/away.html": f"{elsewhere}/handbook/other.html",
+            "/handbook/sneaky.html": "/handbook/private/salaries.html",
+            "/handbook/moved.html": "/handbook/leave.html",
             "/handbook/loop.html": "/handbook/loop2.html",
             "/handbook/loop2.html": "/handbook/loop.html",
         },
@@ -198,7 +202,10 @@ async def test_a_crawl_ingests_the_site_and_a_second_one_asks_what_changed(
         "/handbook/private/salaries.html": "disallowed by robots.txt",
         "/handbook/missing.html": "HTTP 404 (the page is gone)",
         "/handbook/broken.html": "HTTP 500",
-        "/handbook/loop.html": "redirect loop (or more than 5 redirects)",
+        "/handbook/loop.html": "redirect loop",
+        "/handbook/away.html": f"redirects outside the crawl to {other.base}/handbook/other.html",
+        "/handbook/sneaky.html": f"redirects to {site.base}/handbook/private/salaries.html, "
+        "disallowed by robots.txt",
     }
     requested = site.paths()
     assert "/handbook/private/salaries.html" not in requested  # robots.txt honoured
@@ -243,7 +250,7 @@ async def test_a_crawl_ingests_the_site_and_a_second_one_asks_what_changed(
     lines = again.lines()
     assert f"unchanged {start}" in lines
     assert f"removed {site.base}/handbook/remote.html" in lines
-    assert lines[-1].startswith(f"{start}: 0 added, 1 changed, 1 removed, 1 unchanged, 4 skipped")
+    assert lines[-1].startswith(f"{start}: 0 added, 1 changed, 1 removed, 1 unchanged, 6 skipped")
 
 
 async def test_max_pages_stops_the_crawl(kb: QdrantKnowledgeBase, serve: Serve) -> None:
