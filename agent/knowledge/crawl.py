@@ -59,6 +59,8 @@ MAX_SITEMAPS = 20
 MAX_SITEMAP_BYTES = 50 << 20
 _HTML_TYPES = ("text/html", "application/xhtml+xml")
 _REDIRECTS = frozenset({301, 302, 303, 307, 308})
+_NOINDEX = frozenset({"noindex", "none"})
+_NOFOLLOW = frozenset({"nofollow", "none"})
 
 
 def is_url(location: str) -> bool:
@@ -140,11 +142,14 @@ class CrawledPage:
 
 @dataclass
 class SkippedPage:
-    """A URL not ingested and why; `gone`: the server says it no longer exists."""
+    """A URL not ingested and why; `gone`: it must not stay in the index (the server says
+    it no longer exists, or the page asks not to be indexed)."""
 
     url: str
     reason: str
     gone: bool = False
+    links: list[str] = field(default_factory=list)
+    """Links to follow all the same (a `noindex` page that may still be followed)."""
 
 
 @dataclass
@@ -226,8 +231,7 @@ class Crawler:
                     continue  # a redirect to a page already read
                 done.add(page.url)
                 seen.add(page.url)
-                if isinstance(page, CrawledPage):
-                    enqueue(page.memo.links)
+                enqueue(page.memo.links if isinstance(page, CrawledPage) else page.links)
                 yield page
                 if url == self.start:
                     enqueue(sitemap_urls)  # after the start page's own links
@@ -335,8 +339,15 @@ class Crawler:
         memo = PageMemo(
             etag=fetched.headers.get("ETag"),
             last_modified=fetched.headers.get("Last-Modified"),
-            links=[link for link in links if self.scope.holds(link)],
+            links=[] if _NOFOLLOW & page.robots else [u for u in links if self.scope.holds(u)],
         )
+        if _NOINDEX & page.robots:
+            return SkippedPage(
+                url,
+                "the page asks not to be indexed (meta robots noindex)",
+                gone=True,
+                links=memo.links,
+            )
         return CrawledPage(url, "fetched", memo, body=fetched.body)
 
     async def _get(

@@ -81,6 +81,8 @@ class HtmlPage:
     links: list[str] = field(default_factory=list)
     """Absolute http(s) links found anywhere on the page, without fragments, in order."""
     canonical: str | None = None
+    robots: frozenset[str] = frozenset()
+    """Directives of `<meta name="robots">` ("noindex", "nofollow"), lower case."""
 
 
 class _Output:
@@ -159,6 +161,9 @@ class _Extractor(HTMLParser):
         attributes = {name: value or "" for name, value in attrs}
         if tag == "base" and attributes.get("href") and self.base is not None:
             self.base = urljoin(self.base, attributes["href"])
+        if tag == "meta" and attributes.get("name", "").lower() == "robots":
+            directives = attributes.get("content", "").lower().replace(",", " ").split()
+            self.page.robots = self.page.robots | frozenset(directives)
         if tag == "link" and "canonical" in attributes.get("rel", "").lower().split():
             self.page.canonical = self._absolute(attributes.get("href", ""))
         if tag == "a" and attributes.get("href"):

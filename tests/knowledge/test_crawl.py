@@ -319,6 +319,26 @@ async def test_sources_are_kept_in_a_file(tmp_path: Path) -> None:
     assert not await again.remove(source.location)
 
 
+async def test_meta_robots_noindex_and_nofollow_are_honoured(serve: Serve) -> None:
+    site = Site(
+        pages={
+            "/docs/": page("Docs", "<a href='hub.html'>hub</a> <a href='quiet.html'>q</a>"),
+            "/docs/hub.html": "<meta name='robots' content='noindex'><a href='a.html'>a</a>",
+            "/docs/quiet.html": "<meta name='robots' content='nofollow'><a href='b.html'>b</a>",
+            "/docs/a.html": page("A", "<p>a</p>"),
+            "/docs/b.html": page("B", "<p>b</p>"),
+        }
+    )
+    await serve(site)
+    crawler = Crawler(f"{site.base}/docs/", settings=CrawlSettings(delay=0))
+    found = {item.url.removeprefix(site.base): item async for item in crawler.pages()}
+    hub = found["/docs/hub.html"]
+    assert isinstance(hub, SkippedPage) and "noindex" in hub.reason
+    assert isinstance(found["/docs/a.html"], CrawledPage)  # a noindex page is still followed
+    assert isinstance(found["/docs/quiet.html"], CrawledPage)
+    assert "/docs/b.html" not in site.paths()  # nofollow
+
+
 async def test_large_and_non_html_pages_are_skipped_with_their_reason(serve: Serve) -> None:
     site = Site(
         pages={
