@@ -25,6 +25,7 @@ from agent.errors import InvalidInputError
 from agent.knowledge.crawl import PageMemo
 
 __all__ = [
+    "SOURCES_FILE",
     "FileSourceCatalog",
     "InMemorySourceCatalog",
     "KnowledgeSource",
@@ -32,6 +33,10 @@ __all__ = [
     "SourceKind",
     "SourceOptions",
 ]
+
+
+SOURCES_FILE = "sources.json"
+"""The file catalog's name in the data directory (`FileSourceCatalog(data_dir / SOURCES_FILE)`)."""
 
 
 class SourceKind(StrEnum):
