@@ -206,6 +206,24 @@ class Source(BaseModel):
     """The source name of the current version, when `stale`."""
     from_person: bool = False
     """A person's reply in the thread (cited as the person), not a document."""
+    page: int | None = None
+    """The PDF page the passage is on (1-based), when the document has pages."""
+    section: str = ""
+    """The heading trail the passage sits under ("Leave › Sick days"), when known."""
+    url: str | None = None
+    """The web address of the page the passage comes from (crawled web pages)."""
+
+    @property
+    def citation(self) -> str:
+        """Where the passage is, in the words a reader looks for: "handbook.pdf, p. 12",
+        "handbook.docx › Leave › Sick days", or a web page's title (its link is `url`)."""
+        if self.url:
+            return self.doc_title or self.url
+        if self.page is not None:
+            return f"{self.source}, p. {self.page}"
+        if self.section:
+            return f"{self.source} › {self.section}"
+        return self.source
 
 
 class AnswerFeatures(BaseModel):

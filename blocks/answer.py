@@ -49,6 +49,7 @@ ANSWER_SECTIONS_PER_MESSAGE = 12
 _BOLD = re.compile(r"\*\*(.+?)\*\*", re.DOTALL)
 _HEADING = re.compile(r"^#{1,6}\s+(.+?)\s*#*$", re.MULTILINE)
 _LINK = re.compile(r"\[([^\]\n]+)\]\((https?://[^\s)]+)\)")
+_PLAIN_URL = re.compile(r"^[^\s<>|]+$")
 
 
 def _visible_link(match: re.Match[str]) -> str:
@@ -81,11 +82,14 @@ def unique_sources(sources: list[Source]) -> list[Source]:
 
 
 def source_lines(sources: list[Source]) -> list[str]:
-    """`• *handbook.md* — “snippet…”`, capped, the rest summarised (scores: Details)."""
+    """`• *handbook.pdf, p. 12* — “snippet…”` (a web page: its title and link), capped,
+    the rest summarised (scores: Details)."""
     unique = unique_sources(sources)
     lines = []
     for src in unique[:MAX_SOURCES_SHOWN]:
-        line = f"• *{safe(one_line(src.source) or 'unnamed', 200)}*"
+        line = f"• *{safe(one_line(src.citation) or 'unnamed', 200)}*"
+        if src.url and src.url.startswith(("https://", "http://")) and _PLAIN_URL.match(src.url):
+            line += f" (<{src.url}>)"  # shown, not masked: the reader sees where it goes
         snippet = one_line(src.text)
         if snippet:
             line += f" — “{safe(snippet, SOURCE_SNIPPET_LIMIT)}”"

@@ -44,6 +44,10 @@ class Chunk(BaseModel):
     """ISO date of the newest revision the document states (front matter, "updated …")."""
     superseded_by: str | None = None
     """The source of the current version, when this document is an older copy."""
+    page: int | None = Field(default=None, ge=1)
+    """The PDF page the chunk comes from (1-based), cited as "handbook.pdf, p. 12"."""
+    url: str | None = None
+    """The web address of the page the chunk comes from (crawled pages)."""
 
     @property
     def doc_date(self) -> str | None:

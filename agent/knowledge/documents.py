@@ -3,11 +3,14 @@
 - Markdown and plain text are chunked as they stream in (`chunking.py`: headings kept
   with their text, table rows with their header row, linear in the input).
 - CSV FAQ: a header with `question` and `answer` columns; one chunk per row.
+- PDF, Word .docx and HTML (`formats.py`): PDF chunks keep their page number, Word and
+  HTML headings become sections; a crawled page (`content` given, no file) keeps its URL.
 - Each document also gets what version resolution needs (`versions.py`): its title,
   the date in its name or text, and the name it shares with its other versions.
 
 A file that cannot be read (unsupported type, unreadable, not UTF-8, binary) raises
-`InvalidInputError` naming it and the reason. The source name is the file name.
+`InvalidInputError` naming it and the reason. The source name is the file name (a
+crawled page's: its URL).
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TextIO
+from urllib.parse import urlsplit
 
 from agent.errors import InvalidInputError
 from agent.knowledge.chunking import (
@@ -30,6 +34,16 @@ from agent.knowledge.chunking import (
     text_chunks,
 )
 from agent.knowledge.chunks import Chunk
+from agent.knowledge.formats import (
+    HTML_SUFFIXES,
+    MAX_HTML_BYTES,
+    RICH_SUFFIXES,
+    FormatError,
+    Piece,
+    docx_pieces,
+    html_pieces,
+    pdf_pieces,
+)
 from agent.knowledge.versions import (
     DocumentInfo,
     date_in_name,
@@ -48,10 +62,11 @@ __all__ = [
     "find_files",
     "load_documents",
     "load_file",
+    "source_key",
     "with_info",
 ]
 
-SUPPORTED_SUFFIXES: frozenset[str] = frozenset({".md", ".markdown", ".txt", ".csv"})
+SUPPORTED_SUFFIXES: frozenset[str] = frozenset({".md", ".markdown", ".txt", ".csv"}) | RICH_SUFFIXES
 PRECHECK_BYTES = 1 << 20
 """Files larger than this are checked for UTF-8 and NUL bytes before any chunk is
 written, so a bad byte deep inside cannot leave half a file in the knowledge base."""
@@ -116,12 +131,31 @@ def _iso(date: dt.date | None) -> str | None:
 
 @dataclass
 class Document:
-    """A file being chunked: its chunks stream out; its facts are known at the end."""
+    """A file (or a fetched web page) being chunked: its chunks stream out; its facts are
+    known at the end."""
 
     path: Path
     facts: DocumentFacts = field(default_factory=DocumentFacts)
     bytes_read: int = 0
     """Bytes of Markdown / plain text read so far (CSV files count at the end)."""
+    source: str = ""
+    """The name it is stored and cited under: the file name, or a web page's URL."""
+    url: str | None = None
+    """A web page's address (its chunks link to it)."""
+    content: bytes | None = None
+    """A fetched web page's body: read from here instead of `path`."""
+
+    def __post_init__(self) -> None:
+        self.source = self.source or self.path.name
+
+    @property
+    def suffix(self) -> str:
+        return ".html" if self.content is not None else self.path.suffix.lower()
+
+    @property
+    def where(self) -> str:
+        """How messages name it: its URL, else its path."""
+        return self.url or str(self.path)
 
     def title(self) -> str:
         fields = front_matter_fields(self.facts.front_matter)
@@ -130,30 +164,34 @@ class Document:
     def info(self) -> DocumentInfo:
         fields = front_matter_fields(self.facts.front_matter)
         return DocumentInfo(
-            source=self.path.name,
-            key=document_key(self.path.name),
+            source=self.source,
+            key=source_key(self.source),
             title=self.title(),
-            name_date=_iso(date_in_name(self.path.name)),
+            name_date=_iso(date_in_name(_name_part(self.source))),
             text_date=_iso(date_in_text("\n".join(self.facts.revision_lines), fields)),
         )
 
-    def pieces(self) -> Iterator[tuple[str, str]]:
-        """(title, text) pairs; `InvalidInputError` when the file cannot be read."""
+    def pieces(self) -> Iterator[Piece]:
+        """(section, text, page) pieces; `InvalidInputError` when it cannot be read."""
         path = self.path
-        suffix = path.suffix.lower()
+        suffix = self.suffix
         try:
+            if suffix in RICH_SUFFIXES:
+                yield from self._rich_pieces(suffix)
+                return
             if path.stat().st_size > PRECHECK_BYTES:
                 _ensure_text(path)
             newline = "" if suffix == ".csv" else None
             with path.open(encoding="utf-8-sig", newline=newline) as stream:
                 if suffix == ".csv":
-                    yield from _csv_chunks(stream, path)
+                    pairs = _csv_chunks(stream, path)
                 elif suffix in {".md", ".markdown"}:
                     lines = read_lines(_Counting(stream, self))
-                    yield from markdown_chunks(lines, self.facts, keep_line=is_revision_line)
+                    pairs = markdown_chunks(lines, self.facts, keep_line=is_revision_line)
                 else:
                     lines = read_lines(_Counting(stream, self))
-                    yield from text_chunks(self._noting_revisions(lines))
+                    pairs = text_chunks(self._noting_revisions(lines))
+                yield from (Piece(title, text) for title, text in pairs)
         except UnicodeDecodeError as exc:
             raise InvalidInputError(f"cannot read {path}: not UTF-8 text") from exc
         except BinaryTextError as exc:
@@ -162,6 +200,28 @@ class Document:
             raise InvalidInputError(f"cannot ingest {path}: it is a directory") from exc
         except OSError as exc:
             raise InvalidInputError(f"cannot read {path}: {exc.strerror or exc}") from exc
+
+    def _rich_pieces(self, suffix: str) -> Iterator[Piece]:
+        """PDF, Word and HTML (`formats.py`); their reasons are said as they are."""
+        try:
+            if suffix == ".pdf":
+                yield from pdf_pieces(self.path, self.facts)
+            elif suffix == ".docx":
+                yield from docx_pieces(self.path, self.facts)
+            elif suffix in HTML_SUFFIXES:
+                data = self.content
+                if data is None:
+                    size = self.path.stat().st_size
+                    if size > MAX_HTML_BYTES:
+                        raise FormatError(
+                            f"HTML page of {size >> 20} MB, over the "
+                            f"{MAX_HTML_BYTES >> 20} MB limit"
+                        )
+                    data = self.path.read_bytes()
+                yield from html_pieces(data, self.facts, base_url=self.url)
+        except FormatError as exc:
+            raise InvalidInputError(f"cannot read {self.where}: {exc}") from exc
+        self.bytes_read = len(self.content) if self.content is not None else _size(self.path)
 
     def _noting_revisions(self, lines: Iterator[Line]) -> Iterator[Line]:
         for line in lines:
@@ -181,6 +241,31 @@ class _Counting:
         block = self._stream.read(size)
         self._document.bytes_read += len(block.encode("utf-8", "surrogatepass"))
         return block
+
+
+def _size(path: Path) -> int:
+    try:
+        return path.stat().st_size
+    except OSError:
+        return 0
+
+
+def _name_part(source: str) -> str:
+    """The part of a source that names it: a URL's last path segment, else itself."""
+    if source.startswith(("http://", "https://")):
+        return urlsplit(source).path.rstrip("/").rsplit("/", 1)[-1]
+    return source
+
+
+def source_key(source: str) -> str:
+    """What versions of a document share: for a file its name without dates and version
+    marks; for a web page its host and folder too (two sites' "index" pages differ)."""
+    if not source.startswith(("http://", "https://")):
+        return document_key(source)
+    parts = urlsplit(source)
+    folder = parts.path.rstrip("/").rsplit("/", 1)[0] if "/" in parts.path else ""
+    name = _name_part(source) or "index"
+    return f"{parts.netloc.lower()}{folder}/{document_key(name)}"
 
 
 def _csv_chunks(stream: TextIO, path: Path) -> Iterator[tuple[str, str]]:
@@ -209,18 +294,20 @@ def _csv_chunks(stream: TextIO, path: Path) -> Iterator[tuple[str, str]]:
 def document_chunks(document: Document) -> Iterator[Chunk]:
     """Chunks stamped with what is known of the document so far (its title once seen;
     its revision date only at the end — `with_info` completes the chunks still held)."""
-    path = document.path
-    key, name_date = document_key(path.name), _iso(date_in_name(path.name))
-    for index, (title, body) in enumerate(document.pieces()):
+    source = document.source
+    key, name_date = source_key(source), _iso(date_in_name(_name_part(source)))
+    for index, piece in enumerate(document.pieces()):
         yield Chunk(
-            source=path.name,
+            source=source,
             index=index,
-            text=body,
-            title=title,
-            path=str(path),
+            text=piece.text,
+            title=piece.title,
+            path=document.where,
             doc_title=document.title(),
             doc_key=key,
             name_date=name_date,
+            page=piece.page,
+            url=document.url,
         )
 
 

@@ -1,8 +1,10 @@
 """Files and folders into the knowledge base (`grace ingest`).
 
-Files are read into chunks by `documents.py` (Markdown, plain text, CSV FAQs, with what
-version resolution needs); after ingesting, older copies of a document are marked
-`superseded_by` the current one (`versions.py`).
+Files are read into chunks by `documents.py` (Markdown, plain text, CSV FAQs, PDF, Word
+and HTML, with what version resolution needs); `ingest_documents` stores any documents,
+files or fetched web pages (`source_ingest.py` dispatches a folder, a file or a URL). After
+ingesting, older copies of a document are marked `superseded_by` the current one
+(`versions.py`).
 
 Ingesting is idempotent per file: the source's chunks are overwritten in place (point
 ids are deterministic) and any left over from a longer earlier version are deleted. The
@@ -58,6 +60,7 @@ __all__ = [
     "IngestResult",
     "find_files",
     "ingest",
+    "ingest_documents",
     "ingest_paths",
     "load_documents",
     "load_file",
@@ -217,16 +220,45 @@ async def ingest(
     bytes were read and written, `on_file` about each file as it is done. From
     `parallel_bytes` of input on, a second process computes the sparse vectors."""
     started = time.perf_counter()
-    name = collection or kb.default_collection
     files, skipped = _scan(paths)
     files = _unique_names(files)
     if not files:
         kinds = ", ".join(sorted(SUPPORTED_SUFFIXES))
         where = ", ".join(str(p) for p in paths)
         raise InvalidInputError(f"cannot ingest {where}: no supported files ({kinds}) inside")
-    sizes = {file: _size(file) for file in files}
+    return await ingest_documents(
+        kb,
+        [Document(file) for file in files],
+        collection=collection,
+        skipped=skipped,
+        on_file=on_file,
+        on_start=on_start,
+        on_read=on_read,
+        parallel_bytes=parallel_bytes,
+        started=started,
+    )
+
+
+async def ingest_documents(
+    kb: QdrantKnowledgeBase,
+    documents: Sequence[Document],
+    *,
+    collection: str | None = None,
+    skipped: Sequence[SkippedFile] = (),
+    on_file: ProgressCallback | None = None,
+    on_start: Callable[[int, int], None] | None = None,
+    on_read: ReadCallback | None = None,
+    parallel_bytes: int = PARALLEL_BYTES,
+    started: float | None = None,
+) -> IngestResult:
+    """Store documents (files, or web pages fetched into memory) under their source names;
+    `skipped` are carried into the result. See `ingest`."""
+    started = time.perf_counter() if started is None else started
+    name = collection or kb.default_collection
+    skipped = list(skipped)
+    sizes = {document.source: _document_size(document) for document in documents}
     if on_start is not None:
-        on_start(len(files), sum(sizes.values()))
+        on_start(len(documents), sum(sizes.values()))
     await kb.ensure_collection(name)
     stale = await kb.index_is_stale(name)
     stored = await kb.documents(name)
@@ -239,17 +271,17 @@ async def ingest(
     written: dict[str, int] = {}
     removed: set[str] = set()
 
-    def finished(file: Path, chunks: int, reported: int) -> None:
+    def finished(document: Document, chunks: int, reported: int) -> None:
         """Tell the progress callbacks a file is done: its chunks, the bytes not yet told."""
         if on_file is not None:
-            on_file(file, chunks)
-        if on_read is not None and sizes[file] > reported:
-            on_read(sizes[file] - reported)
+            on_file(document.path, chunks)
+        size = sizes[document.source]
+        if on_read is not None and size > reported:
+            on_read(size - reported)
 
     try:
-        for file in files:
-            document = Document(file)
-            source = file.name
+        for document in documents:
+            source = document.source
             count = 0
             flushed_early = False
             reported = 0
@@ -268,18 +300,20 @@ async def ingest(
                     await kb.delete_source(name, source)
                     infos.pop(source, None)
                     removed.add(source)
-                skipped.append(SkippedFile(path=str(file), reason=_reason(exc, file)))
-                finished(file, 0, reported)
+                skipped.append(
+                    SkippedFile(path=document.where, reason=_reason(exc, document.where))
+                )
+                finished(document, 0, reported)
                 continue
             old = stored.get(source)
             old_count = len(old.ids) if old is not None else 0
             if count == 0:
-                skipped.append(SkippedFile(path=str(file), reason="empty: no text in it"))
+                skipped.append(SkippedFile(path=document.where, reason="empty: no text in it"))
                 if old_count:
                     writer.doomed.extend(old.ids if old is not None else [])
                     infos.pop(source, None)
                     removed.add(source)
-                finished(file, 0, reported)
+                finished(document, 0, reported)
                 continue
             info = document.info()
             infos[source] = info
@@ -289,9 +323,9 @@ async def ingest(
                 keep = {chunk_point_id(source, i) for i in range(count)}
                 writer.doomed.extend(i for i in old.ids if i not in keep)
             reports.append(
-                IngestReport(path=str(file), source=source, chunks=count, replaced=old_count)
+                IngestReport(path=document.where, source=source, chunks=count, replaced=old_count)
             )
-            finished(file, count, reported)
+            finished(document, count, reported)
         await writer.flush()
     finally:
         writer.abandon()
@@ -352,7 +386,11 @@ def _size(file: Path) -> int:
         return 0  # named in the skipped list when it is read
 
 
-def _reason(exc: InvalidInputError, file: Path) -> str:
+def _document_size(document: Document) -> int:
+    return len(document.content) if document.content is not None else _size(document.path)
+
+
+def _reason(exc: InvalidInputError, file: Path | str) -> str:
     """The plain reason of a read error, without the "cannot read PATH:" prefix."""
     message = exc.message
     for prefix in (f"cannot read {file}: ", f"cannot ingest {file}: "):

@@ -120,6 +120,8 @@ class QdrantWrites(QdrantCollections):
                         "text_date": chunk.text_date,
                         "superseded_by": chunk.superseded_by,
                         "lexical_version": lexical_version,
+                        "page": chunk.page,
+                        "url": chunk.url,
                     },
                 )
             )

@@ -80,6 +80,9 @@ def rerank(
             doc_date=payload.get("name_date") or payload.get("text_date") or None,
             stale=bool(superseded_by),
             superseded_by=superseded_by,
+            page=_page(payload.get("page")),
+            section=str(payload.get("title") or ""),
+            url=payload.get("url") or None,
         )
         ranked.append((boosted, position, source))
     ranked.sort(key=lambda item: (-item[0], item[1]))
@@ -94,6 +97,11 @@ def rerank(
         if len(kept) == limit:
             break
     return kept
+
+
+def _page(value: object) -> int | None:
+    """The stored page number (chunks stored before pages were kept have none)."""
+    return value if isinstance(value, int) and value >= 1 else None
 
 
 def _body(text: str) -> str:

@@ -111,9 +111,9 @@ def test_csv_without_header_is_refused(tmp_path: Path) -> None:
 
 
 def test_unsupported_extension(tmp_path: Path) -> None:
-    path = tmp_path / "slides.pdf"
-    path.write_bytes(b"%PDF-1.7")
-    with pytest.raises(InvalidInputError, match=r"slides\.pdf.*unsupported file type '\.pdf'"):
+    path = tmp_path / "slides.pptx"
+    path.write_bytes(b"PK\x03\x04")
+    with pytest.raises(InvalidInputError, match=r"slides\.pptx.*unsupported file type '\.pptx'"):
         load_documents(path)
 
 
