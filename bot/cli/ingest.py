@@ -18,11 +18,40 @@ SAMPLE_KB = Path(__file__).resolve().parents[2] / "agent" / "sample_kb"
 
 async def run_ingest(args: argparse.Namespace, services: Services) -> int:
     from agent.errors import InvalidInputError
+    from agent.knowledge.crawl import is_url
+
+    urls = [p for p in args.paths if is_url(p)]
+    paths = [Path(p) for p in args.paths if not is_url(p)] + ([SAMPLE_KB] if args.sample else [])
+    if not paths and not urls:
+        raise InvalidInputError("Give files, directories or web addresses to ingest, or --sample.")
+    if paths:
+        await _ingest_paths(args, services, paths)
+    for url in urls:
+        await _ingest_site(args, services, url)
+    return 0
+
+
+async def _ingest_site(args: argparse.Namespace, services: Services, url: str) -> None:
+    """A web site: crawled under the address given, one line per page and a total."""
+    from agent.knowledge.source_ingest import IngestOptions, ingest_source
+    from agent.sources import SOURCES_FILE, FileSourceCatalog
+
+    settings = services.settings
+    options = IngestOptions(
+        collection=args.collection,
+        max_pages=args.max_pages or settings.knowledge.crawl_max_pages,
+        delay=settings.knowledge.crawl_delay_seconds,
+    )
+    # The catalog keeps each page's ETag / Last-Modified: the next ingest of the same
+    # address asks "changed since?" and leaves unchanged pages unread.
+    catalog = FileSourceCatalog(settings.data_dir / SOURCES_FILE)
+    report = await ingest_source(services.knowledge_base, url, options, catalog=catalog)
+    print("\n".join(report.lines()))
+
+
+async def _ingest_paths(args: argparse.Namespace, services: Services, paths: list[Path]) -> None:
     from agent.knowledge.ingest import ingest
 
-    paths = list(args.paths) + ([SAMPLE_KB] if args.sample else [])
-    if not paths:
-        raise InvalidInputError("Give files or directories to ingest, or --sample.")
     progress = IngestProgress() if sys.stderr.isatty() else None
     try:
         result = await ingest(
@@ -43,7 +72,6 @@ async def run_ingest(args: argparse.Namespace, services: Services) -> int:
             print(f"{verb} {report.chunks:3d} chunks from {report.source}")
     total = await services.knowledge_base.count(collection)
     print(ingest_summary(result, collection=collection, total=total))
-    return 0
 
 
 INGEST_LISTED_FILES = 20

@@ -6,7 +6,6 @@ themselves live in their own modules (`bot.cli.main` maps each to its handler)."
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 
 from bot.cli.errors import Parser
 
@@ -38,9 +37,17 @@ def build_parser() -> argparse.ArgumentParser:
     parser = Parser(prog="grace", description=DESCRIPTION)
     sub = parser.add_subparsers(dest="command", required=True)
 
-    ingest = sub.add_parser("ingest", help="add Markdown, text or CSV FAQ files to the KB")
-    ingest.add_argument("paths", nargs="*", type=Path)
+    ingest = sub.add_parser(
+        "ingest",
+        help="add documents (Markdown, text, CSV, PDF, Word, HTML) or a web site to the KB",
+    )
+    ingest.add_argument("paths", nargs="*", help="files, folders or http(s):// addresses")
     ingest.add_argument("--collection")
+    ingest.add_argument(
+        "--max-pages",
+        type=int,
+        help="a web address: read at most this many pages (default: the setting, 200)",
+    )
     ingest.add_argument("--sample", action="store_true", help="ingest the shipped sample KB")
 
     ask = sub.add_parser("ask", help="ask a question and run the whole agent")

@@ -130,7 +130,7 @@ def run_text(state: RunState, *, with_plan: bool = True) -> str:
         )
     if state.final_answer:
         lines += ["", state.final_answer, ""]
-        names = list(dict.fromkeys(s.source for s in state.sources))
+        names = list(dict.fromkeys(s.citation for s in state.sources))
         if names:
             lines.append("Sources: " + ", ".join(names))
         if state.overall_confidence is not None and state.level is not None:

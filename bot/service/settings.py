@@ -53,6 +53,11 @@ class LLMSettings(BaseModel):
 class KnowledgeSettings(BaseModel):
     collection: str = "grace_docs"
     qdrant_api_key: SecretStr | None = None
+    crawl_delay_seconds: float = Field(default=1.0, ge=0)
+    """`grace ingest URL`: the pause between two requests to the site (a longer
+    Crawl-delay in its robots.txt wins)."""
+    crawl_max_pages: int = Field(default=200, ge=1)
+    """`grace ingest URL`: pages read at most (`--max-pages` overrides it)."""
 
 
 class SlackSettings(BaseModel):

@@ -1,0 +1,50 @@
+"""`grace ingest https://…` as a person runs it: the site is crawled under the address,
+each page reported, the page validators remembered in the data dir so that a second
+ingest reads nothing that did not change, and an answer cites the page's address."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tests.durable.helpers import grace_env, grace_here_async
+from tests.knowledge.test_crawl import Serve, serve, start_handbook
+
+__all__ = ["serve"]  # the fixture, used by name below
+
+
+async def test_ingest_a_site_then_again_with_nothing_changed(tmp_path: Path, serve: Serve) -> None:
+    site, _ = await start_handbook(serve)
+    env = grace_env(tmp_path / "data") | {"GRACE_KNOWLEDGE__CRAWL_DELAY_SECONDS": "0"}
+    start = f"{site.base}/handbook/"
+
+    code, out, err = await grace_here_async(env, "ingest", start)
+    assert code == 0, err
+    assert f"added {site.base}/handbook/leave.html" in out
+    assert "salaries.html (disallowed by robots.txt)" in out
+    assert "/handbook/private/salaries.html" not in site.paths()  # never fetched
+    assert "/blog/post.html" not in site.paths()  # outside the start folder
+    assert "Traceback" not in err
+
+    asked_before = len(site.requests)
+    code, out, err = await grace_here_async(env, "ingest", start)
+    assert code == 0, err
+    assert f"unchanged {site.base}/handbook/leave.html" in out
+    again = site.requests[asked_before:]
+    leave = [headers for path, headers in again if path == "/handbook/leave.html"]
+    assert leave and leave[0].get("If-None-Match") == '"leave-1"'
+
+    code, out, err = await grace_here_async(
+        env, "ask", "How many weeks of parental leave do parents receive?", "--no-input"
+    )
+    assert "16 weeks" in out, out + err
+    assert f"{site.base}/handbook/leave.html" in out
+
+
+async def test_max_pages_limits_the_crawl(tmp_path: Path, serve: Serve) -> None:
+    site, _ = await start_handbook(serve)
+    env = grace_env(tmp_path / "data") | {"GRACE_KNOWLEDGE__CRAWL_DELAY_SECONDS": "0"}
+    code, out, err = await grace_here_async(
+        env, "ingest", f"{site.base}/handbook/", "--max-pages", "1"
+    )
+    assert code == 0, err
+    assert out.count("added ") == 1, out
