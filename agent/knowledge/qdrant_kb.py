@@ -27,7 +27,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from agent.embedding import embed_documents, embed_query  # gemini: task types, query deadline
+from agent.embedding import (  # gemini: task types, query deadline
+    dense_only_keep,
+    embed_documents,
+    embed_query,
+)
 from agent.errors import (
     GraceError,
     InvalidInputError,
@@ -80,9 +84,6 @@ KEYWORD_BOOST = 0.5
 """A hit containing all the query's keywords ranks as if its score were 1.5× higher."""
 DENSE_WEIGHT = 0.5
 """Share of the dense cosine in a hybrid hit's similarity; the rest is lexical overlap."""
-DENSE_ONLY_KEEP = 0.8
-"""A hybrid hit sharing no word with the query is kept only when its dense cosine is at
-least this high (e.g. an English question and a Japanese passage saying the same)."""
 LEXICAL_VERSION_KEY = "grace_lexical_version"
 """Collection metadata key holding the `LEXICAL_VERSION` its sparse vectors were made with
 (Qdrant collection metadata on a server; `grace.json` beside the shards on Edge)."""
@@ -613,12 +614,15 @@ class QdrantKnowledgeBase:
         rank older copies below their current version and drop their passages that say
         exactly what a better-ranked one says."""
         ranked: list[tuple[float, int, Source]] = []
+        # a hit sharing no word with the query is kept when its cosine reaches the
+        # model's threshold (e.g. an English question and a Japanese passage)
+        keep = dense_only_keep(self._embedder) if self._embedder is not None else 1.0
         for position, hit in enumerate(candidates):
             payload = hit.payload
             text = str(payload.get("text", ""))
             match = terms.match(text, text_indices=hit.indices)
             cosine = _dense_cosine(query_vector, hit.vector)
-            if not match.shares_token and (cosine is None or cosine < DENSE_ONLY_KEEP):
+            if not match.shares_token and (cosine is None or cosine < keep):
                 continue
             similarity = match.similarity
             if cosine is not None:
