@@ -48,7 +48,8 @@ def _percentiles(samples: list[float]) -> dict[str, float]:
     return {"p50": round(statistics.median(ordered), 2), "p95": round(p95, 2)}
 
 
-async def measure(devsets: Path, queries: int) -> dict[str, Any]:
+def _corpus(devsets: Path) -> tuple[list[str], list[str]]:
+    """Every dev set's chunks (as ingest cuts them) and questions."""
     texts: list[str] = []
     questions: list[str] = []
     for folder in sorted(p for p in devsets.iterdir() if (p / "kb").is_dir()):
@@ -56,6 +57,11 @@ async def measure(devsets: Path, queries: int) -> dict[str, Any]:
         for line in (folder / "cases.jsonl").read_text(encoding="utf-8").splitlines():
             if line.strip():
                 questions.append(json.loads(line)["q"])
+    return texts, questions
+
+
+async def measure(devsets: Path, queries: int) -> dict[str, Any]:
+    texts, questions = _corpus(devsets)
     encoder = SentenceEncoder()
     before = _rss_mb()
     wall, cpu = time.perf_counter(), time.process_time()
