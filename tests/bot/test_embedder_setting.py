@@ -1,5 +1,5 @@
-"""GRACE_EMBEDDER: which dense model the search gets (the shipped encoder by default
-offline, none for the lexical-only path, Gemini's with the Gemini model)."""
+"""GRACE_EMBEDDER: which dense model the search gets (none offline by default: the
+lexical-only path; the shipped encoder when asked; Gemini's with the Gemini model)."""
 
 from __future__ import annotations
 
@@ -24,7 +24,16 @@ def clean_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> pytest.MonkeyP
     return monkeypatch
 
 
-def test_offline_default_searches_with_the_shipped_encoder(clean_env: pytest.MonkeyPatch) -> None:
+def test_offline_default_stays_lexical(clean_env: pytest.MonkeyPatch) -> None:
+    settings = Settings()
+    assert settings.embedder == "auto"
+    _, agreement, dense = build_models(settings)
+    assert dense is None
+    assert isinstance(agreement, HashingEmbedder)
+
+
+def test_use_m3_searches_with_the_shipped_encoder(clean_env: pytest.MonkeyPatch) -> None:
+    clean_env.setenv("GRACE_EMBEDDER", "use-m3")
     _, agreement, dense = build_models(Settings())
     assert isinstance(dense, SentenceEncoder)
     assert isinstance(agreement, HashingEmbedder)  # source agreement unchanged
@@ -39,9 +48,7 @@ def test_none_keeps_the_lexical_only_path(clean_env: pytest.MonkeyPatch) -> None
     assert isinstance(agreement, HashingEmbedder)
 
 
-def test_explicit_encoder_and_gemini_without_a_key(clean_env: pytest.MonkeyPatch) -> None:
-    clean_env.setenv("GRACE_EMBEDDER", "use-m3")
-    assert isinstance(build_models(Settings())[2], SentenceEncoder)
+def test_gemini_embedder_without_a_key_is_refused(clean_env: pytest.MonkeyPatch) -> None:
     clean_env.setenv("GRACE_EMBEDDER", "gemini")
     with pytest.raises(InvalidInputError, match="GRACE_EMBEDDER=gemini"):
         build_models(Settings())
