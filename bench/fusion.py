@@ -1,14 +1,17 @@
 """How much weight should the sentence encoder get in the hybrid search? Out of sample.
 
-    python bench/fusion.py [--sets all|NAME,...] [--weights 0,0.25,0.5,0.75,1] [--json]
+    python bench/fusion.py [--sets all|NAME,...] [--weights 0,0.25,0.5,0.75,1]
+                           [--mode rrf|score] [--json]
 
 The engine fuses the sparse and the dense candidates with equal weight (RRF, k=2). This
-fuses them here instead, with the dense list's share scaled by each weight (0: lexical
-only; 1: what the engine does), then re-ranks exactly as the search does
-(`QdrantKnowledgeBase._rerank`), and scores recall@1/@5 and MRR on the answerable cases
-as `bench/retrieval.py` does. The weight is chosen leave-one-set-out: for each set, the
-value best on the others (mean MRR), and that set's figures at it. An experiment: the
-knowledge base itself is unchanged. The exit code is 0 whatever the numbers.
+fuses them here instead — `rrf`: the dense list's share scaled by each weight (1: what
+the engine does); `score`: the sparse score relative to the best one (what the
+lexical-only path ranks by, and RRF throws away) plus the weight times the cosine —,
+then re-ranks exactly as the search does (`QdrantKnowledgeBase._rerank`) and scores
+recall@1/@5 and MRR on the answerable cases as `bench/retrieval.py` does. The weight is
+chosen leave-one-set-out: for each set, the value best on the others (mean MRR), and
+that set's figures at it. An experiment: the knowledge base itself is unchanged. The
+exit code is 0 whatever the numbers.
 """
 
 from __future__ import annotations
@@ -67,14 +70,34 @@ async def _lists(
     return lexical, dense, terms, vector
 
 
-def _fused(lexical: list[Any], dense: list[Any], weight: float) -> list[_Candidate]:
+def _cosine(vector: list[float], point: Any) -> float:
+    stored = (point.vector or {}).get(DENSE_VECTOR)
+    return sum(a * b for a, b in zip(vector, stored, strict=True)) if stored else 0.0
+
+
+def _fused(
+    lexical: list[Any], dense: list[Any], weight: float, mode: str, vector: list[float]
+) -> list[_Candidate]:
+    """`rrf`: rank fusion, the dense list's share scaled by `weight`; `score`: the sparse
+    score relative to the best one, plus `weight` × the cosine (the lexical-only path
+    ranks by the sparse score itself, which RRF throws away)."""
     scores: dict[str, float] = {}
     points: dict[str, Any] = {}
-    for share, found in ((1.0, lexical), (weight, dense)):
-        for rank, point in enumerate(found):
+    if mode == "rrf":
+        for share, found in ((1.0, lexical), (weight, dense)):
+            for rank, point in enumerate(found):
+                key = str(point.id)
+                points[key] = point
+                scores[key] = scores.get(key, 0.0) + share / (RRF_K + rank + 1)
+    else:
+        top = max((float(p.score) for p in lexical), default=0.0) or 1.0
+        for point in lexical:
+            points[str(point.id)] = point
+            scores[str(point.id)] = float(point.score) / top
+        for point in [*lexical, *dense]:
             key = str(point.id)
             points[key] = point
-            scores[key] = scores.get(key, 0.0) + share / (RRF_K + rank + 1)
+            scores[key] = scores.get(key, 0.0) + weight * max(0.0, _cosine(vector, point))
     ordered = sorted(scores, key=lambda key: -scores[key])
     return [
         _Candidate(
@@ -89,7 +112,9 @@ def _fused(lexical: list[Any], dense: list[Any], weight: float) -> list[_Candida
     ]
 
 
-async def evaluate(directory: Path, encoder: SentenceEncoder, weights: list[float]) -> dict:
+async def evaluate(
+    directory: Path, encoder: SentenceEncoder, weights: list[float], mode: str
+) -> dict:
     cases = [c for c in load_cases(directory / "cases.jsonl") if c.kind == "answerable"]
     per_weight = {f"{w:g}": Scores() for w in weights}
     with tempfile.TemporaryDirectory(prefix="grace-fusion-") as tmp:
@@ -99,7 +124,7 @@ async def evaluate(directory: Path, encoder: SentenceEncoder, weights: list[floa
             for case in cases:
                 lexical, dense, terms, vector = await _lists(kb, case.question, encoder)
                 for w in weights:
-                    found = _fused(lexical, dense, w)
+                    found = _fused(lexical, dense, w, mode, vector)
                     hits = kb._rerank(found, terms, vector, kb.default_collection, LIMIT)
                     per_weight[f"{w:g}"].add(ranks(case, hits)[0])
         finally:
@@ -112,7 +137,7 @@ async def main_async(args: argparse.Namespace) -> dict[str, Any]:
     await encoder.load()
     weights = [float(w) for w in args.weights.split(",") if w]
     sets = {
-        Path(name).name: await evaluate(args.devsets / name, encoder, weights)
+        Path(name).name: await evaluate(args.devsets / name, encoder, weights, args.mode)
         for name in args.sets.split(",")
         if name
     }
@@ -135,6 +160,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--devsets", type=Path, default=DEFAULT_DEVSETS)
     parser.add_argument("--sets", default="all")
     parser.add_argument("--weights", default=",".join(f"{w:g}" for w in WEIGHTS))
+    parser.add_argument("--mode", choices=["rrf", "score"], default="rrf")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
     if args.sets == "all":
