@@ -17,6 +17,21 @@ from agent.ports import Embedder
 
 QUERY_EMBED_TIMEOUT = 5.0
 """Seconds a search waits for its query's vector before it searches lexically only."""
+DENSE_ONLY_KEEP = 0.8
+"""Cosine from which a hit sharing no word with the question is kept, for a model that
+does not say (`dense_only_keep`): the value tuned for Gemini's embeddings."""
+
+
+def dense_only_keep(embedder: Embedder) -> float:
+    """The model's own threshold for keeping a hit found by meaning alone."""
+    return float(getattr(embedder, "dense_only_keep", DENSE_ONLY_KEEP))
+
+
+@runtime_checkable
+class LoadingEmbedder(Protocol):
+    """A local model that loads once per process: loading is not the query's time."""
+
+    async def load(self) -> None: ...
 
 
 @runtime_checkable
@@ -35,6 +50,8 @@ class RetrievalEmbedder(Protocol):
 
 async def embed_query(embedder: Embedder, text: str) -> list[float]:
     """The query's vector within the embedder's query timeout (≤ 5 s), else `NetworkError`."""
+    if isinstance(embedder, LoadingEmbedder):
+        await embedder.load()
     if isinstance(embedder, RetrievalEmbedder):
         timeout = min(embedder.query_timeout, QUERY_EMBED_TIMEOUT)
         work = embedder.embed_query(text)

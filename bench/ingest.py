@@ -17,6 +17,10 @@ directory of the embedded engine (Qdrant Edge), through `agent.knowledge.ingest`
 Inputs of 8 MB or more compute sparse vectors in a worker process: its CPU time and
 peak RSS are printed beside the main process's.
 
+`--embedder use` gives the knowledge base the shipped sentence encoder (the offline
+default's dense vectors): its cost is then part of every figure; `none` (the default
+here) is the lexical-only path.
+
 It prints files/s, chunks/s, wall and CPU seconds (CPU time is what to compare on a
 busy machine) and peak RSS per scenario. It is a benchmark: the
 exit code is 0 whatever the numbers.
@@ -103,7 +107,13 @@ async def run_scenario(name: str, args: argparse.Namespace) -> dict[str, Any]:
         size = sum(f.stat().st_size for f in docs.iterdir())
         if name == "chunk":
             return _chunk_only(docs, size, args)
-        kb = open_knowledge_base(path=root / "qdrant", url=None)
+        embedder = None
+        if args.embedder == "use":
+            from agent.llm.sentence_encoder import SentenceEncoder
+
+            embedder = SentenceEncoder()
+            await embedder.load()  # a per-process cost, measured by bench/encoder.py
+        kb = open_knowledge_base(path=root / "qdrant", url=None, embedder=embedder)
         try:
             started, cpu_started = time.perf_counter(), time.process_time()
             result = await ingest(kb, [docs])
@@ -114,7 +124,8 @@ async def run_scenario(name: str, args: argparse.Namespace) -> dict[str, Any]:
     peak_kb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     worker = resource.getrusage(resource.RUSAGE_CHILDREN)
     return {
-        "scenario": name if name == "small" else f"large ({args.kind})",
+        "scenario": (name if name == "small" else f"large ({args.kind})")
+        + (" + use-m3" if args.embedder == "use" else ""),
         "files": result.files,
         "megabytes": round(size / 1024 / 1024, 1),
         "chunks": result.chunks,
@@ -162,6 +173,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--large-mb", type=int, default=50, help="size of the large file")
     parser.add_argument("--kind", choices=["markdown", "line"], default="markdown")
     parser.add_argument("--scenarios", default="small,large")
+    parser.add_argument("--embedder", choices=["none", "use"], default="none")
     parser.add_argument("--json", action="store_true")
     parser.add_argument("--one", help=argparse.SUPPRESS)  # internal: run one scenario here
     args = parser.parse_args(argv)
@@ -182,6 +194,8 @@ def main(argv: list[str] | None = None) -> int:
             str(args.large_mb),
             "--kind",
             args.kind,
+            "--embedder",
+            args.embedder,
         ]
         done = subprocess.run(command, capture_output=True, text=True, check=False, cwd=REPO_ROOT)
         if done.returncode != 0:

@@ -19,7 +19,7 @@ import logging
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from agent.embedding import embed_query  # gemini: task types, query deadline
+from agent.embedding import dense_only_keep, embed_query  # task types, deadline, threshold
 from agent.errors import GraceError, InvalidInputError
 from agent.knowledge.engine import EDGE_DIR, open_vector_store
 from agent.knowledge.lexical import QueryTerms, query_sparse_vector
@@ -93,7 +93,8 @@ class QdrantKnowledgeBase(QdrantWrites):
             ]
         else:
             found = await self._query_qdrant(name, sparse, query_vector, candidates)
-        return rerank(found, terms, query_vector, name, limit)
+        keep = dense_only_keep(self._embedder) if self._embedder is not None else 1.0
+        return rerank(found, terms, query_vector, name, limit, keep)
 
     async def _query_qdrant(
         self,

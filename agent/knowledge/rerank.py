@@ -22,9 +22,6 @@ KEYWORD_BOOST = 0.5
 """A hit containing all the query's keywords ranks as if its score were 1.5× higher."""
 DENSE_WEIGHT = 0.5
 """Share of the dense cosine in a hybrid hit's similarity; the rest is lexical overlap."""
-DENSE_ONLY_KEEP = 0.8
-"""A hybrid hit sharing no word with the query is kept only when its dense cosine is at
-least this high (e.g. an English question and a Japanese passage saying the same)."""
 STALE_FACTOR = 0.8
 """An older copy of a document ranks as if its score were this much lower: the current
 version comes first, the old one stays visible (its differing values matter)."""
@@ -49,17 +46,20 @@ def rerank(
     query_vector: list[float] | None,
     collection: str,
     limit: int,
+    dense_only_keep: float = 1.0,
 ) -> list[Source]:
     """Boost hits containing the query's keywords, drop hits sharing no word with it,
     rank older copies below their current version and drop their passages that say
-    exactly what a better-ranked one says."""
+    exactly what a better-ranked one says. A hit sharing no word with the query is kept
+    only when its dense cosine reaches `dense_only_keep`, the embedding model's own
+    threshold (an English question and a Japanese passage saying the same)."""
     ranked: list[tuple[float, int, Source]] = []
     for position, hit in enumerate(candidates):
         payload = hit.payload
         text = str(payload.get("text", ""))
         match = terms.match(text, text_indices=hit.indices)
         cosine = dense_cosine(query_vector, hit.dense)
-        if not match.shares_token and (cosine is None or cosine < DENSE_ONLY_KEEP):
+        if not match.shares_token and (cosine is None or cosine < dense_only_keep):
             continue
         similarity = match.similarity
         if cosine is not None:

