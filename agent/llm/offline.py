@@ -19,6 +19,7 @@ from agent.evidence import (
     Unit,
     changed_copy,
     figure_conflict,
+    focus_question,
     gather,
     select,
     version_conflict,
@@ -171,7 +172,7 @@ class OfflineModel:
         return LLMReply(value=draft, usage=usage, model=self.name)
 
     async def reason(self, request: ReasoningRequest) -> LLMReply[str]:
-        focus = " ".join([request.query, *request.user_inputs])
+        focus = focus_question(request.query, request.user_inputs)
         japanese = _is_japanese(request.query)
         answer = extract_answer(focus, request.passages, japanese=japanese)
         if not request.user_inputs:

@@ -5,6 +5,7 @@ Real `OfflineModel`, real Qdrant local mode with the shipped sample KB, in-memor
 
 from __future__ import annotations
 
+from agent.evidence import focus_question
 from agent.orchestrator import Orchestrator
 from agent.schemas import (
     ActionType,
@@ -113,6 +114,39 @@ async def test_the_clarification_offers_the_closest_entries_as_choices(
     assert state.status is RunStatus.ANSWERED, state.error
     assert state.user_inputs == ["What is the latest version of Beacon CLI?"]
     assert "1.9" in state.final_answer and "Beacon CLI" in state.final_answer
+
+
+async def test_a_picked_choice_is_answered_alone_not_with_the_other_choices(
+    make_orchestrator: OrchestratorFactory,
+) -> None:
+    """Issue 23 (a): the picked option restates the vague question; joined to it, the
+    pair read as a two-part question and the answer also gave another product's version."""
+    for picked in range(3):
+        orchestrator = make_orchestrator()
+        state = await orchestrator.start("What is the latest version?", asker=ASKER)
+        assert state.pending is not None
+        choices = state.pending.options
+        assert len(choices) == 3
+        state = await reply(orchestrator, state, InterventionAction.INPUT, option=picked)
+
+        assert state.status is RunStatus.ANSWERED, state.error
+        product = choices[picked].removeprefix("What is the latest version of ").rstrip("?")
+        assert product in state.final_answer
+        for other, choice in enumerate(choices):
+            if other != picked:
+                name = choice.removeprefix("What is the latest version of ").rstrip("?")
+                assert name not in state.final_answer, (product, state.final_answer)
+
+
+def test_a_reply_restating_the_question_replaces_it() -> None:
+    assert (
+        focus_question("what is the due date?", ["What is the due date of the Q3 report?"])
+        == "What is the due date of the Q3 report?"
+    )
+    assert focus_question("what is the due date?", ["the Q3 report"]) == (
+        "what is the due date? the Q3 report"
+    )
+    assert focus_question("what is the due date?", []) == "what is the due date?"
 
 
 async def test_no_choices_when_the_knowledge_base_has_nothing_close(
