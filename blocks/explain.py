@@ -12,7 +12,7 @@ import re
 from slack_sdk.models.blocks import AlertBlock, MarkdownTextObject
 
 from agent.schemas import ConfidenceScore, InterventionLevel, Source, StepResult, StepStatus
-from blocks.common import one_line, safe
+from blocks.common import LEVEL_WORDS, one_line, safe
 
 _YEAR = re.compile(r"(?<!\d)((?:19|20)\d\d)(?!\d)")
 """A year in a document's name (`employee-handbook-2022.md`): worth saying when it is the
@@ -26,10 +26,14 @@ SHOWN_NAMES = 3
 # What a person must do, not how alarming the score is: an answer they can rely on needs
 # nothing, a doubtful one asks them to check the sources.
 ANSWER_CONFIDENCE: dict[InterventionLevel, str] = {
-    InterventionLevel.SILENT: "✅ Confident — the sources back this answer up.",
-    InterventionLevel.NOTIFY: "👍 Fairly sure — worth a glance at the sources.",
-    InterventionLevel.CONFIRM: "🤔 Not fully sure — please check the sources before relying on it.",
-    InterventionLevel.ESCALATE: "🔍 Unsure — the sources barely back this up; please check them.",
+    InterventionLevel.SILENT: f"{LEVEL_WORDS[InterventionLevel.SILENT]} — the sources back "
+    "this answer up.",
+    InterventionLevel.NOTIFY: f"{LEVEL_WORDS[InterventionLevel.NOTIFY]} — worth a glance at "
+    "the sources.",
+    InterventionLevel.CONFIRM: f"{LEVEL_WORDS[InterventionLevel.CONFIRM]} — please check the "
+    "sources before relying on it.",
+    InterventionLevel.ESCALATE: f"{LEVEL_WORDS[InterventionLevel.ESCALATE]} — the sources "
+    "barely back this up; please check them.",
 }
 
 
