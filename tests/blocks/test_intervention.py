@@ -293,3 +293,19 @@ def test_modify_modal_for_plan_approval_says_edit() -> None:
     view = modify_modal(samples.plan_approval("r1"), "C1", "1.0")
     validate_view(view)
     assert view.to_dict()["title"]["text"] == "Edit plan"
+
+
+@pytest.mark.parametrize("kind", [InterventionKind.ESCALATE, InterventionKind.ASK_USER])
+def test_the_edited_pause_keeps_the_live_messages_title(kind: InterventionKind) -> None:
+    """Issue 23 (f): "I need your help" became "GRACE needs your help" once answered."""
+    state = samples.state()
+    request = samples.escalate_request(state.run_id).model_copy(update={"kind": kind})
+    live = all_text(assert_valid(escalate_message(state, request))).split("\n")[0]
+    title = live.split("*")[1]
+    for edited in (
+        decided_message(request, "U9", InterventionAction.INPUT, detail="the 2024 one"),
+        expired_message(request, InterventionAction.PROCEED),
+    ):
+        text = all_text(assert_valid(edited))
+        assert title in text, (title, text)
+        assert "GRACE" not in text
