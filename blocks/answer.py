@@ -14,6 +14,7 @@ from slack_sdk.models.blocks import (
     PlainTextObject,
 )
 
+from agent.evidence.conflicts import states_conflict
 from agent.schemas import InterventionLevel, RunState, Source
 from blocks import ids
 from blocks.common import (
@@ -148,9 +149,13 @@ def _tail(state: RunState) -> list[Block]:
     level = state.level or (
         level_for(state.overall_confidence) if state.overall_confidence is not None else None
     )
+    # One warning that the documents disagree: the answer's own note, else an alert
+    # naming both; the "why" sentence then gives its next reason.
+    warned = states_conflict(state.final_answer)
+    pair = [] if warned else disagreeing_documents(state.overall_detail, state.sources)
     if level not in (None, InterventionLevel.SILENT, InterventionLevel.NOTIFY):
-        blocks.append(context(why_unsure(state.overall_detail, state.sources)))
-    pair = disagreeing_documents(state.overall_detail, state.sources)
+        why = why_unsure(state.overall_detail, state.sources, alerted=warned or bool(pair))
+        blocks.append(context(why))
     if pair:
         blocks.append(disagreement_alert(pair))
 

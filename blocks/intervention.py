@@ -166,9 +166,9 @@ def confirm_message(state: RunState, request: InterventionRequest) -> list[Block
     title = f"🤔 *Before I go on: please check {where or 'what I found'}*"
     found = _step_sources(state, request)
     blocks: list[Block] = [section(title), section(found_sentence(found))]
-    why = why_unsure(request.confidence, found)
-    blocks.append(_why_section(f"*Why I am unsure:* {why}", request))
     pair = disagreeing_documents(request.confidence, found)
+    why = why_unsure(request.confidence, found, alerted=bool(pair))
+    blocks.append(_why_section(f"*Why I am unsure:* {why}", request))
     if pair:
         blocks.append(disagreement_alert(pair))
     blocks.append(context(CONFIRM_CHOICES))
@@ -208,13 +208,13 @@ def _escalate_head(state: RunState, request: InterventionRequest) -> list[Block]
     if request.kind is InterventionKind.ESCALATE:
         found = _step_sources(state, request)
         title = f"🙋 *{_KIND_TITLE[request.kind]}*" + (f" — {where}" if where else "")
-        why = why_unsure(request.confidence, found)
+        pair = disagreeing_documents(request.confidence, found)
+        why = why_unsure(request.confidence, found, alerted=bool(pair))
         blocks: list[Block] = [
             section(title),
             section(found_sentence(found)),
             _why_section(f"*Why I am unsure:* {why}", request),
         ]
-        pair = disagreeing_documents(request.confidence, found)
         if pair:
             blocks.append(disagreement_alert(pair))
         return blocks

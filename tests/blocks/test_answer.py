@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from agent.schemas import InterventionLevel, RunStatus
+from agent.schemas import InterventionLevel, RunStatus, Source
 from blocks import ids
 from blocks.answer import answer_fallback_text, answer_messages, feedback_ack, to_mrkdwn
 from blocks.ids import ButtonValue
@@ -136,3 +136,45 @@ def test_fallback_text_and_feedback_ack() -> None:
     down = assert_valid(feedback_ack("U1", up=False))
     assert "👍" in all_text(up) and "<@U1>" in all_text(up)
     assert "👎" in all_text(down)
+
+
+def _three_documents() -> list[Source]:
+    return [
+        Source(source="remote.md", text="Employees may work remotely up to 3 days per week."),
+        Source(source="expenses.md", text="Home office equipment is covered by the stipend."),
+        Source(source="handbook.md", text="Remote work is limited to one day per week."),
+    ]
+
+
+def test_the_alert_names_the_documents_whose_figures_disagree() -> None:
+    """Issue 23 (d): the alert named the first two documents cited, not the two that
+    state different figures."""
+    state = samples.state(answer="a")
+    state.sources = _three_documents()
+    assert state.overall_detail is not None
+    state.overall_detail.breakdown["source_agreement"] = 0.2
+    payload = assert_valid(answer_messages(state)[0])
+    (alert,) = [b for b in payload if b["type"] == "alert"]
+    assert "*remote.md* and *handbook.md* say different things" in alert["text"]["text"]
+    # The answer's evidence found no conflict: unlike documents are not disagreeing ones.
+    state.overall_detail.breakdown["sources_conflict"] = 0.0
+    assert not [b for b in assert_valid(answer_messages(state)[0]) if b["type"] == "alert"]
+
+
+def test_disagreeing_documents_are_warned_about_once() -> None:
+    """Issue 23 (f): the warning about disagreeing documents was shown twice."""
+    state = samples.state(answer="a")
+    state.sources = _three_documents()
+    state.level = InterventionLevel.CONFIRM
+    assert state.overall_detail is not None
+    state.overall_detail.breakdown["source_agreement"] = 0.2
+    text = all_text(assert_valid(answer_messages(state)[0]))
+    assert text.count("remote.md* and *handbook.md") == 1, text
+    # An answer that warns in its own words gets no second warning.
+    state.final_answer = (
+        "Up to 3 days [Source: remote.md]\nOne day [Source: handbook.md]\n"
+        "⚠️ These sources disagree; check which one is current."
+    )
+    payload = assert_valid(answer_messages(state)[0])
+    assert not [b for b in payload if b["type"] == "alert"]
+    assert "disagree" not in all_text(payload).replace("These sources disagree", "")
