@@ -251,11 +251,13 @@ async def ingest(
             document = Document(file)
             source = file.name
             count = 0
+            hashes: dict[str, str] = {}
             flushed_early = False
             reported = 0
             try:
                 for chunk in document_chunks(document):
                     count += 1
+                    hashes[chunk.point_id] = chunk.text_hash
                     if await writer.add(chunk):
                         flushed_early = True
                         if on_read is not None and document.bytes_read > reported:
@@ -289,7 +291,13 @@ async def ingest(
                 keep = {chunk_point_id(source, i) for i in range(count)}
                 writer.doomed.extend(i for i in old.ids if i not in keep)
             reports.append(
-                IngestReport(path=str(file), source=source, chunks=count, replaced=old_count)
+                IngestReport(
+                    path=str(file),
+                    source=source,
+                    chunks=count,
+                    replaced=old_count,
+                    unchanged=old is not None and old.hashes == hashes,
+                )
             )
             finished(file, count, reported)
         await writer.flush()
