@@ -70,6 +70,48 @@ def question_parts(query: str) -> list[str]:
     return parts
 
 
+_COMPARING = frozenset(
+    {
+        "compare", "compared", "comparing", "comparison", "contrast", "versus", "vs",
+        "difference", "differences", "differ", "differs", "different", "between",
+    }
+)  # fmt: skip
+"""Words that make a question a comparison; they name no side of it."""
+_CLAUSE_BREAK = re.compile(r"[:;—–]|\s-\s")
+_SIDE_BREAK = re.compile(r"\s*,?\s+(?:and|vs\.?|versus)\s+", re.IGNORECASE)
+
+
+def compared_items(query: str) -> list[str]:
+    """The sides an English comparison sets against each other, as their content words:
+    "Compare the remote work policy and the employee handbook: why do they differ?" →
+    ["remote work policy", "employee handbook"]. [] when the question compares nothing,
+    a side has no content word of its own, or the question is Japanese."""
+    if contains_japanese(query):
+        return []
+    if not any(m.group(0).casefold() in _COMPARING for m in _WORD.finditer(query)):
+        return []
+    for clause in _CLAUSE_BREAK.split(query):
+        sides = _SIDE_BREAK.split(clause.strip())
+        if not 1 < len(sides) <= MAX_PARTS:
+            continue
+        items = [" ".join(_side_words(side)) for side in sides]
+        if all(items) and len(set(items)) == len(items):
+            return items
+    return []
+
+
+def _side_words(side: str) -> list[str]:
+    words = [m.group(0).rstrip(".'’-") for m in _WORD.finditer(side)]
+    return [
+        w
+        for w in words
+        if len(w) > 1
+        and w.casefold() not in ENGLISH_STOP_WORDS
+        and w.casefold() not in _COMPARING
+        and not re.fullmatch(r"(?:" + _ASKING + r")", w.casefold())
+    ]
+
+
 def own_words(part: str, parts: list[str]) -> set[str]:
     """The content words of a part that the question's shared opening does not supply
     (`parts`: the question's `question_parts`)."""

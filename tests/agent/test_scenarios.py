@@ -221,3 +221,38 @@ async def test_contradicting_sources_lower_agreement_and_stay_out_of_silent(
     single_agreement = single.overall_detail.breakdown.get("source_agreement", 1.0)
     assert agreement < single_agreement
     assert state.overall_detail.score < single.overall_detail.score
+
+
+# ----------------------------------------------------------------- (d) comparison
+
+
+COMPARISON = "Compare the remote work policy and the employee handbook: why do they differ?"
+
+
+async def test_a_comparison_searches_the_question_and_each_side_and_states_both_rules(
+    orchestrator: Orchestrator,
+) -> None:
+    """Issue 23 (d): the question was cut at "and" into two odd searches ("Compare the
+    remote work policy", "the employee handbook: why do they differ?"), a weak one asked
+    for a second approval, and the answer never stated the handbook's rule."""
+    state = await orchestrator.start(COMPARISON, asker=ASKER)
+    assert state.pending is not None
+    assert state.pending.kind is InterventionKind.PLAN_APPROVAL
+    assert state.plan is not None
+    searches = [s.query for s in state.plan.steps if s.action is ActionType.RAG_SEARCH]
+    assert searches == [COMPARISON, "remote work policy", "employee handbook"]
+
+    state = await reply(orchestrator, state, InterventionAction.PROCEED)
+    kinds = [i.kind for i in state.interventions]
+    assert InterventionKind.CONFIRM not in kinds  # no search step asks for approval again
+    if state.status is RunStatus.PAUSED:  # the answer is judged unsure: proceed anyway
+        assert state.pending is not None and state.pending.kind is InterventionKind.ESCALATE
+        state = await reply(orchestrator, state, InterventionAction.PROCEED)
+    assert state.status is RunStatus.ANSWERED, state.error
+    answer = state.final_answer
+    assert answer.split("\n") == [
+        "Employees may work remotely up to 3 days per week. [Source: remote-work-policy.md]",
+        "Remote work is limited to one day per week, and only with your manager's approval. "
+        "[Source: employee-handbook-2022.md]",
+        "⚠️ These sources disagree; check which one is current.",
+    ]
