@@ -26,6 +26,7 @@ from blocks.common import (
     safe,
     section,
     short_id,
+    with_mentions,
 )
 from blocks.explain import (
     ANSWER_CONFIDENCE,
@@ -81,12 +82,28 @@ def unique_sources(sources: list[Source]) -> list[Source]:
     return [best[name] for name in order]
 
 
+def source_name(src: Source) -> str:
+    """A source's name as mrkdwn: a person who answered in the thread (`@U0ALICE (reply
+    in thread)`) as a mention, which Slack shows as their name ("@alice"), not their id."""
+    name = one_line(src.source) or "unnamed"
+    return with_mentions(name, 200) if src.from_person else safe(name, 200)
+
+
+def cite_people(text: str, sources: list[Source]) -> str:
+    """Answer mrkdwn whose citations of a person (`[Source: @U0ALICE (reply in thread)]`)
+    name them as a mention; nothing else in the text is touched."""
+    for src in sources:
+        if src.from_person and src.source:
+            text = text.replace(escape_mrkdwn(src.source), with_mentions(src.source, 200))
+    return text
+
+
 def source_lines(sources: list[Source]) -> list[str]:
     """`• *handbook.md* — “snippet…”`, capped, the rest summarised (scores: Details)."""
     unique = unique_sources(sources)
     lines = []
     for src in unique[:MAX_SOURCES_SHOWN]:
-        line = f"• *{safe(one_line(src.source) or 'unnamed', 200)}*"
+        line = f"• *{source_name(src)}*"
         snippet = one_line(src.text)
         if snippet:
             line += f" — “{safe(snippet, SOURCE_SNIPPET_LIMIT)}”"
@@ -189,7 +206,8 @@ def _answer_texts(state: RunState) -> list[str]:
     if not state.final_answer.strip():
         reason = f": {safe(one_line(state.error), 1500)}" if state.error else "."
         return [f"_No answer was produced{reason}_"]
-    pieces = split_text(to_mrkdwn(state.final_answer), MAX_SECTION_TEXT)
+    people = [*state.sources, *state.human_sources]
+    pieces = split_text(cite_people(to_mrkdwn(state.final_answer), people), MAX_SECTION_TEXT)
     return [p.strip() for p in pieces if p.strip()]
 
 

@@ -143,7 +143,9 @@ def short_id(run_id: str) -> str:
     return run_id[:SHORT_ID_LENGTH]
 
 
-_USER_ID = re.compile(r"<@([UW][A-Z0-9]+)(?:\|[^>]*)?>|\b([UW](?=[A-Z0-9]*\d)[A-Z0-9]{5,})\b")
+_USER_ID = re.compile(r"@?<@([UW][A-Z0-9]+)(?:\|[^>]*)?>|@?\b([UW](?=[A-Z0-9]*\d)[A-Z0-9]{5,})\b")
+"""A Slack user id, bare or as a mention, with the "@" a writer may have put before it
+(`@U0ALICE`): the mention Slack renders already reads "@alice"."""
 
 
 def with_mentions(text: str, limit: int) -> str:

@@ -178,3 +178,21 @@ def test_disagreeing_documents_are_warned_about_once() -> None:
     payload = assert_valid(answer_messages(state)[0])
     assert not [b for b in payload if b["type"] == "alert"]
     assert "disagree" not in all_text(payload).replace("These sources disagree", "")
+
+
+def test_a_person_who_answered_is_cited_by_name_not_by_id() -> None:
+    """Issue 23 (b): an answer from a person's reply cited `@U0ALICE (reply in thread)`;
+    as a mention Slack shows "@alice (reply in thread)"."""
+    person = Source(
+        source="@U0ALICE (reply in thread)", text="It is Ulaanbaatar.", from_person=True
+    )
+    state = samples.state(answer="It is Ulaanbaatar. [Source: @U0ALICE (reply in thread)]")
+    state.sources = [person]
+    text = all_text(assert_valid(answer_messages(state)[0]))
+    assert "It is Ulaanbaatar. [Source: <@U0ALICE> (reply in thread)]" in text
+    assert "*<@U0ALICE> (reply in thread)*" in text
+    assert "@U0ALICE" not in text.replace("<@U0ALICE>", "")
+    # A document's name is never read as a person, even when it looks like an id.
+    state.sources = [Source(source="U0ALICE1.md", text="x")]
+    state.final_answer = "x [Source: U0ALICE1.md]"
+    assert "<@" not in all_text(assert_valid(answer_messages(state)[0]))
