@@ -184,16 +184,33 @@ def tried_queries(tried: list[str]) -> set[str]:
     return found
 
 
+def same_words(query: str) -> frozenset[str]:
+    """A search's content words, in any order and form: the search drops function words
+    and folds forms ("points" → "point"), so two queries with the same words are one
+    search ("key points Expense Policy" is "What are the key points of Expense Policy?")."""
+    return frozenset(tokenize(query)) or frozenset({normalised(query)})
+
+
 def retry_searches(query: str, tried: list[str]) -> list[str]:
     """The next strategy's searches not yet run: the parts, else the subject, else the
-    keywords. When every strategy has run, the keywords again (which the replan manager
-    then drops as a repeat, and the run goes to a person)."""
-    done = tried_queries(tried)
+    keywords. A retry whose words another retry already searched is no new search ("key
+    points Expense Policy", then "key point expense policy"). When every strategy is spent,
+    a search already run (which the replan manager then drops as a repeat, and the run goes
+    to a person)."""
+    run = tried_queries(tried)
+    retried = {same_words(q) for q in run if q != normalised(query)}
     keywords = " ".join(extract_keywords(query)) or query
     strategies = [question_parts(query), [subject(query)], [keywords]]
     for searches in strategies:
-        new = [s for s in searches if s and normalised(s) not in done]
-        new = [s for s in dict.fromkeys(new) if normalised(s) != normalised(query)]
+        new = [
+            s
+            for s in dict.fromkeys(searches)
+            if s
+            and normalised(s) not in run
+            and normalised(s) != normalised(query)
+            and same_words(s) not in retried
+        ]
         if new:
             return new
-    return [keywords]
+    earlier = sorted(q for q in run if q != normalised(query))
+    return [keywords] if normalised(keywords) in run or not earlier else [earlier[-1]]
