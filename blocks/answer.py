@@ -98,19 +98,51 @@ def cite_people(text: str, sources: list[Source]) -> str:
     return text
 
 
-def source_lines(sources: list[Source]) -> list[str]:
-    """`• *handbook.md* — “snippet…”`, capped, the rest summarised (scores: Details)."""
+def source_lines(sources: list[Source], answer: str = "") -> list[str]:
+    """`• *handbook.md* — “snippet…”`, capped, the rest summarised (scores: Details). The
+    snippet is the sentence of that document the answer uses, else the start of its best
+    passage's text, without the heading trail the passage is stored under."""
     unique = unique_sources(sources)
     lines = []
     for src in unique[:MAX_SOURCES_SHOWN]:
         line = f"• *{source_name(src)}*"
-        snippet = one_line(src.text)
+        same = [s for s in sources if s.source == src.source]
+        snippet = used_sentence(same, answer) or one_line(passage_body(src.text))
         if snippet:
             line += f" — “{safe(snippet, SOURCE_SNIPPET_LIMIT)}”"
         lines.append(line)
     if len(unique) > MAX_SOURCES_SHOWN:
         lines.append(f"_…and {len(unique) - MAX_SOURCES_SHOWN} more sources_")
     return lines
+
+
+_SENTENCE_BREAK = re.compile(r"(?<=[.!?])\s+|(?<=[。！？])|\n+")
+_SENTENCE_END = (".", "!", "?", "。", "！", "？", ":", "：")
+QUOTED_SENTENCE_MIN = 12
+"""Shorter pieces ("Yes.") are too common to say which sentence the answer used."""
+
+
+def passage_body(text: str) -> str:
+    """A passage without the heading trail it is stored under ("Policy › Meals"): its
+    first paragraph, when that is a line that ends no sentence and text follows it."""
+    head, _, body = text.strip().partition("\n\n")
+    head = head.strip()
+    if body.strip() and "\n" not in head and not head.endswith(_SENTENCE_END):
+        return body
+    return text
+
+
+def used_sentence(passages: list[Source], answer: str) -> str:
+    """The first sentence of these passages that the answer quotes word for word."""
+    said = one_line(answer)
+    if not said:
+        return ""
+    for src in passages:
+        for piece in _SENTENCE_BREAK.split(passage_body(src.text)):
+            sentence = one_line(piece.lstrip("#-*• "))
+            if len(sentence) >= QUOTED_SENTENCE_MIN and sentence in said:
+                return sentence
+    return ""
 
 
 def _model_name(state: RunState) -> str:
@@ -150,7 +182,7 @@ def confidence_words(state: RunState) -> str:
 
 def _tail(state: RunState) -> list[Block]:
     blocks: list[Block] = [DividerBlock()]
-    lines = source_lines(state.sources)
+    lines = source_lines(state.sources, state.final_answer)
     if lines:
         blocks.extend(section(t) for t in pack_lines(["*Sources*", *lines]))
     else:

@@ -196,3 +196,27 @@ def test_a_person_who_answered_is_cited_by_name_not_by_id() -> None:
     state.sources = [Source(source="U0ALICE1.md", text="x")]
     state.final_answer = "x [Source: U0ALICE1.md]"
     assert "<@" not in all_text(assert_valid(answer_messages(state)[0]))
+
+
+def test_a_source_quotes_the_sentence_the_answer_used_without_its_heading() -> None:
+    """Issue 23 (f): source quotes showed the section's start with the heading trail run
+    into the text ("Remote Work Policy › How much remote work Employees may…")."""
+    passage = Source(
+        source="remote.md",
+        text="Remote Work Policy › How much remote work\n\nEmployees may work remotely up "
+        "to 3 days per week. The remaining days are spent in the office; each team picks "
+        "at least one shared office day.",
+    )
+    state = samples.state(answer="a")
+    state.sources = [passage]
+    state.final_answer = (
+        "Each team picks a day. The remaining days are spent in the office; each team "
+        "picks at least one shared office day. [Source: remote.md]"
+    )
+    text = all_text(assert_valid(answer_messages(state)[0]))
+    assert "*remote.md* — “The remaining days are spent in the office;" in text
+    assert "›" not in text
+    # An answer that quotes nothing word for word: the passage's text, not its heading.
+    state.final_answer = "Three days. [Source: remote.md]"
+    text = all_text(assert_valid(answer_messages(state)[0]))
+    assert "*remote.md* — “Employees may work remotely up to 3 days per week." in text
