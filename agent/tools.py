@@ -10,7 +10,7 @@ from statistics import fmean, pvariance
 from pydantic import BaseModel, Field
 
 from agent.errors import GraceError
-from agent.evidence import answer_features
+from agent.evidence import answer_features, focus_question
 from agent.ports import (
     Evaluation,
     EvaluationRequest,
@@ -82,10 +82,7 @@ class Toolbox:
         return result
 
     def _search_query(self, step: PlanStep, ctx: StepContext) -> str:
-        base = step.query or ctx.query
-        if ctx.user_inputs:
-            base = f"{base} {' '.join(ctx.user_inputs)}"
-        return base
+        return focus_question(step.query or ctx.query, ctx.user_inputs)
 
     async def _rag_search(self, step: PlanStep, ctx: StepContext) -> ToolResult:
         collection = step.collection or ctx.collection
@@ -140,7 +137,7 @@ class Toolbox:
             }
         if note is not None:
             factors[EVALUATION_FAILED] = 1.0
-        focus = " ".join([ctx.query, *ctx.user_inputs])
+        focus = focus_question(ctx.query, ctx.user_inputs)
         return ToolResult(
             success=True,
             output=answer,
@@ -155,7 +152,9 @@ class Toolbox:
         self, ctx: StepContext, answer: str, passages: list[Source]
     ) -> LLMReply[Evaluation]:
         work = self._llm.evaluate(
-            EvaluationRequest(query=ctx.query, answer=answer, passages=passages)
+            EvaluationRequest(
+                query=focus_question(ctx.query, ctx.user_inputs), answer=answer, passages=passages
+            )
         )
         if ctx.deadline is None:
             return await work

@@ -14,6 +14,7 @@ from slack_sdk.models.blocks import (
     PlainTextObject,
 )
 
+from agent.evidence.conflicts import states_conflict
 from agent.schemas import InterventionLevel, RunState, Source
 from blocks import ids
 from blocks.common import (
@@ -25,6 +26,7 @@ from blocks.common import (
     safe,
     section,
     short_id,
+    with_mentions,
 )
 from blocks.explain import (
     ANSWER_CONFIDENCE,
@@ -81,22 +83,72 @@ def unique_sources(sources: list[Source]) -> list[Source]:
     return [best[name] for name in order]
 
 
-def source_lines(sources: list[Source]) -> list[str]:
+def source_name(src: Source) -> str:
+    """A source's name as mrkdwn: where it is (`handbook.pdf, p. 12`, a section, a page's
+    title), and a person who answered in the thread (`@U0ALICE (reply in thread)`) as a
+    mention, which Slack shows as their name ("@alice"), not their id."""
+    if src.from_person:
+        return with_mentions(one_line(src.source) or "unnamed", 200)
+    return safe(one_line(src.citation) or "unnamed", 200)
+
+
+def cite_people(text: str, sources: list[Source]) -> str:
+    """Answer mrkdwn whose citations of a person (`[Source: @U0ALICE (reply in thread)]`)
+    name them as a mention; nothing else in the text is touched."""
+    for src in sources:
+        if src.from_person and src.source:
+            text = text.replace(escape_mrkdwn(src.source), with_mentions(src.source, 200))
+    return text
+
+
+def source_lines(sources: list[Source], answer: str = "") -> list[str]:
     """`• *handbook.pdf, p. 12* — “snippet…”` (a web page: its title and link), capped,
-    the rest summarised (scores: Details)."""
+    the rest summarised (scores: Details). The snippet is the sentence of that document
+    the answer uses, else the start of its best passage's text, without the heading trail
+    the passage is stored under."""
     unique = unique_sources(sources)
     lines = []
     for src in unique[:MAX_SOURCES_SHOWN]:
-        line = f"• *{safe(one_line(src.citation) or 'unnamed', 200)}*"
+        line = f"• *{source_name(src)}*"
         if src.url and src.url.startswith(("https://", "http://")) and _PLAIN_URL.match(src.url):
             line += f" (<{src.url}>)"  # shown, not masked: the reader sees where it goes
-        snippet = one_line(src.text)
+        same = [s for s in sources if s.source == src.source]
+        snippet = used_sentence(same, answer) or one_line(passage_body(src.text))
         if snippet:
             line += f" — “{safe(snippet, SOURCE_SNIPPET_LIMIT)}”"
         lines.append(line)
     if len(unique) > MAX_SOURCES_SHOWN:
         lines.append(f"_…and {len(unique) - MAX_SOURCES_SHOWN} more sources_")
     return lines
+
+
+_SENTENCE_BREAK = re.compile(r"(?<=[.!?])\s+|(?<=[。！？])|\n+")
+_SENTENCE_END = (".", "!", "?", "。", "！", "？", ":", "：")
+QUOTED_SENTENCE_MIN = 12
+"""Shorter pieces ("Yes.") are too common to say which sentence the answer used."""
+
+
+def passage_body(text: str) -> str:
+    """A passage without the heading trail it is stored under ("Policy › Meals"): its
+    first paragraph, when that is a line that ends no sentence and text follows it."""
+    head, _, body = text.strip().partition("\n\n")
+    head = head.strip()
+    if body.strip() and "\n" not in head and not head.endswith(_SENTENCE_END):
+        return body
+    return text
+
+
+def used_sentence(passages: list[Source], answer: str) -> str:
+    """The first sentence of these passages that the answer quotes word for word."""
+    said = one_line(answer)
+    if not said:
+        return ""
+    for src in passages:
+        for piece in _SENTENCE_BREAK.split(passage_body(src.text)):
+            sentence = one_line(piece.lstrip("#-*• "))
+            if len(sentence) >= QUOTED_SENTENCE_MIN and sentence in said:
+                return sentence
+    return ""
 
 
 def _model_name(state: RunState) -> str:
@@ -136,7 +188,7 @@ def confidence_words(state: RunState) -> str:
 
 def _tail(state: RunState) -> list[Block]:
     blocks: list[Block] = [DividerBlock()]
-    lines = source_lines(state.sources)
+    lines = source_lines(state.sources, state.final_answer)
     if lines:
         blocks.extend(section(t) for t in pack_lines(["*Sources*", *lines]))
     else:
@@ -152,9 +204,13 @@ def _tail(state: RunState) -> list[Block]:
     level = state.level or (
         level_for(state.overall_confidence) if state.overall_confidence is not None else None
     )
+    # One warning that the documents disagree: the answer's own note, else an alert
+    # naming both; the "why" sentence then gives its next reason.
+    warned = states_conflict(state.final_answer)
+    pair = [] if warned else disagreeing_documents(state.overall_detail, state.sources)
     if level not in (None, InterventionLevel.SILENT, InterventionLevel.NOTIFY):
-        blocks.append(context(why_unsure(state.overall_detail, state.sources)))
-    pair = disagreeing_documents(state.overall_detail, state.sources)
+        why = why_unsure(state.overall_detail, state.sources, alerted=warned or bool(pair))
+        blocks.append(context(why))
     if pair:
         blocks.append(disagreement_alert(pair))
 
@@ -188,7 +244,8 @@ def _answer_texts(state: RunState) -> list[str]:
     if not state.final_answer.strip():
         reason = f": {safe(one_line(state.error), 1500)}" if state.error else "."
         return [f"_No answer was produced{reason}_"]
-    pieces = split_text(to_mrkdwn(state.final_answer), MAX_SECTION_TEXT)
+    people = [*state.sources, *state.human_sources]
+    pieces = split_text(cite_people(to_mrkdwn(state.final_answer), people), MAX_SECTION_TEXT)
     return [p.strip() for p in pieces if p.strip()]
 
 

@@ -46,6 +46,27 @@ LEVEL_EMOJI: dict[InterventionLevel, str] = {
     InterventionLevel.ESCALATE: "🔴",
 }
 
+LEVEL_WORDS: dict[InterventionLevel, str] = {
+    InterventionLevel.SILENT: "✅ Confident",
+    InterventionLevel.NOTIFY: "👍 Fairly sure",
+    InterventionLevel.CONFIRM: "🤔 Not fully sure",
+    InterventionLevel.ESCALATE: "🔍 Unsure",
+}
+"""A confidence level as the answer cards say it: the Details view uses the same words,
+not the threshold names (`silent`, `notify`) people never see on a card."""
+
+FACTOR_WORDS: dict[str, str] = {
+    "tool_success": "searches that worked",
+    "search_quality": "how well the search matched",
+    "source_agreement": "how far the sources agree",
+    "llm_self_eval": "how well the answer follows from the sources",
+    "query_coverage": "how much of the question the answer covers",
+    "steps_aggregate": "the steps' scores combined",
+    "human_answer": "answered by a person",
+}
+"""The scorer's own factors (SPEC §2.5) in plain words. Every other number in a score's
+breakdown is a finer signal of the calibrated model, counted but not listed."""
+
 RUN_STATUS_LABEL: dict[RunStatus, str] = {
     RunStatus.PLANNING: "🧭 planning",
     RunStatus.RUNNING: "🔄 running",
@@ -82,11 +103,11 @@ def level_for(score: float) -> InterventionLevel:
 
 
 def badge(score: float | None, level: InterventionLevel | None) -> str:
-    """`🟡 notify 0.82`: how sure GRACE is, readable at a glance."""
+    """`👍 Fairly sure 0.82`: how sure GRACE is, in the words the answer cards use."""
     if score is None:
         return "⚪ not scored"
     shown = level or level_for(score)
-    return f"{LEVEL_EMOJI[shown]} {shown.value} {score:.2f}"
+    return f"{LEVEL_WORDS[shown]} {score:.2f}"
 
 
 def weakest_factors(detail: ConfidenceScore | None, count: int = 3) -> list[tuple[str, float]]:
@@ -97,8 +118,14 @@ def weakest_factors(detail: ConfidenceScore | None, count: int = 3) -> list[tupl
 
 
 def factor_text(items: Iterable[tuple[str, float]]) -> str:
-    """`search_quality 0.31 · tool_success 1.00`."""
-    return " · ".join(f"{escape_mrkdwn(name)} {value:.2f}" for name, value in items)
+    """`how well the search matched 0.31 · searches that worked 1.00`: the named factors
+    in plain words (a factor without words keeps its name, with spaces)."""
+    return " · ".join(f"{escape_mrkdwn(factor_words(name))} {value:.2f}" for name, value in items)
+
+
+def factor_words(name: str) -> str:
+    """A factor's plain words, else its name with spaces instead of underscores."""
+    return FACTOR_WORDS.get(name, name.replace("_", " "))
 
 
 def slack_date(when: datetime) -> str:
@@ -116,7 +143,9 @@ def short_id(run_id: str) -> str:
     return run_id[:SHORT_ID_LENGTH]
 
 
-_USER_ID = re.compile(r"<@([UW][A-Z0-9]+)(?:\|[^>]*)?>|\b([UW](?=[A-Z0-9]*\d)[A-Z0-9]{5,})\b")
+_USER_ID = re.compile(r"@?<@([UW][A-Z0-9]+)(?:\|[^>]*)?>|@?\b([UW](?=[A-Z0-9]*\d)[A-Z0-9]{5,})\b")
+"""A Slack user id, bare or as a mention, with the "@" a writer may have put before it
+(`@U0ALICE`): the mention Slack renders already reads "@alice"."""
 
 
 def with_mentions(text: str, limit: int) -> str:

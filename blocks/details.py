@@ -7,7 +7,7 @@ from slack_sdk.models.blocks import Block, DividerBlock, PlainTextObject
 from slack_sdk.models.views import View
 
 from agent.schemas import InterventionKind, InterventionRequest, RunState
-from blocks.common import context, one_line, safe, section, short_id
+from blocks.common import LEVEL_WORDS, context, one_line, safe, section, short_id
 from blocks.limits import MAX_BLOCKS_PER_MESSAGE
 from blocks.status import run_detail_blocks, score_lines
 
@@ -18,7 +18,9 @@ MAX_MODAL_BLOCKS = 100
 def pause_blocks(request: InterventionRequest) -> list[Block]:
     """A pause as the scorer sees it: its kind, level, own question and reason, numbers."""
     where = f" at step {request.step_id}" if request.step_id is not None else ""
-    lines = [f"*Pause{where}:* {request.kind.value} ({request.level.value})"]
+    lines = [
+        f"*Pause{where}:* {request.kind.value.replace('_', ' ')} ({LEVEL_WORDS[request.level]})"
+    ]
     if request.question.strip():
         lines.append(f"*Question:* {safe(one_line(request.question), 1000)}")
     # A Confirm's own reason only repeats its weakest factors: the factors follow anyway.

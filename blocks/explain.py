@@ -11,8 +11,9 @@ import re
 
 from slack_sdk.models.blocks import AlertBlock, MarkdownTextObject
 
+from agent.evidence import figures
 from agent.schemas import ConfidenceScore, InterventionLevel, Source, StepResult, StepStatus
-from blocks.common import one_line, safe
+from blocks.common import LEVEL_WORDS, one_line, safe
 
 _YEAR = re.compile(r"(?<!\d)((?:19|20)\d\d)(?!\d)")
 """A year in a document's name (`employee-handbook-2022.md`): worth saying when it is the
@@ -26,10 +27,14 @@ SHOWN_NAMES = 3
 # What a person must do, not how alarming the score is: an answer they can rely on needs
 # nothing, a doubtful one asks them to check the sources.
 ANSWER_CONFIDENCE: dict[InterventionLevel, str] = {
-    InterventionLevel.SILENT: "✅ Confident — the sources back this answer up.",
-    InterventionLevel.NOTIFY: "👍 Fairly sure — worth a glance at the sources.",
-    InterventionLevel.CONFIRM: "🤔 Not fully sure — please check the sources before relying on it.",
-    InterventionLevel.ESCALATE: "🔍 Unsure — the sources barely back this up; please check them.",
+    InterventionLevel.SILENT: f"{LEVEL_WORDS[InterventionLevel.SILENT]} — the sources back "
+    "this answer up.",
+    InterventionLevel.NOTIFY: f"{LEVEL_WORDS[InterventionLevel.NOTIFY]} — worth a glance at "
+    "the sources.",
+    InterventionLevel.CONFIRM: f"{LEVEL_WORDS[InterventionLevel.CONFIRM]} — please check the "
+    "sources before relying on it.",
+    InterventionLevel.ESCALATE: f"{LEVEL_WORDS[InterventionLevel.ESCALATE]} — the sources "
+    "barely back this up; please check them.",
 }
 
 
@@ -67,14 +72,38 @@ def found_sentence(sources: list[Source]) -> str:
 
 
 def disagreeing_documents(detail: ConfidenceScore | None, sources: list[Source]) -> list[str]:
-    """The two documents that disagree, when the score says its sources disagree."""
+    """The two documents that disagree, when the score says its sources disagree: the
+    first two whose passages give different figures for the same thing, else the first
+    two cited. None when the answer's evidence found no conflict (`sources_conflict` 0):
+    documents about different things are not in disagreement, however unlike they read."""
     if detail is None:
         return []
     agreement = detail.breakdown.get("source_agreement")
     names = document_names(sources)
     if agreement is None or agreement >= DISAGREEMENT_BELOW or len(names) < 2:
         return []
-    return names[:2]
+    if detail.breakdown.get("sources_conflict", 1.0) == 0.0:
+        return []
+    return conflicting_pair(sources, names) or names[:2]
+
+
+def conflicting_pair(sources: list[Source], names: list[str]) -> list[str]:
+    """The first two documents (in `names` order) whose passages state different numbers
+    for the same unit ("3 days" against "one day"); [] when no two do."""
+    stated: dict[str, dict[str, set[str]]] = {}
+    for name in names:
+        merged: dict[str, set[str]] = {}
+        for src in sources:
+            if one_line(src.source) == name:
+                for unit, numbers in figures(src.text).items():
+                    merged.setdefault(unit, set()).update(numbers)
+        stated[name] = merged
+    for i, first in enumerate(names):
+        for second in names[i + 1 :]:
+            a, b = stated[first], stated[second]
+            if any(unit in b and a[unit].isdisjoint(b[unit]) for unit in a):
+                return [first, second]
+    return []
 
 
 def disagreement_alert(names: list[str]) -> AlertBlock:
@@ -92,8 +121,12 @@ def _has(detail: ConfidenceScore, prefix: str) -> bool:
     return any(p.startswith(prefix) for p in detail.penalties)
 
 
-def why_unsure(detail: ConfidenceScore | None, sources: list[Source]) -> str:
-    """One sentence saying why GRACE is unsure, from the strongest reason in the score."""
+def why_unsure(
+    detail: ConfidenceScore | None, sources: list[Source], *, alerted: bool = False
+) -> str:
+    """One sentence saying why GRACE is unsure, from the strongest reason in the score.
+    `alerted`: the message already warns that the documents disagree (an alert, or the
+    answer's own note), so the sentence gives the next reason instead of repeating it."""
     if detail is None:
         return "I could not judge how reliable this is."
     names = document_names(sources)
@@ -102,7 +135,7 @@ def why_unsure(detail: ConfidenceScore | None, sources: list[Source]) -> str:
         return "Nothing in the knowledge base matched your question."
     if _has(detail, "tool failures") or factors.get("tool_success", 1.0) < 1.0:
         return "A search did not work, so I have less to go on than usual."
-    pair = disagreeing_documents(detail, sources)
+    pair = [] if alerted else disagreeing_documents(detail, sources)
     if pair:
         return f"The two documents disagree: {quoted(pair[0])} and {quoted(pair[1])}."
     if _has(detail, "single source") or len(names) == 1:

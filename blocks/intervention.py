@@ -56,10 +56,12 @@ _DECISIONS: dict[InterventionAction, tuple[str, str]] = {
 
 _KIND_TITLE: dict[InterventionKind, str] = {
     InterventionKind.PLAN_APPROVAL: "Plan approval",
-    InterventionKind.CONFIRM: "Confirmation",
-    InterventionKind.ESCALATE: "GRACE needs your help",
-    InterventionKind.ASK_USER: "Question from GRACE",
+    InterventionKind.CONFIRM: "Before I go on",
+    InterventionKind.ESCALATE: "I need your help to answer this",
+    InterventionKind.ASK_USER: "A quick question before I go on",
 }
+"""A pause's title, in GRACE's own voice: the live message and its edited form once
+answered or expired use the same words (the edit must not turn "I" into "GRACE")."""
 
 
 def _value(request: InterventionRequest, option: int | None = None) -> str:
@@ -164,9 +166,9 @@ def confirm_message(state: RunState, request: InterventionRequest) -> list[Block
     title = f"🤔 *Before I go on: please check {where or 'what I found'}*"
     found = _step_sources(state, request)
     blocks: list[Block] = [section(title), section(found_sentence(found))]
-    why = why_unsure(request.confidence, found)
-    blocks.append(_why_section(f"*Why I am unsure:* {why}", request))
     pair = disagreeing_documents(request.confidence, found)
+    why = why_unsure(request.confidence, found, alerted=bool(pair))
+    blocks.append(_why_section(f"*Why I am unsure:* {why}", request))
     if pair:
         blocks.append(disagreement_alert(pair))
     blocks.append(context(CONFIRM_CHOICES))
@@ -202,21 +204,21 @@ def _escalate_head(state: RunState, request: InterventionRequest) -> list[Block]
     where = _step_label(state, request)
     if request.kind is InterventionKind.ASK_USER:
         question = safe(request.question or "Could you tell me more?", QUESTION_LIMIT)
-        return [section(f"❓ *A quick question before I go on*\n{question}")]
+        return [section(f"❓ *{_KIND_TITLE[request.kind]}*\n{question}")]
     if request.kind is InterventionKind.ESCALATE:
         found = _step_sources(state, request)
-        title = "🙋 *I need your help to answer this*" + (f" — {where}" if where else "")
-        why = why_unsure(request.confidence, found)
+        title = f"🙋 *{_KIND_TITLE[request.kind]}*" + (f" — {where}" if where else "")
+        pair = disagreeing_documents(request.confidence, found)
+        why = why_unsure(request.confidence, found, alerted=bool(pair))
         blocks: list[Block] = [
             section(title),
             section(found_sentence(found)),
             _why_section(f"*Why I am unsure:* {why}", request),
         ]
-        pair = disagreeing_documents(request.confidence, found)
         if pair:
             blocks.append(disagreement_alert(pair))
         return blocks
-    title = _KIND_TITLE.get(request.kind, "GRACE needs your help")
+    title = _KIND_TITLE.get(request.kind, "I need your help")
     return [section(f"🙋 *{title}*\n{safe(request.question or '…', QUESTION_LIMIT)}")]
 
 
@@ -336,11 +338,11 @@ def expired_message(request: InterventionRequest, outcome: InterventionAction) -
     title = _KIND_TITLE.get(request.kind, "GRACE")
     when = f" before {slack_date(request.expires_at)}" if request.expires_at else " in time"
     if outcome is InterventionAction.PROCEED:
-        what = "GRACE went ahead without it."
+        what = "I went ahead without it."
     elif outcome is InterventionAction.CANCEL:
         what = "the run was cancelled."
     else:
-        what = f"GRACE chose to {outcome.value}."
+        what = f"I chose to {outcome.value}."
     return [
         section(f"*{title}*\n{plain_question(request)}"),
         context(f"⌛ No answer{when} — {what}"),

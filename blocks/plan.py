@@ -24,7 +24,7 @@ from agent.schemas import (
 )
 from blocks import ids
 from blocks.common import (
-    LEVEL_EMOJI,
+    LEVEL_WORDS,
     RUN_STATUS_LABEL,
     STEP_EMOJI,
     context,
@@ -85,7 +85,7 @@ def step_line(
     if result is not None and status not in (StepStatus.PENDING, StepStatus.RUNNING):
         if status is not StepStatus.SKIPPED:
             level = result.level or level_for(result.confidence)
-            line += f" · *{result.confidence:.2f}* {LEVEL_EMOJI[level]} {level.value}"
+            line += f" · *{result.confidence:.2f}* {LEVEL_WORDS[level]}"
         if result.used_fallback is not None:
             line += f" · via fallback `{result.used_fallback.value}`"
         if result.error and status in (StepStatus.FAILED, StepStatus.PARTIAL, StepStatus.SKIPPED):

@@ -23,7 +23,8 @@ from slack_sdk.models.blocks import (
 from slack_sdk.models.blocks.block_elements import UrlSourceElement
 from slack_sdk.models.messages.chunk import MarkdownTextChunk, PlanUpdateChunk, TaskUpdateChunk
 
-from agent.schemas import ActionType, RunState, RunStatus, Source, StepResult, StepStatus
+from agent.evidence import focus_question
+from agent.schemas import ActionType, PlanStep, RunState, RunStatus, Source, StepResult, StepStatus
 from blocks.common import one_line
 from blocks.explain import document_names, step_outcome
 from blocks.limits import escape_mrkdwn, truncate
@@ -77,13 +78,43 @@ def _plain(text: str, limit: int) -> str:
     return truncate(_MARKS.sub("", one_line(text)), limit)
 
 
-def _looked_for(query: str, action: str) -> str:
+def _looked_for(query: str, action: str, status: StepStatus) -> str:
+    """What the step does, in the tense of where it stands: a pending step has not
+    looked anywhere yet ("Will look in …"), a running one is looking, a done one looked."""
     if action in (ActionType.RAG_SEARCH.value, ActionType.WEB_SEARCH.value):
         where = "the web" if action == ActionType.WEB_SEARCH.value else "the knowledge base"
-        return f"Looked in {where} for “{query}”" if query else f"Looked in {where}"
+        verb = _SEARCH_VERB.get(status, "Looked")
+        return f"{verb} in {where} for “{query}”" if query else f"{verb} in {where}"
     if action == ActionType.ASK_USER.value:
-        return "Asked you to make the question clearer"
+        verb = _ASK_VERB.get(status, "Asked")
+        return f"{verb} you to make the question clearer"
     return ""
+
+
+def _doing(state: RunState, step: PlanStep) -> StepStatus:
+    """The step's status for its wording: a question waiting for the person's answer is
+    being asked, though no result is recorded for it yet."""
+    result = state.step_results.get(step.step_id)
+    if result is not None:
+        return result.status
+    pending = state.pending
+    if (
+        pending is not None
+        and pending.step_id == step.step_id
+        and step.action is ActionType.ASK_USER
+    ):
+        return StepStatus.RUNNING
+    return StepStatus.PENDING
+
+
+_SEARCH_VERB: dict[StepStatus, str] = {
+    StepStatus.PENDING: "Will look",
+    StepStatus.RUNNING: "Looking",
+}
+_ASK_VERB: dict[StepStatus, str] = {
+    StepStatus.PENDING: "Will ask",
+    StepStatus.RUNNING: "Asking",
+}
 
 
 def _url_sources(sources: list[Source]) -> tuple[tuple[str, str], ...]:
@@ -125,14 +156,14 @@ def plan_tasks(state: RunState) -> list[PlanTask]:
         clarified = clarification_for(state, step)
         query = one_line(step.query)
         if clarified:
-            query = f"{query} {one_line(clarified)}".strip()
+            query = one_line(focus_question(query, [clarified]))
             title = f"{title} (with your answer “{one_line(clarified)}”)"
         tasks.append(
             PlanTask(
                 task_id=str(step.step_id),
                 title=_plain(title, TASK_TITLE_LIMIT),
                 status=TASK_STATUS[status],
-                details=_plain(_looked_for(query, step.action.value), 500),
+                details=_plain(_looked_for(query, step.action.value, _doing(state, step)), 500),
                 output=_output(result),
                 sources=_url_sources(result.sources) if result else (),
             )

@@ -8,6 +8,7 @@ from slack_sdk.models.blocks import Block, DividerBlock
 
 from agent.schemas import ConfidenceScore, InterventionLevel, InterventionStatus, RunState
 from blocks.common import (
+    FACTOR_WORDS,
     LEVEL_EMOJI,
     RUN_STATUS_LABEL,
     badge,
@@ -79,12 +80,21 @@ def help_blocks(unknown: str | None = None) -> list[Block]:
     ]
 
 
+_NOT_SIGNALS = frozenset({"base", "calibrated"})
+"""Breakdown entries that are the score itself (before penalties, calibrated), not inputs."""
+
+
 def score_lines(detail: ConfidenceScore) -> list[str]:
-    """`Score 0.55` · each factor once (no `base`) · before penalties · penalties."""
+    """`Score 0.55` · each named factor once, in plain words (no `base`) · how many finer
+    signals the calibrated score also weighed · before penalties · penalties."""
     lines = [f"*Score:* {detail.score:.2f}"]
-    factors = sorted((k, v) for k, v in detail.breakdown.items() if k != "base")
+    factors = [(k, detail.breakdown[k]) for k in FACTOR_WORDS if k in detail.breakdown]
+    finer = [k for k in detail.breakdown if k not in FACTOR_WORDS and k not in _NOT_SIGNALS]
     if factors:
         lines.append(f"*Factors:* {factor_text(factors)}")
+    if finer:
+        noun = "signal" if len(finer) == 1 else "signals"
+        lines.append(f"*Also weighed:* {len(finer)} finer {noun} of the answer's evidence")
     if "base" in detail.breakdown:
         lines.append(f"*Before penalties:* {detail.breakdown['base']:.2f}")
     if detail.penalties:

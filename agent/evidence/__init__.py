@@ -22,6 +22,7 @@ from agent.evidence.names import name_missing, names
 from agent.evidence.questions import (
     asked_period,
     asked_unit,
+    focus_question,
     has_value,
     is_two_part,
     question_type,
@@ -53,6 +54,7 @@ __all__ = [
     "families",
     "figure_conflict",
     "figures",
+    "focus_question",
     "gather",
     "has_value",
     "is_two_part",

@@ -24,6 +24,7 @@ from agent.evidence.patterns import (
     VALUE_WORDS,
     compiled,
 )
+from agent.knowledge.tokenize import tokenize
 
 _CUES = compiled(CUES, CUE_KINDS)
 _QTYPE_PATTERNS = compiled(TOPIC_WORDS, TOPIC_KINDS)
@@ -155,3 +156,26 @@ def has_value(text: str, qtype: str | None, unit: re.Pattern[str] | None = None)
 
 def is_two_part(query: str) -> bool:
     return bool(_TWO_PART.search(query))
+
+
+def focus_question(query: str, user_inputs: Sequence[str]) -> str:
+    """The question as the person now means it. A reply that restates the whole question
+    with more said ("What is the latest version of X?" for "what is the latest version?",
+    as a clarifying option reads) replaces it: joined to the vague original it would read
+    as a second question, and the answer would also address what the person ruled out.
+    Other replies (a bare "X", a fact) are added to the question."""
+    focus = query
+    added: list[str] = []
+    for reply in user_inputs:
+        if restates(focus, reply):
+            focus = reply.strip()
+        elif reply.strip():
+            added.append(reply.strip())
+    return " ".join([focus, *added])
+
+
+def restates(question: str, reply: str) -> bool:
+    """Whether `reply` holds every content word of `question` and says more."""
+    asked = set(tokenize(question))
+    said = set(tokenize(reply))
+    return bool(asked) and asked < said

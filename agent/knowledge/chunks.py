@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import uuid
 
 from pydantic import BaseModel, Field
@@ -61,6 +62,12 @@ class Chunk(BaseModel):
     def point_id(self) -> str:
         return chunk_point_id(self.source, self.index)
 
+    @property
+    def text_hash(self) -> str:
+        """What the chunk says (heading trail and text), hashed: a re-ingest of a file
+        whose every chunk hashes as stored changed nothing."""
+        return hashlib.sha256(f"{self.title}\x00{self.text}".encode()).hexdigest()[:32]
+
 
 class IngestReport(BaseModel):
     """What ingesting one file did."""
@@ -70,6 +77,17 @@ class IngestReport(BaseModel):
     chunks: int
     replaced: int = 0
     """How many chunks of an earlier ingest of the same source were removed first."""
+    unchanged: bool = False
+    """The same source was stored before with exactly these chunks: nothing changed."""
+
+    def line(self) -> str:
+        """What `grace ingest` says of this file: "added 6 chunks from a.md", "replaced
+        1 chunk from b.md", "unchanged: 6 chunks from c.md"."""
+        noun = "chunk" if self.chunks == 1 else "chunks"
+        if self.unchanged:
+            return f"unchanged {self.chunks:3d} {noun} from {self.source}"
+        verb = "replaced" if self.replaced else "added"
+        return f"{verb:9} {self.chunks:3d} {noun} from {self.source}"
 
 
 class SkippedFile(BaseModel):

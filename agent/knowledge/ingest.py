@@ -283,11 +283,13 @@ async def ingest_documents(
         for document in documents:
             source = document.source
             count = 0
+            hashes: dict[str, str] = {}
             flushed_early = False
             reported = 0
             try:
                 for chunk in document_chunks(document):
                     count += 1
+                    hashes[chunk.point_id] = chunk.text_hash
                     if await writer.add(chunk):
                         flushed_early = True
                         if on_read is not None and document.bytes_read > reported:
@@ -323,7 +325,13 @@ async def ingest_documents(
                 keep = {chunk_point_id(source, i) for i in range(count)}
                 writer.doomed.extend(i for i in old.ids if i not in keep)
             reports.append(
-                IngestReport(path=document.where, source=source, chunks=count, replaced=old_count)
+                IngestReport(
+                    path=document.where,
+                    source=source,
+                    chunks=count,
+                    replaced=old_count,
+                    unchanged=old is not None and old.hashes == hashes,
+                )
             )
             finished(document, count, reported)
         await writer.flush()

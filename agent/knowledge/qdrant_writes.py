@@ -10,7 +10,7 @@ in-process sparse index, which is rebuilt on the next search.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from agent.embedding import embed_documents  # gemini: task types
@@ -33,6 +33,7 @@ _DOCUMENT_FIELDS = [
     "text_date",
     "superseded_by",
     "lexical_version",
+    "text_hash",
 ]
 
 
@@ -45,6 +46,8 @@ class StoredDocument:
     superseded_by: str | None = None
     lexical_version: int | None = None
     """The oldest `LEXICAL_VERSION` among its chunks (0: indexed before stamps existed)."""
+    hashes: dict[str, str] = field(default_factory=dict)
+    """Point id → `Chunk.text_hash`, for chunks stored with one."""
 
 
 class QdrantWrites(QdrantCollections):
@@ -122,6 +125,7 @@ class QdrantWrites(QdrantCollections):
                         "lexical_version": lexical_version,
                         "page": chunk.page,
                         "url": chunk.url,
+                        "text_hash": chunk.text_hash,
                     },
                 )
             )
@@ -170,6 +174,8 @@ class QdrantWrites(QdrantCollections):
                     source = str(payload.get("source", ""))
                     document = found.setdefault(source, StoredDocument(ids=[], info=None))
                     document.ids.append(str(record.id))
+                    if isinstance(text_hash := payload.get("text_hash"), str):
+                        document.hashes[str(record.id)] = text_hash
                     document.info = _merge_info(document.info, _document_info(payload))
                     document.superseded_by = payload.get("superseded_by") or None
                     version = payload.get("lexical_version")

@@ -19,13 +19,15 @@ from agent.evidence import (
     Unit,
     changed_copy,
     figure_conflict,
+    figures,
+    focus_question,
     gather,
     select,
     version_conflict,
 )
 from agent.knowledge.lexical import lexical_similarity
 from agent.knowledge.tokenize import tokenize
-from agent.llm.rephrase import own_words, question_parts, retry_searches
+from agent.llm.rephrase import compared_items, own_words, question_parts, retry_searches
 from agent.ports import (
     Evaluation,
     EvaluationRequest,
@@ -133,7 +135,11 @@ class OfflineModel:
         elif request.failure:
             sub_queries = retry_searches(query, request.tried)
         elif split:
-            sub_queries = parts
+            # A comparison searches the whole question (which finds where the sides
+            # speak of the same thing) and each side by its own words, not the question
+            # cut at "and" ("Compare the X", "the Y: why do they differ?").
+            sides = compared_items(query)
+            sub_queries = [query, *sides] if sides else parts
         else:
             # A two-part question: the whole question, and each part on its own, so the
             # passage holding the second half is found even when the first half's
@@ -171,11 +177,12 @@ class OfflineModel:
         return LLMReply(value=draft, usage=usage, model=self.name)
 
     async def reason(self, request: ReasoningRequest) -> LLMReply[str]:
-        focus = " ".join([request.query, *request.user_inputs])
+        focus = focus_question(request.query, request.user_inputs)
         japanese = _is_japanese(request.query)
         answer = extract_answer(focus, request.passages, japanese=japanese)
         if not request.user_inputs:
             answer = complete_parts(request.query, answer, request.passages, japanese=japanese)
+        answer = compare_documents(focus, request.passages, japanese=japanese) or answer
         usage = TokenUsage(
             input_tokens=sum(_approx_tokens(p.text) for p in request.passages)
             + _approx_tokens(focus),
@@ -386,3 +393,72 @@ def complete_parts(query: str, answer: str, passages: list[Source], *, japanese:
         # The part's own conflict notes are left out: the whole answer names conflicts.
         lines += [line for line in reply.split("\n") if line not in lines and "⚠️" not in line]
     return "\n".join(lines) if lines else answer
+
+
+SIDE_NAMED = 0.5
+"""A document stands for a side of a comparison when its name holds this share of the
+side's words ("the employee handbook" → employee-handbook-2022.md)."""
+
+
+def side_passages(side: str, passages: list[Source]) -> list[Source]:
+    """The passages of the documents a comparison's side names (by file name or title):
+    those naming most of the side's words; [] when no document is named by it."""
+    wanted = set(tokenize(side))
+    if not wanted:
+        return []
+    named: dict[str, int] = {}
+    for p in passages:
+        name = re.sub(r"[-_.]+", " ", p.source.rsplit(".", 1)[0])
+        named[p.source] = len(wanted & set(tokenize(f"{name} {p.doc_title}")))
+    best = max(named.values(), default=0)
+    if best == 0 or best < SIDE_NAMED * len(wanted):
+        return []
+    return [p for p in passages if named[p.source] == best]
+
+
+def compare_documents(query: str, passages: list[Source], *, japanese: bool) -> str | None:
+    """A comparison of documents ("Compare the X policy and the Y handbook: why do they
+    differ?") answered from each side's own documents: what each says about the thing the
+    question asks, each cited, and a note when their figures disagree. None when the
+    sides do not each name distinct documents among the passages, or one says nothing."""
+    sides = compared_items(query)
+    if len(sides) < 2:
+        return None
+    groups = [side_passages(side, passages) for side in sides]
+    documents = [{p.source for p in group} for group in groups]
+    if any(not d for d in documents) or len(set().union(*documents)) < sum(map(len, documents)):
+        return None
+    answers: list[list[str]] = []
+    for group in groups:
+        reply = extract_answer(query, group, japanese=japanese)
+        if reply in (NOT_FOUND, NOT_FOUND_JA):
+            return None
+        answers.append([line for line in reply.split("\n") if "⚠️" not in line])
+    stated = [[figures(_strip_citations(line)) for line in lines] for lines in answers]
+    units = [set().union(*(f.keys() for f in side)) for side in stated]
+    shared = set.intersection(*units)
+    if shared:
+        # Where both sides give a figure for the same thing is where they compare: quote
+        # those sentences, not every sentence of each document near the question's words.
+        answers = [
+            [line for line, found in zip(lines, side, strict=True) if shared & found.keys()]
+            for lines, side in zip(answers, stated, strict=True)
+        ]
+    lines = list(dict.fromkeys(line for side in answers for line in side))
+    if _sides_disagree([_strip_citations(" ".join(side)) for side in answers]):
+        lines.append(
+            "⚠️ 情報源の内容が食い違っています。どちらが最新か確認してください。"
+            if japanese
+            else "⚠️ These sources disagree; check which one is current."
+        )
+    return "\n".join(lines)
+
+
+def _sides_disagree(said: list[str]) -> bool:
+    """Two sides give different numbers for the same unit ("3 days" vs "one day")."""
+    stated = [figures(text) for text in said]
+    for i, a in enumerate(stated):
+        for b in stated[i + 1 :]:
+            if any(unit in b and a[unit].isdisjoint(b[unit]) for unit in a):
+                return True
+    return False

@@ -70,6 +70,48 @@ def question_parts(query: str) -> list[str]:
     return parts
 
 
+_COMPARING = frozenset(
+    {
+        "compare", "compared", "comparing", "comparison", "contrast", "versus", "vs",
+        "difference", "differences", "differ", "differs", "different", "between",
+    }
+)  # fmt: skip
+"""Words that make a question a comparison; they name no side of it."""
+_CLAUSE_BREAK = re.compile(r"[:;—–]|\s-\s")
+_SIDE_BREAK = re.compile(r"\s*,?\s+(?:and|vs\.?|versus)\s+", re.IGNORECASE)
+
+
+def compared_items(query: str) -> list[str]:
+    """The sides an English comparison sets against each other, as their content words:
+    "Compare the remote work policy and the employee handbook: why do they differ?" →
+    ["remote work policy", "employee handbook"]. [] when the question compares nothing,
+    a side has no content word of its own, or the question is Japanese."""
+    if contains_japanese(query):
+        return []
+    if not any(m.group(0).casefold() in _COMPARING for m in _WORD.finditer(query)):
+        return []
+    for clause in _CLAUSE_BREAK.split(query):
+        sides = _SIDE_BREAK.split(clause.strip())
+        if not 1 < len(sides) <= MAX_PARTS:
+            continue
+        items = [" ".join(_side_words(side)) for side in sides]
+        if all(items) and len(set(items)) == len(items):
+            return items
+    return []
+
+
+def _side_words(side: str) -> list[str]:
+    words = [m.group(0).rstrip(".'’-") for m in _WORD.finditer(side)]
+    return [
+        w
+        for w in words
+        if len(w) > 1
+        and w.casefold() not in ENGLISH_STOP_WORDS
+        and w.casefold() not in _COMPARING
+        and not re.fullmatch(r"(?:" + _ASKING + r")", w.casefold())
+    ]
+
+
 def own_words(part: str, parts: list[str]) -> set[str]:
     """The content words of a part that the question's shared opening does not supply
     (`parts`: the question's `question_parts`)."""
@@ -142,16 +184,33 @@ def tried_queries(tried: list[str]) -> set[str]:
     return found
 
 
+def same_words(query: str) -> frozenset[str]:
+    """A search's content words, in any order and form: the search drops function words
+    and folds forms ("points" → "point"), so two queries with the same words are one
+    search ("key points Expense Policy" is "What are the key points of Expense Policy?")."""
+    return frozenset(tokenize(query)) or frozenset({normalised(query)})
+
+
 def retry_searches(query: str, tried: list[str]) -> list[str]:
     """The next strategy's searches not yet run: the parts, else the subject, else the
-    keywords. When every strategy has run, the keywords again (which the replan manager
-    then drops as a repeat, and the run goes to a person)."""
-    done = tried_queries(tried)
+    keywords. A retry whose words another retry already searched is no new search ("key
+    points Expense Policy", then "key point expense policy"). When every strategy is spent,
+    a search already run (which the replan manager then drops as a repeat, and the run goes
+    to a person)."""
+    run = tried_queries(tried)
+    retried = {same_words(q) for q in run if q != normalised(query)}
     keywords = " ".join(extract_keywords(query)) or query
     strategies = [question_parts(query), [subject(query)], [keywords]]
     for searches in strategies:
-        new = [s for s in searches if s and normalised(s) not in done]
-        new = [s for s in dict.fromkeys(new) if normalised(s) != normalised(query)]
+        new = [
+            s
+            for s in dict.fromkeys(searches)
+            if s
+            and normalised(s) not in run
+            and normalised(s) != normalised(query)
+            and same_words(s) not in retried
+        ]
         if new:
             return new
-    return [keywords]
+    earlier = sorted(q for q in run if q != normalised(query))
+    return [keywords] if normalised(keywords) in run or not earlier else [earlier[-1]]

@@ -100,7 +100,7 @@ async def test_user_feedback_via_modify_replans_with_the_users_words(
     spy = ScriptedModel()
     orchestrator = make_orchestrator(llm=spy)
     state = await orchestrator.start(
-        "Compare the remote work policy and the employee handbook: why do they differ?",
+        "Why do multiple teams share an office day and how do I claim the remote work stipend?",
         asker=ASKER,
     )
     state = await reply(orchestrator, state, InterventionAction.PROCEED)  # run the plan

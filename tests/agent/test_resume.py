@@ -20,7 +20,8 @@ from tests.agent.conftest import ASKER, OrchestratorFactory
 from tests.agent.doubles import RecordingObserver, ScriptedModel
 from tests.agent.helpers import reply
 
-COMPLEX = "Compare the remote work policy and the employee handbook: why do they differ?"
+COMPLEX = "Why do multiple teams share an office day and how do I claim the remote work stipend?"
+"""Complex (plan approval), and one part's search is weak (a confirmation)."""
 
 
 async def paused_at_confirm(orchestrator: Orchestrator) -> RunState:

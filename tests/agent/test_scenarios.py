@@ -5,6 +5,7 @@ Real `OfflineModel`, real Qdrant local mode with the shipped sample KB, in-memor
 
 from __future__ import annotations
 
+from agent.evidence import focus_question
 from agent.orchestrator import Orchestrator
 from agent.schemas import (
     ActionType,
@@ -115,6 +116,39 @@ async def test_the_clarification_offers_the_closest_entries_as_choices(
     assert "1.9" in state.final_answer and "Beacon CLI" in state.final_answer
 
 
+async def test_a_picked_choice_is_answered_alone_not_with_the_other_choices(
+    make_orchestrator: OrchestratorFactory,
+) -> None:
+    """Issue 23 (a): the picked option restates the vague question; joined to it, the
+    pair read as a two-part question and the answer also gave another product's version."""
+    for picked in range(3):
+        orchestrator = make_orchestrator()
+        state = await orchestrator.start("What is the latest version?", asker=ASKER)
+        assert state.pending is not None
+        choices = state.pending.options
+        assert len(choices) == 3
+        state = await reply(orchestrator, state, InterventionAction.INPUT, option=picked)
+
+        assert state.status is RunStatus.ANSWERED, state.error
+        product = choices[picked].removeprefix("What is the latest version of ").rstrip("?")
+        assert product in state.final_answer
+        for other, choice in enumerate(choices):
+            if other != picked:
+                name = choice.removeprefix("What is the latest version of ").rstrip("?")
+                assert name not in state.final_answer, (product, state.final_answer)
+
+
+def test_a_reply_restating_the_question_replaces_it() -> None:
+    assert (
+        focus_question("what is the due date?", ["What is the due date of the Q3 report?"])
+        == "What is the due date of the Q3 report?"
+    )
+    assert focus_question("what is the due date?", ["the Q3 report"]) == (
+        "what is the due date? the Q3 report"
+    )
+    assert focus_question("what is the due date?", []) == "what is the due date?"
+
+
 async def test_no_choices_when_the_knowledge_base_has_nothing_close(
     orchestrator: Orchestrator,
 ) -> None:
@@ -187,3 +221,38 @@ async def test_contradicting_sources_lower_agreement_and_stay_out_of_silent(
     single_agreement = single.overall_detail.breakdown.get("source_agreement", 1.0)
     assert agreement < single_agreement
     assert state.overall_detail.score < single.overall_detail.score
+
+
+# ----------------------------------------------------------------- (d) comparison
+
+
+COMPARISON = "Compare the remote work policy and the employee handbook: why do they differ?"
+
+
+async def test_a_comparison_searches_the_question_and_each_side_and_states_both_rules(
+    orchestrator: Orchestrator,
+) -> None:
+    """Issue 23 (d): the question was cut at "and" into two odd searches ("Compare the
+    remote work policy", "the employee handbook: why do they differ?"), a weak one asked
+    for a second approval, and the answer never stated the handbook's rule."""
+    state = await orchestrator.start(COMPARISON, asker=ASKER)
+    assert state.pending is not None
+    assert state.pending.kind is InterventionKind.PLAN_APPROVAL
+    assert state.plan is not None
+    searches = [s.query for s in state.plan.steps if s.action is ActionType.RAG_SEARCH]
+    assert searches == [COMPARISON, "remote work policy", "employee handbook"]
+
+    state = await reply(orchestrator, state, InterventionAction.PROCEED)
+    kinds = [i.kind for i in state.interventions]
+    assert InterventionKind.CONFIRM not in kinds  # no search step asks for approval again
+    if state.status is RunStatus.PAUSED:  # the answer is judged unsure: proceed anyway
+        assert state.pending is not None and state.pending.kind is InterventionKind.ESCALATE
+        state = await reply(orchestrator, state, InterventionAction.PROCEED)
+    assert state.status is RunStatus.ANSWERED, state.error
+    answer = state.final_answer
+    assert answer.split("\n") == [
+        "Employees may work remotely up to 3 days per week. [Source: remote-work-policy.md]",
+        "Remote work is limited to one day per week, and only with your manager's approval. "
+        "[Source: employee-handbook-2022.md]",
+        "⚠️ These sources disagree; check which one is current.",
+    ]

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from agent.schemas import InterventionLevel, RunStatus
+from agent.schemas import InterventionLevel, RunStatus, Source
 from blocks import ids
 from blocks.answer import answer_fallback_text, answer_messages, feedback_ack, to_mrkdwn
 from blocks.ids import ButtonValue
@@ -136,3 +136,87 @@ def test_fallback_text_and_feedback_ack() -> None:
     down = assert_valid(feedback_ack("U1", up=False))
     assert "👍" in all_text(up) and "<@U1>" in all_text(up)
     assert "👎" in all_text(down)
+
+
+def _three_documents() -> list[Source]:
+    return [
+        Source(source="remote.md", text="Employees may work remotely up to 3 days per week."),
+        Source(source="expenses.md", text="Home office equipment is covered by the stipend."),
+        Source(source="handbook.md", text="Remote work is limited to one day per week."),
+    ]
+
+
+def test_the_alert_names_the_documents_whose_figures_disagree() -> None:
+    """Issue 23 (d): the alert named the first two documents cited, not the two that
+    state different figures."""
+    state = samples.state(answer="a")
+    state.sources = _three_documents()
+    assert state.overall_detail is not None
+    state.overall_detail.breakdown["source_agreement"] = 0.2
+    payload = assert_valid(answer_messages(state)[0])
+    (alert,) = [b for b in payload if b["type"] == "alert"]
+    assert "*remote.md* and *handbook.md* say different things" in alert["text"]["text"]
+    # The answer's evidence found no conflict: unlike documents are not disagreeing ones.
+    state.overall_detail.breakdown["sources_conflict"] = 0.0
+    assert not [b for b in assert_valid(answer_messages(state)[0]) if b["type"] == "alert"]
+
+
+def test_disagreeing_documents_are_warned_about_once() -> None:
+    """Issue 23 (f): the warning about disagreeing documents was shown twice."""
+    state = samples.state(answer="a")
+    state.sources = _three_documents()
+    state.level = InterventionLevel.CONFIRM
+    assert state.overall_detail is not None
+    state.overall_detail.breakdown["source_agreement"] = 0.2
+    text = all_text(assert_valid(answer_messages(state)[0]))
+    assert text.count("remote.md* and *handbook.md") == 1, text
+    # An answer that warns in its own words gets no second warning.
+    state.final_answer = (
+        "Up to 3 days [Source: remote.md]\nOne day [Source: handbook.md]\n"
+        "⚠️ These sources disagree; check which one is current."
+    )
+    payload = assert_valid(answer_messages(state)[0])
+    assert not [b for b in payload if b["type"] == "alert"]
+    assert "disagree" not in all_text(payload).replace("These sources disagree", "")
+
+
+def test_a_person_who_answered_is_cited_by_name_not_by_id() -> None:
+    """Issue 23 (b): an answer from a person's reply cited `@U0ALICE (reply in thread)`;
+    as a mention Slack shows "@alice (reply in thread)"."""
+    person = Source(
+        source="@U0ALICE (reply in thread)", text="It is Ulaanbaatar.", from_person=True
+    )
+    state = samples.state(answer="It is Ulaanbaatar. [Source: @U0ALICE (reply in thread)]")
+    state.sources = [person]
+    text = all_text(assert_valid(answer_messages(state)[0]))
+    assert "It is Ulaanbaatar. [Source: <@U0ALICE> (reply in thread)]" in text
+    assert "*<@U0ALICE> (reply in thread)*" in text
+    assert "@U0ALICE" not in text.replace("<@U0ALICE>", "")
+    # A document's name is never read as a person, even when it looks like an id.
+    state.sources = [Source(source="U0ALICE1.md", text="x")]
+    state.final_answer = "x [Source: U0ALICE1.md]"
+    assert "<@" not in all_text(assert_valid(answer_messages(state)[0]))
+
+
+def test_a_source_quotes_the_sentence_the_answer_used_without_its_heading() -> None:
+    """Issue 23 (f): source quotes showed the section's start with the heading trail run
+    into the text ("Remote Work Policy › How much remote work Employees may…")."""
+    passage = Source(
+        source="remote.md",
+        text="Remote Work Policy › How much remote work\n\nEmployees may work remotely up "
+        "to 3 days per week. The remaining days are spent in the office; each team picks "
+        "at least one shared office day.",
+    )
+    state = samples.state(answer="a")
+    state.sources = [passage]
+    state.final_answer = (
+        "Each team picks a day. The remaining days are spent in the office; each team "
+        "picks at least one shared office day. [Source: remote.md]"
+    )
+    text = all_text(assert_valid(answer_messages(state)[0]))
+    assert "*remote.md* — “The remaining days are spent in the office;" in text
+    assert "›" not in text
+    # An answer that quotes nothing word for word: the passage's text, not its heading.
+    state.final_answer = "Three days. [Source: remote.md]"
+    text = all_text(assert_valid(answer_messages(state)[0]))
+    assert "*remote.md* — “Employees may work remotely up to 3 days per week." in text

@@ -9,6 +9,7 @@ from agent.schemas import (
     InterventionAction,
     InterventionAnswer,
     InterventionKind,
+    InterventionLevel,
 )
 from blocks import ids
 from blocks.details import details_modal
@@ -69,7 +70,8 @@ def test_details_modal_has_the_numbers_once_without_base() -> None:
     assert "submit" not in data
     text = all_text(data["blocks"])
     assert "*Score:* 0.55" in text
-    assert text.count("search_quality 0.31") == 1
+    assert text.count("how well the search matched 0.31") == 1
+    assert "search_quality" not in text
     assert "base" not in text and "*Before penalties:* 0.61" in text
     assert "single source ×0.9" in text
     assert "threshold" not in text  # a Confirm's reason only repeats its factors
@@ -78,6 +80,38 @@ def test_details_modal_has_the_numbers_once_without_base() -> None:
     )
     shown = all_text(details_modal(state, escalation).to_dict()["blocks"])
     assert "the replan limit (3) is reached" in shown  # the scorer's own reason
+
+
+def test_details_modal_speaks_the_cards_words_not_factor_names() -> None:
+    """Issue 23 (g): a calibrated score's breakdown holds the scorer's factors and many
+    finer signals; the modal names the factors in plain words, counts the rest, and says
+    the level as the cards do ("Fairly sure"), never `notify` or snake_case."""
+    state = samples.state()
+    finer = {f"signal_{i}_value": 0.5 for i in range(14)}
+    state.overall_confidence = 0.82
+    state.level = InterventionLevel.NOTIFY
+    state.overall_detail = ConfidenceScore(
+        score=0.82,
+        breakdown={
+            "steps_aggregate": 0.7,
+            "tool_success": 1.0,
+            "search_quality": 0.75,
+            "llm_self_eval": 1.0,
+            "query_coverage": 0.57,
+            **finer,
+            "calibrated": 0.82,
+        },
+    )
+    request = samples.confirm_request(state.run_id)
+    text = all_text(details_modal(state, request).to_dict()["blocks"])
+    assert "👍 Fairly sure 0.82" in text
+    assert "🤔 Not fully sure" in text
+    assert "how much of the question the answer covers 0.57" in text
+    assert "14 finer signals" in text
+    for name in state.overall_detail.breakdown:
+        assert name not in text, name
+    for level in ("silent", "notify", "escalate"):
+        assert level not in text, level
 
 
 @pytest.mark.parametrize(
@@ -259,3 +293,19 @@ def test_modify_modal_for_plan_approval_says_edit() -> None:
     view = modify_modal(samples.plan_approval("r1"), "C1", "1.0")
     validate_view(view)
     assert view.to_dict()["title"]["text"] == "Edit plan"
+
+
+@pytest.mark.parametrize("kind", [InterventionKind.ESCALATE, InterventionKind.ASK_USER])
+def test_the_edited_pause_keeps_the_live_messages_title(kind: InterventionKind) -> None:
+    """Issue 23 (f): "I need your help" became "GRACE needs your help" once answered."""
+    state = samples.state()
+    request = samples.escalate_request(state.run_id).model_copy(update={"kind": kind})
+    live = all_text(assert_valid(escalate_message(state, request))).split("\n")[0]
+    title = live.split("*")[1]
+    for edited in (
+        decided_message(request, "U9", InterventionAction.INPUT, detail="the 2024 one"),
+        expired_message(request, InterventionAction.PROCEED),
+    ):
+        text = all_text(assert_valid(edited))
+        assert title in text, (title, text)
+        assert "GRACE" not in text

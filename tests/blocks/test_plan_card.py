@@ -31,8 +31,16 @@ def test_each_step_is_a_task_whose_status_follows_the_step() -> None:
     ]
     assert tasks[0].title == run.plan.steps[0].description  # type: ignore[union-attr]
     assert tasks[0].details == "Looked in the knowledge base for “query 1”"
+    assert tasks[4].details == "Looking in the web for “query 5”"
     assert tasks[2].output.startswith("did not work: timed out")
     assert tasks[5].output == ""
+
+
+def test_a_step_not_run_yet_has_not_looked_anywhere() -> None:
+    """Issue 23 (f): pending steps said "Looked in the knowledge base for …" already."""
+    run = samples.state(n_steps=6)
+    del run.step_results[1]
+    assert plan_tasks(run)[0].details == "Will look in the knowledge base for “query 1”"
 
 
 def test_chunks_are_valid_slack_sdk_chunks() -> None:

@@ -50,8 +50,8 @@ def test_run_detail() -> None:
     assert "Step 2 found weak evidence" in text
     assert "step_failed → partial: step 3 timed out" in text
     assert "$0.0012" in text and "1,200 in" in text
-    assert "*0.82* 🟡 notify" in text  # the Details view keeps the numbers
-    assert text.count("search_quality 0.31") == 1
+    assert "*0.82* 👍 Fairly sure" in text  # the Details view keeps the numbers
+    assert text.count("how well the search matched 0.31") == 1
     assert "run id `run123abc456`" in text
 
 

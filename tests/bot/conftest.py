@@ -75,7 +75,8 @@ OTHER = "U0OTHER0002"
 APPROVER = "U0APPROVER3"
 
 VACATION_Q = "How many vacation days do new employees get?"
-COMPARE_Q = "Compare the remote work policy and the employee handbook: why do they differ?"
+COMPARE_Q = "Why do multiple teams share an office day and how do I claim the remote work stipend?"
+"""A complex question (plan approval) with one weak part (a confirmation), then answered."""
 MONGOLIA_Q = "What is the capital of Mongolia?"
 LATEST_Q = "What is the latest version?"
 

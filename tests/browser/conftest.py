@@ -56,7 +56,8 @@ BOB = "U0BOB"
 BOT = "U0GRACEBOT"
 GENERAL = "C0GENERAL1"
 
-COMPARE_Q = "Compare the remote work policy and the employee handbook: why do they differ?"
+COMPARE_Q = "Why do multiple teams share an office day and how do I claim the remote work stipend?"
+"""A complex question (plan approval) with one weak part (a confirmation), then answered."""
 MONGOLIA_Q = "What is the capital of Mongolia?"
 REFUSAL = "Only the person who asked, or an approver configured for GRACE, can answer this."
 

@@ -132,7 +132,10 @@ def test_bad_input_gets_a_clear_message_and_exit_2(
 def test_interactive_prompts_on_a_terminal_and_the_single_process_lock(
     env: dict[str, str],
 ) -> None:
-    question = "Compare the remote work policy and the employee handbook: why do they differ?"
+    # plan approval, then a weak part to confirm
+    question = (
+        "Why do multiple teams share an office day and how do I claim the remote work stipend?"
+    )
     child = pexpect.spawn(
         GRACE[0], [*GRACE[1:], "ask", question], env=env, encoding="utf-8", timeout=60
     )

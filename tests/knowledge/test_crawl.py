@@ -218,7 +218,9 @@ async def test_a_crawl_ingests_the_site_and_a_second_one_asks_what_changed(
     assert hits[0].url == hits[0].source
     assert hits[0].citation == "Leave policy"
     line = source_lines(hits[:1])[0]
-    assert line.startswith(f"• *Leave policy* (<{site.base}/handbook/leave.html>) — “Leave")
+    assert line.startswith(
+        f"• *Leave policy* (<{site.base}/handbook/leave.html>) — “Parents receive 16 weeks"
+    )
     assert hits[0].section == "Leave › Parental leave"
     assert "footer" not in hits[0].text
 

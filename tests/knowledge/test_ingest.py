@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from agent.errors import InvalidInputError
+from agent.knowledge.chunks import IngestReport
 from agent.knowledge.ingest import (
     CHUNK_CHARS,
     SAMPLE_KB_DIR,
@@ -207,6 +208,26 @@ async def test_ingest_reports_and_is_idempotent(kb: QdrantKnowledgeBase, tmp_pat
     assert await kb.count("team") == 4
     hits = await kb.search("revised", collection="team", limit=3)
     assert [h.chunk_id for h in hits] == ["faq.csv#0"]
+
+
+async def test_reingesting_an_unchanged_file_says_unchanged(
+    kb: QdrantKnowledgeBase, tmp_path: Path
+) -> None:
+    """Issue 23 (h): re-ingesting an unchanged file said "replaced 1 chunks"."""
+    note = tmp_path / "notes.txt"
+    note.write_text("Some notes.", encoding="utf-8")
+    (first,) = await ingest_paths(kb, [note], collection="team")
+    assert (first.unchanged, first.line()) == (False, "added       1 chunk from notes.txt")
+
+    (again,) = await ingest_paths(kb, [note], collection="team")
+    assert (again.unchanged, again.line()) == (True, "unchanged   1 chunk from notes.txt")
+
+    note.write_text("Some notes, revised.", encoding="utf-8")
+    (edited,) = await ingest_paths(kb, [note], collection="team")
+    assert (edited.unchanged, edited.line()) == (False, "replaced    1 chunk from notes.txt")
+    assert (
+        IngestReport(path="a", source="a.md", chunks=2).line() == "added       2 chunks from a.md"
+    )
 
 
 async def test_bad_files_are_skipped_and_named_with_the_reason(

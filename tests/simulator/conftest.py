@@ -35,7 +35,8 @@ CHANNEL = DEFAULT_CHANNEL_ID
 EDIT_INTERVAL = 0.05
 
 VACATION_Q = "How many vacation days do new employees get?"
-COMPARE_Q = "Compare the remote work policy and the employee handbook: why do they differ?"
+COMPARE_Q = "Why do multiple teams share an office day and how do I claim the remote work stipend?"
+"""A complex question (plan approval) with one weak part (a confirmation), then answered."""
 
 
 async def until(check: Callable[[], Any], *, limit: float = 15.0, what: str = "condition") -> Any:

@@ -84,7 +84,8 @@ async def test_feedback_buttons_and_details_work_from_the_page(
     [view] = [v for v in dev.simulator.workspace.views() if not v.closed]
     assert view.user == ALICE and "submit" not in view.view
     shown = str(view.view["blocks"])
-    assert "*Factors:*" in shown and "llm_self_eval" in shown
+    assert "*Factors:*" in shown and "how well the answer follows from the sources" in shown
+    assert "llm_self_eval" not in shown  # factors in plain words (issue 23 g)
 
 
 async def test_pace_waits_before_each_model_call_and_changes_no_answer() -> None:
