@@ -7,7 +7,13 @@ Time: a run has a deadline for its planning and steps together
 (`ExecutionConfig.run_deadline_seconds`; waiting for a human does not count). Steps get
 at most the time left, replanning stops when it is spent, and a run out of time answers
 with what it has or fails saying so. Transitions are logged at DEBUG; one INFO line
-sums a run up when the agent stops working on it (answered, failed, paused…)."""
+sums a run up when the agent stops working on it (answered, failed, paused…).
+
+Why one module of ~600 lines: it is one state machine, and its transitions (plan, wave,
+pause, replan, finish, commit) share the run's invariants — save before telling
+observers, one deadline, one cost account. Split across modules they would have to
+reach into each other's private state; the pure parts already live elsewhere
+(`executor`, `replan`, `finishing`, `intervention`, `confidence`)."""
 
 from __future__ import annotations
 

@@ -17,7 +17,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from agent.ports import RunConflictError, RunEvent
-from agent.schemas import RunState, RunStatus, ThreadKey, utcnow
+from agent.schemas import RunOrigin, RunState, RunStatus, ThreadKey, utcnow
 from storage.db import retried_write
 from storage.run_rows import event_values, load_state, load_states, write_state
 from storage.sql import SqlStore
@@ -88,8 +88,8 @@ class SqlRuns(SqlStore):
     async def _want_delivery(self, session: AsyncSession, state: RunState) -> None:
         """The outbox entry: a Slack run's messages must show this version (same
         transaction as the run's write, so no transition's messages can be forgotten)."""
-        if not state.thread.thread_ts:
-            return  # not a Slack run (CLI)
+        if state.origin is RunOrigin.COMMAND_LINE:
+            return  # nothing of it is posted anywhere
         now = utcnow()
         stmt = self._insert(DeliveryRow).values(
             run_id=state.run_id,
