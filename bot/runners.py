@@ -122,6 +122,7 @@ async def create_bot(settings: Settings, *, services: Services | None = None) ->
     )
     services.orchestrator.observers.append(publisher)
     tasks = TaskRunner(settings.slack.max_concurrent_runs)
+    tasks.acks.watch(services.engine)
     intake = Intake(inbox=services.inbox, tasks=tasks)
     deps = BotDeps(
         settings=settings,
@@ -149,6 +150,10 @@ def http_app(bot: Bot) -> web.Application:
     secret = settings.slack_signing_secret
 
     async def slack_events(request: web.Request) -> web.Response:
+        with bot.deps.tasks.acks.ack():  # agent runs wait between steps meanwhile
+            return await acknowledge(request)
+
+    async def acknowledge(request: web.Request) -> web.Response:
         assert secret is not None
         admitted = await http_guard.admit(
             request, secret.get_secret_value(), max_body_bytes=settings.slack.max_body_bytes

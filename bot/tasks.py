@@ -9,6 +9,8 @@ import logging
 from collections.abc import Coroutine
 from typing import Any
 
+from bot.ack_first import AckFirst
+
 log = logging.getLogger(__name__)
 
 
@@ -20,6 +22,9 @@ class TaskRunner:
     - the intake lane (`intake_limit`): taking a new question in (dedupe, store the run,
       queue it on the agent lane). It never waits behind busy agents, so a question is
       stored within moments of its ack even when every agent slot is taken.
+
+    Both lanes step their work through `acks` (see `bot/ack_first.py`): while a Slack
+    request is being acknowledged, background work waits between its steps.
     """
 
     def __init__(self, limit: int = 4, *, intake_limit: int = 2) -> None:
@@ -27,6 +32,7 @@ class TaskRunner:
         self._agent_slots = asyncio.Semaphore(limit)
         self._intake_slots = asyncio.Semaphore(intake_limit)
         self._closing = False
+        self.acks = AckFirst()
 
     def spawn(
         self, work: Coroutine[Any, Any, Any], *, name: str = "grace", intake: bool = False
@@ -45,7 +51,7 @@ class TaskRunner:
             async with slots:
                 if self._closing and slots is self._agent_slots:
                     return None  # shutting down: never started (a run stays stored)
-                return await work
+                return await self.acks.run(work)
         except Exception:
             log.exception("background task failed", extra={"task": name})
             return None

@@ -96,17 +96,22 @@ class SqlInbox:
         # ack wait on hundreds of round trips). A refused row returns nothing, so the new
         # rows are matched to their items by (event id, message key); rows are taken in
         # order, so within a batch the first item with an event id or message key wins.
+        stmt = (
+            dialect_insert(self._engine, InboxRow)
+            .on_conflict_do_nothing()
+            .returning(InboxRow.id, InboxRow.event_id, InboxRow.message_key)
+        )
         stored: dict[tuple[str, str | None], int] = {}
-        async with self._sessions.begin() as session:
-            for start in range(0, len(rows), ROWS_PER_STATEMENT):
-                stmt = (
-                    dialect_insert(self._engine, InboxRow)
-                    .values(rows[start : start + ROWS_PER_STATEMENT])
-                    .on_conflict_do_nothing()
-                    .returning(InboxRow.id, InboxRow.event_id, InboxRow.message_key)
-                )
-                for row in await session.execute(stmt):
-                    stored[(row.event_id, row.message_key)] = row.id
+        async with self._engine.begin() as connection:
+            # A list of rows on a Core connection: SQLAlchemy's "insertmanyvalues" sends
+            # them as one INSERT … VALUES (…), (…) per `ROWS_PER_STATEMENT` rows, from
+            # one cached compiled statement (a `.values(rows)` statement is compiled anew
+            # every time: tens of milliseconds for 200 rows).
+            result = await connection.execute(
+                stmt.execution_options(insertmanyvalues_page_size=ROWS_PER_STATEMENT), rows
+            )
+            for row in result:
+                stored[(row.event_id, row.message_key)] = row.id
         # pop: a repeat of the same item in the batch gets None (it was not stored twice)
         return [stored.pop((item.event_id, item.message_key), None) for item in items]
 
