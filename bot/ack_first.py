@@ -34,7 +34,8 @@ class AckFirst:
         self.max_wait = max_wait
         self._acking = 0
         self._waiters: list[asyncio.Future[None]] = []
-        self._holding: dict[asyncio.Task[Any], int] = {}
+        self._holders: dict[Any, asyncio.Task[Any]] = {}
+        """Pooled connection (its pool record) → the task that checked it out."""
 
     @property
     def acking(self) -> int:
@@ -59,19 +60,17 @@ class AckFirst:
         """Know which tasks hold a connection of `engine` (those are never held back)."""
         pool = engine.sync_engine.pool
 
+        # Keyed by the pooled connection: it may be returned by another task (SQLAlchemy
+        # closes an async session in a shielded task of its own).
         @event.listens_for(pool, "checkout")
-        def _out(*_: Any) -> None:
+        def _out(_dbapi: Any, record: Any, _proxy: Any) -> None:
             task = _current_task()
             if task is not None:
-                self._holding[task] = self._holding.get(task, 0) + 1
+                self._holders[record] = task
 
         @event.listens_for(pool, "checkin")
-        def _in(*_: Any) -> None:
-            task = _current_task()
-            if task is not None and task in self._holding:
-                left = self._holding.pop(task) - 1
-                if left > 0:
-                    self._holding[task] = left
+        def _in(_dbapi: Any, record: Any) -> None:
+            self._holders.pop(record, None)
 
     async def _wait_for_acks(self) -> None:
         waiter = asyncio.get_running_loop().create_future()
@@ -86,7 +85,10 @@ class AckFirst:
                 self._waiters.remove(waiter)
 
     def _hold_back(self) -> bool:
-        return bool(self._acking) and asyncio.current_task() not in self._holding
+        if not self._acking:
+            return False
+        task = asyncio.current_task()
+        return all(holder is not task for holder in self._holders.values())
 
     async def run(self, work: Coroutine[Any, Any, T]) -> T:
         """Drive `work` step by step (as its task would), yielding to acks between steps.
