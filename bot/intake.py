@@ -85,7 +85,10 @@ class Intake:
         assert self._wake is not None
         self._wake.set()
         try:
-            entry_id = await asyncio.wait_for(asyncio.shield(future), self._ack_wait)
+            # Counted as an ack in flight in either mode (Socket Mode has no HTTP handler
+            # to count it): background work waits between its steps meanwhile.
+            with self._tasks.acks.ack():
+                entry_id = await asyncio.wait_for(asyncio.shield(future), self._ack_wait)
         except TimeoutError as exc:
             log.warning("could not store a Slack request in time; not acknowledging it")
             raise NotStored(item.event_id) from exc
