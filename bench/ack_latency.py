@@ -19,10 +19,12 @@ Each round sends burst A, then, as soon as A is acked, burst B — for GRACE whi
 agent runs are still working (their number is printed), so B shows whether the agent's
 work starves the ack. It prints p50/p95/p99 of the time until each HTTP response per
 burst, the process's CPU time during the burst (steadier than wall time on a shared
-machine), the ratio GRACE/bare in the same round, and the pooled ratio over all rounds
-against the target "GRACE's p99 within 1.25× of the bare app's". Slack's side (the fake
-Web API and the event sender) runs in its own thread and event loop, so only the apps'
-own work shares the apps' loop. It is a benchmark: the exit code is 0 whatever the numbers.
+machine), the ratio GRACE/bare in the same round, the pooled ratios, and a verdict on
+the target "GRACE's p99 within 1.25× of the bare app's" from the median over rounds of
+the same-round p99 ratio (one stall of either app in one round does not decide it).
+Slack's side (the fake Web API and the event sender) runs in its own thread and event
+loop, so only the apps' own work shares the apps' loop. It is a benchmark: the exit code
+is 0 whatever the numbers.
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ import asyncio
 import itertools
 import logging
 import math
+import statistics
 import sys
 import tempfile
 import threading
@@ -361,19 +364,26 @@ def report(found: Backend, events: int) -> bool:
                     f"{ratios}"
                 )
     met = True
-    print("pooled over rounds (ms):")
+    print("over all rounds: pooled latencies (ms); verdict on the median of the rounds' p99 ratios")
     for burst in BURSTS:
         bare, ours = found.pooled("bare", burst), found.pooled("GRACE", burst)
         r50 = percentile(ours, 50) / percentile(bare, 50)
         r99 = percentile(ours, 99) / percentile(bare, 99)
+        per_round = [
+            found.find("GRACE", r, burst).pct(99) / found.find("bare", r, burst).pct(99)
+            for r in rounds
+        ]
+        typical = statistics.median(per_round)
         errors = sum(b.errors for b in found.bursts if b.app == "GRACE" and b.burst == burst)
-        ok = r99 <= TARGET_RATIO and errors == 0
+        ok = typical <= TARGET_RATIO and errors == 0
         met = met and ok
         print(
             f"  burst {burst}: bare p50/p95/p99 {ms(percentile(bare, 50))} "
             f"{ms(percentile(bare, 95))} {ms(percentile(bare, 99))} | GRACE "
             f"{ms(percentile(ours, 50))} {ms(percentile(ours, 95))} {ms(percentile(ours, 99))}"
-            f" | p50 {r50:.2f}x p99 {r99:.2f}x -> {'PASS' if ok else 'FAIL'}"
+            f" | pooled p50 {r50:.2f}x p99 {r99:.2f}x | rounds' p99 "
+            + " ".join(f"{x:.2f}x" for x in per_round)
+            + f", median {typical:.2f}x -> {'PASS' if ok else 'FAIL'}"
         )
     sizes = [n for n, _ in found.writes]
     seconds = [s for _, s in found.writes]
