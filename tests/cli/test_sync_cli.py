@@ -12,7 +12,10 @@ from pathlib import Path
 
 from agent.knowledge.qdrant_kb import StoredDocument, open_knowledge_base
 from agent.schemas import Source
-from tests.durable.helpers import grace_env, grace_here
+from bot.service.knowledge_sync import sync_forever, sync_once
+from bot.service.settings import KnowledgeSettings, Settings
+from bot.service.wiring import build_services
+from tests.durable.helpers import grace_env, grace_here, wait_until
 
 
 async def grace(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
@@ -176,3 +179,35 @@ async def test_a_missing_folder_is_left_alone(tmp_path: Path) -> None:
     assert synced.returncode == 0, synced.stderr
     assert "is missing: its 5 document(s) were left in the knowledge base" in synced.stdout
     assert len(await _stored(data)) == 5
+
+
+async def test_the_scheduled_sync_runs_on_its_trigger_on_one_replica(tmp_path: Path) -> None:
+    """What `grace serve` runs with GRACE_KNOWLEDGE__SYNC_INTERVAL_MINUTES set, driven by
+    its trigger instead of the clock; a second replica skips the turn the first took."""
+    docs = _folder(tmp_path)
+    data = tmp_path / "data"
+    assert (await grace(grace_env(data), "ingest", str(docs))).returncode == 0
+    _write(docs / "gadgets.md", "# Gadgets\n\nSince the redesign the gadget weighs 4 kilograms.\n")
+
+    settings = Settings(data_dir=data, knowledge=KnowledgeSettings(sync_interval_minutes=5))
+    services = await build_services(settings)
+    ticks: asyncio.Queue[None] = asyncio.Queue()
+    waits: list[float] = []
+
+    async def trigger(seconds: float) -> None:
+        waits.append(seconds)
+        await ticks.get()
+
+    schedule = asyncio.create_task(sync_forever(services, 5, wait=trigger))
+    try:
+        await wait_until(lambda: len(waits) == 1, within=30, what="the schedule to start")
+        assert waits == [300.0]
+        ticks.put_nowait(None)
+        await wait_until(lambda: len(waits) == 2, within=60, what="the first scheduled sync")
+        found = await services.knowledge_base.search("How much does the gadget weigh?", limit=1)
+        assert "4 kilograms" in found[0].text
+        assert await sync_once(services, owner="another-replica") is None  # not its turn
+    finally:
+        schedule.cancel()
+        await asyncio.gather(schedule, return_exceptions=True)
+        await services.close()
