@@ -44,7 +44,7 @@ async def _ingest_site(args: argparse.Namespace, services: Services, url: str) -
     )
     # The catalog keeps each page's ETag / Last-Modified: the next ingest of the same
     # address (or `grace sync`) asks "changed since?" and leaves unchanged pages unread.
-    catalog = await source_catalog(services)
+    catalog = source_catalog(services)
     report = await ingest_source(services.knowledge_base, url, options, catalog=catalog)
     print("\n".join(report.lines()))
 
@@ -73,7 +73,7 @@ async def _ingest_paths(args: argparse.Namespace, services: Services, paths: lis
     finally:
         if progress is not None:
             progress.close()
-    catalog = await source_catalog(services)
+    catalog = source_catalog(services)
     for root, files in zip(roots, snapshots, strict=True):
         mark_skipped(files, result.skipped)
         kind = SourceKind.FOLDER if root.is_dir() else SourceKind.FILE

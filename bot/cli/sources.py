@@ -16,7 +16,7 @@ async def run_sync(args: argparse.Namespace, services: Services) -> int:
     from agent.knowledge.sync import sync_all
     from bot.service.knowledge_sync import source_catalog
 
-    catalog = await source_catalog(services)
+    catalog = source_catalog(services)
     reports = await sync_all(services.knowledge_base, catalog)
     if not reports:
         print("No sources remembered yet: `grace ingest PATH_OR_URL` adds one.")
@@ -46,7 +46,7 @@ async def run_sources(args: argparse.Namespace, services: Services) -> int:
     from agent.sources import find_source
     from bot.service.knowledge_sync import source_catalog
 
-    catalog = await source_catalog(services)
+    catalog = source_catalog(services)
     if args.sources_command != "remove":
         sources = await catalog.list()
         if not sources:

@@ -15,6 +15,7 @@ from agent.schemas import Source
 from bot.service.knowledge_sync import sync_forever, sync_once
 from bot.service.settings import KnowledgeSettings, Settings
 from bot.service.wiring import build_services
+from storage.sources import SqlSourceCatalog
 from tests.durable.helpers import grace_env, grace_here, wait_until
 
 
@@ -183,7 +184,8 @@ async def test_a_missing_folder_is_left_alone(tmp_path: Path) -> None:
 
 async def test_the_scheduled_sync_runs_on_its_trigger_on_one_replica(tmp_path: Path) -> None:
     """What `grace serve` runs with GRACE_KNOWLEDGE__SYNC_INTERVAL_MINUTES set, driven by
-    its trigger instead of the clock; a second replica skips the turn the first took."""
+    its trigger instead of the clock; a second replica on the same lease skips the turn
+    the first took."""
     docs = _folder(tmp_path)
     data = tmp_path / "data"
     assert (await grace(grace_env(data), "ingest", str(docs))).returncode == 0
@@ -198,7 +200,10 @@ async def test_the_scheduled_sync_runs_on_its_trigger_on_one_replica(tmp_path: P
         waits.append(seconds)
         await ticks.get()
 
-    schedule = asyncio.create_task(sync_forever(services, 5, wait=trigger))
+    # The lease replicas sharing a Qdrant server take (the embedded index is one
+    # process's own and needs none): given here to show that a second replica skips.
+    lease = SqlSourceCatalog(services.engine)
+    schedule = asyncio.create_task(sync_forever(services, 5, wait=trigger, lease=lease))
     try:
         await wait_until(lambda: len(waits) == 1, within=30, what="the schedule to start")
         assert waits == [300.0]
@@ -206,7 +211,9 @@ async def test_the_scheduled_sync_runs_on_its_trigger_on_one_replica(tmp_path: P
         await wait_until(lambda: len(waits) == 2, within=60, what="the first scheduled sync")
         found = await services.knowledge_base.search("How much does the gadget weigh?", limit=1)
         assert "4 kilograms" in found[0].text
-        assert await sync_once(services, owner="another-replica") is None  # not its turn
+        assert await sync_once(services, owner="another-replica", lease=lease) is None
+        alone = await sync_once(services)  # its own index, no lease: syncs, finds nothing
+        assert alone is not None and alone[0].changed == [] and alone[0].unchanged
     finally:
         schedule.cancel()
         await asyncio.gather(schedule, return_exceptions=True)
