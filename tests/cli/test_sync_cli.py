@@ -11,6 +11,8 @@ import subprocess
 from pathlib import Path
 
 from agent.knowledge.qdrant_kb import StoredDocument, open_knowledge_base
+from agent.knowledge.source_ingest import ingest_source
+from agent.knowledge.sync import sync_all
 from agent.schemas import Source
 from bot.service.knowledge_sync import sync_forever, sync_once
 from bot.service.settings import KnowledgeSettings, Settings
@@ -217,4 +219,25 @@ async def test_the_scheduled_sync_runs_on_its_trigger_on_one_replica(tmp_path: P
     finally:
         schedule.cancel()
         await asyncio.gather(schedule, return_exceptions=True)
+        await services.close()
+
+
+async def test_sources_in_the_database_sync_the_same(tmp_path: Path) -> None:
+    """With a Qdrant server the sources are in the database, so any replica syncs them:
+    remembered through one catalog object, synced through another."""
+    docs = _folder(tmp_path)
+    services = await build_services(Settings(data_dir=tmp_path / "data"))
+    try:
+        kb = services.knowledge_base
+        await ingest_source(kb, str(docs), catalog=SqlSourceCatalog(services.engine))
+        (docs / "parts.md").unlink()
+        _write(docs / "widgets.md", "# Widgets\n\nA blue widget now costs 15 dollars.\n")
+        (report,) = await sync_all(kb, SqlSourceCatalog(services.engine))
+        assert report.removed == ["parts.md"]
+        assert [r.source for r in report.changed] == ["widgets.md"]
+        assert sorted(report.unchanged) == ["expenses.md", "expenses_2021-03-01.md", "gadgets.md"]
+        (again,) = await sync_all(kb, SqlSourceCatalog(services.engine))
+        assert (again.added, again.changed, again.removed) == ([], [], [])
+        assert len(again.unchanged) == 4
+    finally:
         await services.close()
