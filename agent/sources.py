@@ -4,8 +4,9 @@ it again (`KnowledgeSource`), and where they are kept (`SourceCatalog`, a port).
 A source is a folder, a file or a URL, with the options it was ingested with and what
 its last ingest learnt: when it ran, and for a crawl each page's validators (`ETag`,
 `Last-Modified`) so the next crawl asks "changed since?" instead of reading every page.
-Two implementations here (in memory; a JSON file in the data directory); a database one
-can follow in `storage/` behind the same Protocol.
+Two implementations here (in memory; a JSON file in the data directory, beside the
+embedded index it describes); the database one, for an index replicas share, is
+`storage.sources.SqlSourceCatalog`.
 """
 
 from __future__ import annotations
