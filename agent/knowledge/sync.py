@@ -65,9 +65,10 @@ def _held(
 
 
 def _documents(source: KnowledgeSource) -> list[str]:
+    """Every document the source may have chunks of (a skipped file: from before)."""
     if source.kind is SourceKind.URL:
         return list(source.pages)
-    return [memo.source for memo in source.files.values() if memo.skipped is None]
+    return [memo.source for memo in source.files.values()]
 
 
 async def sync_all(kb: QdrantKnowledgeBase, catalog: SourceCatalog) -> list[SourceReport]:
@@ -156,7 +157,7 @@ async def _sync_local(
     current = {str(file) for file in files}
     gone = [memo for key, memo in source.files.items() if key not in current]
     for memo in gone:
-        if memo.skipped is None and (collection, memo.source) not in held:
+        if (collection, memo.source) not in held:  # a skipped file may hold older chunks
             if await kb.delete_source(collection, memo.source):
                 report.removed.append(memo.source)
     if to_read:
