@@ -4,14 +4,16 @@ it again (`KnowledgeSource`), and where they are kept (`SourceCatalog`, a port).
 A source is a folder, a file or a URL, with the options it was ingested with and what
 its last ingest learnt: when it ran, and for a crawl each page's validators (`ETag`,
 `Last-Modified`) so the next crawl asks "changed since?" instead of reading every page.
-Two implementations here (in memory; a JSON file in the data directory); a database one
-can follow in `storage/` behind the same Protocol.
+Two implementations here (in memory; a JSON file in the data directory, beside the
+embedded index it describes); the database one, for an index replicas share, is
+`storage.sources.SqlSourceCatalog`.
 """
 
 from __future__ import annotations
 
 import asyncio
 import datetime as dt
+import hashlib
 import json
 import os
 import tempfile
@@ -26,12 +28,15 @@ from agent.knowledge.crawl import PageMemo
 
 __all__ = [
     "SOURCES_FILE",
+    "FileMemo",
     "FileSourceCatalog",
     "InMemorySourceCatalog",
     "KnowledgeSource",
     "SourceCatalog",
     "SourceKind",
     "SourceOptions",
+    "find_source",
+    "source_id",
 ]
 
 
@@ -56,6 +61,25 @@ class SourceOptions(BaseModel):
     """Seconds between two requests to the site (None: the crawler's default)."""
 
 
+class FileMemo(BaseModel):
+    """What the last ingest or sync saw of one file of a local source: `grace sync`
+    compares size and modification time first (no read), then the content hash."""
+
+    source: str
+    """The name its chunks are stored under (the file name)."""
+    size: int = Field(ge=0)
+    mtime_ns: int
+    sha256: str
+    skipped: str | None = None
+    """Why it could not be ingested (then it has no chunks), or None."""
+
+
+def source_id(location: str) -> str:
+    """A source's short id (`grace sources`, `grace sources remove ID`): the same on every
+    replica and every catalog, since it is derived from the location."""
+    return hashlib.sha256(location.encode("utf-8")).hexdigest()[:8]
+
+
 class KnowledgeSource(BaseModel):
     """One source `grace ingest` was given. Its `location` (an absolute path, or a URL)
     identifies it: ingesting the same location again updates this record."""
@@ -67,6 +91,19 @@ class KnowledgeSource(BaseModel):
     last_sync: dt.datetime | None = None
     pages: dict[str, PageMemo] = Field(default_factory=dict)
     """A crawl's pages by URL, with what the next crawl sends to ask if they changed."""
+    files: dict[str, FileMemo] = Field(default_factory=dict)
+    """A folder's or file's files by absolute path, as last ingested."""
+
+    @property
+    def id(self) -> str:
+        return source_id(self.location)
+
+    @property
+    def documents(self) -> int:
+        """How many documents it holds in the knowledge base (as last read)."""
+        if self.kind is SourceKind.URL:
+            return len(self.pages)
+        return sum(1 for memo in self.files.values() if memo.skipped is None)
 
 
 class SourceCatalog(Protocol):
@@ -83,6 +120,25 @@ class SourceCatalog(Protocol):
     async def remove(self, location: str) -> bool:
         """Forget a source; False when there was none at that location."""
         ...
+
+
+async def find_source(catalog: SourceCatalog, wanted: str) -> KnowledgeSource | None:
+    """The source `wanted` names: its id, its location as stored, or a path that resolves
+    to it (`grace sources remove ./docs`)."""
+    sources = await catalog.list()
+    for source in sources:
+        if wanted in (source.id, source.location):
+            return source
+    if "://" not in wanted:
+        resolved = _absolute(wanted)
+        for source in sources:
+            if source.location == resolved:
+                return source
+    return None
+
+
+def _absolute(path: str) -> str:
+    return str(Path(path).expanduser().resolve())
 
 
 class InMemorySourceCatalog:

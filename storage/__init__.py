@@ -4,7 +4,8 @@ One module per aggregate, each a small store class on a shared engine (storage/s
 runs.py (runs, versions, audit trail), leases.py, interventions.py (claims),
 message_refs.py (where a run's Slack messages are), workspace_notes.py, feedback.py
 (votes and the thresholds they move), stats.py, ledger.py (money spent), inbox.py and
-outbox.py (what Slack sent us, what we owe Slack). run_store.py puts the run-side ones
+outbox.py (what Slack sent us, what we owe Slack), sources.py (remembered knowledge
+sources and task leases). run_store.py puts the run-side ones
 behind one object, `SqlRunStore`, for the callers that take one store. db.py makes the
 engine and migrates (migrations/); tables.py is the schema; errors.py turns every
 database failure into a `StorageError` with one line saying what to do.

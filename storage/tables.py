@@ -266,3 +266,29 @@ class DeliveryRow(Base):
     owner: Mapped[str | None] = mapped_column(String(255))
     lease_until: Mapped[datetime | None] = mapped_column(UTCDateTime())
     updated_at: Mapped[datetime] = mapped_column(UTCDateTime())
+
+
+class KnowledgeSourceRow(Base):
+    """A folder, file or web site `grace ingest` was given, for `grace sync` (0093): the
+    whole `agent.sources.KnowledgeSource` as JSON in `body`, its id and location beside
+    it for lookups."""
+
+    __tablename__ = "knowledge_sources"
+
+    source_id: Mapped[str] = mapped_column(String(16), primary_key=True)
+    location: Mapped[str] = mapped_column(Text)
+    kind: Mapped[str] = mapped_column(SHORT)
+    body: Mapped[str] = mapped_column(Text)
+    added_at: Mapped[datetime] = mapped_column(UTCDateTime())
+    updated_at: Mapped[datetime] = mapped_column(UTCDateTime())
+
+
+class TaskLeaseRow(Base):
+    """Who runs a periodic job across replicas (0093: the scheduled `grace sync`), and
+    until when; another replica may take it once `until` has passed."""
+
+    __tablename__ = "task_leases"
+
+    name: Mapped[str] = mapped_column(String(64), primary_key=True)
+    owner: Mapped[str] = mapped_column(String(255))
+    until: Mapped[datetime] = mapped_column(UTCDateTime())

@@ -64,6 +64,8 @@ __all__ = [
     "ingest_paths",
     "load_documents",
     "load_file",
+    "refresh_versions",
+    "scan_files",
 ]
 
 SAMPLE_KB_DIR = Path(__file__).resolve().parent.parent / "sample_kb"
@@ -115,6 +117,13 @@ def _scan(paths: Sequence[Path]) -> tuple[list[Path], list[SkippedFile]]:
                     )
                 )
     return files, skipped
+
+
+def scan_files(paths: Sequence[Path]) -> tuple[list[Path], list[SkippedFile]]:
+    """The supported files under `paths` (one per file name, as `ingest` reads them), and
+    the ones skipped for their type; `InvalidInputError` as `ingest` raises it."""
+    files, skipped = _scan(paths)
+    return _unique_names(files), skipped
 
 
 def _unique_names(files: Sequence[Path]) -> list[Path]:
@@ -385,6 +394,15 @@ async def _resolve_versions(
                 continue
             ids = old.ids
         await kb.mark_superseded(collection, ids, superseded_by=superseded_by)
+
+
+async def refresh_versions(kb: QdrantKnowledgeBase, collection: str | None = None) -> None:
+    """Decide again which stored documents are older copies of which, after documents
+    were removed without ingesting anything (`grace sync`, `grace sources remove`)."""
+    name = collection or kb.default_collection
+    stored = await kb.documents(name)
+    infos = {source: doc.info for source, doc in stored.items() if doc.info is not None}
+    await _resolve_versions(kb, name, infos, stored, {})
 
 
 def _size(file: Path) -> int:

@@ -31,11 +31,12 @@ from agent.knowledge.crawl import (
     normalise_url,
 )
 from agent.knowledge.documents import Document
+from agent.knowledge.file_memos import mark_skipped, snapshot
 from agent.knowledge.ingest import ProgressCallback, ReadCallback, ingest, ingest_documents
 from agent.knowledge.qdrant_kb import QdrantKnowledgeBase
-from agent.sources import KnowledgeSource, SourceCatalog, SourceKind, SourceOptions
+from agent.sources import FileMemo, KnowledgeSource, SourceCatalog, SourceKind, SourceOptions
 
-__all__ = ["IngestOptions", "SourceReport", "ingest_source"]
+__all__ = ["IngestOptions", "SourceReport", "ingest_source", "remember"]
 
 PAGE_BATCH = 50
 """Fetched pages stored per write (with `PAGE_BATCH_BYTES`: memory stays bounded)."""
@@ -71,6 +72,8 @@ class SourceReport(BaseModel):
     not_reindexed: list[str] = Field(default_factory=list)
     notes: list[str] = Field(default_factory=list)
     """Whole-source remarks: the page limit was reached, robots.txt forbids, …"""
+    error: str | None = None
+    """Why the source could not be read at all (`grace sync` goes on with the next)."""
     seconds: float = 0.0
 
     @property
@@ -80,6 +83,8 @@ class SourceReport(BaseModel):
     def lines(self) -> list[str]:
         """The report as printed by `grace ingest`: one line per document (a count past
         `LISTED` of a kind), then the totals."""
+        if self.error is not None:
+            return [f"{self.location}: not synced: {self.error}"]
         out: list[str] = []
         for verb, reports in (("added", self.added), ("changed", self.changed)):
             if len(reports) > LISTED:
@@ -124,11 +129,13 @@ async def ingest_source(
     `NetworkError` when a crawl could read no page at all (each with the reasons)."""
     options = options or IngestOptions()
     started = time.perf_counter()
+    files: dict[str, FileMemo] = {}
     if is_url(location):
         report, pages = await _crawl(kb, normalise_url(location), options, catalog)
         kind = SourceKind.URL
     else:
         path, kind = _local(location)
+        files = snapshot(path)  # before reading: a change meanwhile is seen by the next sync
         result = await ingest(
             kb,
             [path],
@@ -138,10 +145,11 @@ async def ingest_source(
             on_read=on_read,
         )
         report = _from_result(result, kind, str(path), options.collection or "", kb)
+        mark_skipped(files, result.skipped)
         pages = {}
     report.seconds = round(time.perf_counter() - started, 3)
     if catalog is not None and options.remember:
-        await _remember(catalog, kind, report.location, options, pages)
+        await remember(catalog, kind, report.location, options, pages=pages, files=files)
     return report
 
 
@@ -225,6 +233,14 @@ async def _crawl(
             [*crawler.notes, *(f"{s.path} ({s.reason})" for s in report.skipped[:5])]
         )
         raise NetworkError(f"cannot ingest {start}: no page could be read ({reasons})")
+    if not crawler.limit_reached:
+        # A whole crawl that no longer reaches a page it stored before: no link or
+        # sitemap entry leads there any more, so it goes (a page-limited crawl proves
+        # nothing about the pages it did not get to).
+        for url in memos:
+            if url not in pages and url not in report.removed:
+                if await kb.delete_source(collection, url):
+                    report.removed.append(url)
     return report, pages
 
 
@@ -234,13 +250,16 @@ def _page_path(url: str) -> Path:
     return Path(name or "index.html")
 
 
-async def _remember(
+async def remember(
     catalog: SourceCatalog,
     kind: SourceKind,
     location: str,
     options: IngestOptions,
-    pages: dict[str, PageMemo],
+    *,
+    pages: dict[str, PageMemo] | None = None,
+    files: dict[str, FileMemo] | None = None,
 ) -> None:
+    """Save (or update) the source with what this ingest saw, for the next sync."""
     now = dt.datetime.now(dt.UTC)
     known = await catalog.get(location)
     await catalog.save(
@@ -254,6 +273,7 @@ async def _remember(
             ),
             added_at=known.added_at if known is not None else now,
             last_sync=now,
-            pages=pages,
+            pages=pages or {},
+            files=files or {},
         )
     )

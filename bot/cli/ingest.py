@@ -34,7 +34,7 @@ async def run_ingest(args: argparse.Namespace, services: Services) -> int:
 async def _ingest_site(args: argparse.Namespace, services: Services, url: str) -> None:
     """A web site: crawled under the address given, one line per page and a total."""
     from agent.knowledge.source_ingest import IngestOptions, ingest_source
-    from agent.sources import SOURCES_FILE, FileSourceCatalog
+    from bot.service.knowledge_sync import source_catalog
 
     settings = services.settings
     options = IngestOptions(
@@ -43,15 +43,23 @@ async def _ingest_site(args: argparse.Namespace, services: Services, url: str) -
         delay=settings.knowledge.crawl_delay_seconds,
     )
     # The catalog keeps each page's ETag / Last-Modified: the next ingest of the same
-    # address asks "changed since?" and leaves unchanged pages unread.
-    catalog = FileSourceCatalog(settings.data_dir / SOURCES_FILE)
+    # address (or `grace sync`) asks "changed since?" and leaves unchanged pages unread.
+    catalog = source_catalog(services)
     report = await ingest_source(services.knowledge_base, url, options, catalog=catalog)
     print("\n".join(report.lines()))
 
 
 async def _ingest_paths(args: argparse.Namespace, services: Services, paths: list[Path]) -> None:
+    """Files and folders, each remembered as a source for `grace sync`, with what each
+    file was (size, time, hash) just before it was read."""
+    from agent.knowledge.file_memos import mark_skipped, snapshot
     from agent.knowledge.ingest import ingest
+    from agent.knowledge.source_ingest import IngestOptions, remember
+    from agent.sources import SourceKind
+    from bot.service.knowledge_sync import source_catalog
 
+    roots = [path.expanduser().resolve() for path in paths]
+    snapshots = [snapshot(root) for root in roots]
     progress = IngestProgress() if sys.stderr.isatty() else None
     try:
         result = await ingest(
@@ -65,6 +73,12 @@ async def _ingest_paths(args: argparse.Namespace, services: Services, paths: lis
     finally:
         if progress is not None:
             progress.close()
+    catalog = source_catalog(services)
+    for root, files in zip(roots, snapshots, strict=True):
+        mark_skipped(files, result.skipped)
+        kind = SourceKind.FOLDER if root.is_dir() else SourceKind.FILE
+        options = IngestOptions(collection=args.collection)
+        await remember(catalog, kind, str(root), options, files=files)
     collection = args.collection or services.knowledge_base.default_collection
     if len(result.reports) <= INGEST_LISTED_FILES:
         for report in result.reports:

@@ -28,6 +28,7 @@ from bot.cli.ingest import run_ingest
 from bot.cli.observer import TerminalObserver
 from bot.cli.parser import build_parser
 from bot.cli.runs import run_runs, run_show
+from bot.cli.sources import run_sources, run_sync
 from bot.cli.upkeep import run_recover, run_sweep, run_thresholds
 
 # Heavy modules (pydantic, SQLAlchemy, Qdrant, google-genai, Slack) are imported inside the
@@ -189,6 +190,8 @@ async def _dispatch(args: argparse.Namespace, settings: Settings) -> int:
 COMMANDS: dict[str, Callable[[argparse.Namespace, Services], Awaitable[int]]] = {
     "thresholds": run_thresholds,
     "ingest": run_ingest,
+    "sync": run_sync,
+    "sources": run_sources,
     "ask": run_ask,
     "runs": run_runs,
     "show": run_show,

@@ -50,6 +50,17 @@ def build_parser() -> argparse.ArgumentParser:
     )
     ingest.add_argument("--sample", action="store_true", help="ingest the shipped sample KB")
 
+    sub.add_parser(
+        "sync",
+        help="read every remembered source again: re-index what changed, remove what is gone",
+    )
+    sources = sub.add_parser("sources", help="list remembered sources (`sources remove ID`)")
+    sources_sub = sources.add_subparsers(dest="sources_command")
+    forget = sources_sub.add_parser(
+        "remove", help="forget a source and delete its documents from the knowledge base"
+    )
+    forget.add_argument("source", help="its id (see `grace sources`) or its location")
+
     ask = sub.add_parser("ask", help="ask a question and run the whole agent")
     ask.add_argument("question")
     ask.add_argument("--collection")

@@ -58,6 +58,9 @@ class KnowledgeSettings(BaseModel):
     Crawl-delay in its robots.txt wins)."""
     crawl_max_pages: int = Field(default=200, ge=1)
     """`grace ingest URL`: pages read at most (`--max-pages` overrides it)."""
+    sync_interval_minutes: float = Field(default=0, ge=0)
+    """`grace serve` runs `grace sync` this often (0: never). With several replicas one
+    syncs at a time (a lease in the database)."""
 
 
 class SlackSettings(BaseModel):

@@ -18,6 +18,7 @@ from aiohttp import web
 from slack_bolt.adapter.aiohttp import to_aiohttp_response
 from slack_bolt.adapter.socket_mode.aiohttp import AsyncSocketModeHandler
 
+from bot.service.knowledge_sync import sync_forever
 from bot.service.settings import Settings
 from bot.service.sweeper import sweep_forever
 from bot.slack import http_guard, inbound
@@ -133,8 +134,9 @@ async def start_bot(
 
 
 async def _upkeep(bot: Bot, sweep_interval: float, inbox_interval: float = 5.0) -> None:
-    """The expiry/recovery sweep, and every few seconds the inbox and outbox: requests
-    and deliveries left behind (a retry timer lost with its process, a failed step)."""
+    """The expiry/recovery sweep, every few seconds the inbox and outbox: requests and
+    deliveries left behind (a retry timer lost with its process, a failed step), and
+    when configured the scheduled knowledge sync."""
 
     async def inbox_and_outbox() -> None:
         while True:
@@ -145,7 +147,11 @@ async def _upkeep(bot: Bot, sweep_interval: float, inbox_interval: float = 5.0) 
             except Exception:  # a database fault: the next pass tries again
                 log.exception("inbox/outbox sweep failed")
 
-    await asyncio.gather(sweep_forever(bot.services, sweep_interval), inbox_and_outbox())
+    jobs = [sweep_forever(bot.services, sweep_interval), inbox_and_outbox()]
+    minutes = bot.services.settings.knowledge.sync_interval_minutes
+    if minutes > 0:  # GRACE_KNOWLEDGE__SYNC_INTERVAL_MINUTES: `grace sync` on a schedule
+        jobs.append(sync_forever(bot.services, minutes))
+    await asyncio.gather(*jobs)
 
 
 def stop_on_signals() -> asyncio.Event:
