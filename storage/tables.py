@@ -266,3 +266,25 @@ class DeliveryRow(Base):
     owner: Mapped[str | None] = mapped_column(String(255))
     lease_until: Mapped[datetime | None] = mapped_column(UTCDateTime())
     updated_at: Mapped[datetime] = mapped_column(UTCDateTime())
+
+
+class VerifiedAnswerRow(Base):
+    """A person's answer an approver saved (0092): the question, the answer, who verified
+    it and when, until when it counts as strong, the thread's permalink — nothing else
+    from Slack. One per run (`run_id`), none for answers an operator added by hand."""
+
+    __tablename__ = "verified_answers"
+    __table_args__ = (
+        UniqueConstraint("run_id"),
+        Index("ix_verified_answers_verified_at", "verified_at"),
+    )
+
+    answer_id: Mapped[str] = mapped_column(ID, primary_key=True)
+    question: Mapped[str] = mapped_column(Text)
+    answer: Mapped[str] = mapped_column(Text)
+    verified_by: Mapped[str] = mapped_column(SLACK_ID)
+    verified_by_name: Mapped[str] = mapped_column(String(255))
+    verified_at: Mapped[datetime] = mapped_column(UTCDateTime())
+    review_by: Mapped[datetime] = mapped_column(UTCDateTime())
+    permalink: Mapped[str | None] = mapped_column(Text)
+    run_id: Mapped[str | None] = mapped_column(ID)

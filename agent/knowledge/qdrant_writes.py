@@ -122,6 +122,9 @@ class QdrantWrites(QdrantCollections):
                         "lexical_version": lexical_version,
                         "page": chunk.page,
                         "url": chunk.url,
+                        "verified": chunk.verified.model_dump(mode="json")
+                        if chunk.verified is not None
+                        else None,
                     },
                 )
             )
