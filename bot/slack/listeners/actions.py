@@ -60,6 +60,7 @@ class ClickData:
         self.channel = str((body.get("channel") or {}).get("id", ""))
         message = body.get("message") or {}
         self.thread_ts = str(message.get("thread_ts") or message.get("ts") or "")
+        self.message_ts = str(message.get("ts") or "")
         self.trigger_id = str(body.get("trigger_id", ""))
 
 
@@ -113,7 +114,7 @@ async def handle_click(deps: BotDeps, client: AsyncWebClient, click: ClickData) 
             await tell(f"I couldn't open the details ({exc.response.get('error')}).")
         return
     if click.action_id == ids.SAVE_VERIFIED:
-        await tell(await save_clicked(deps, client, state, click.user))
+        await tell(await save_clicked(deps, client, state, click.user, click.message_ts))
         return
     up = _FEEDBACK.get(click.action_id, value.helpful)
     if click.action_id == ids.FEEDBACK and up is None:

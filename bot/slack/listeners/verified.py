@@ -28,20 +28,27 @@ def _day(answer: VerifiedAnswer) -> str:
     return f"{answer.review_by.day} {answer.review_by:%b %Y}"
 
 
-async def _permalink(client: AsyncWebClient, state: RunState) -> str | None:
-    """The thread's permalink (chat.getPermalink), or None when Slack cannot give one."""
-    try:
-        response = await client.chat_getPermalink(
-            channel=state.thread.channel_id, message_ts=state.thread.thread_ts
-        )
-    except (SlackApiError, OSError, TimeoutError):
-        return None
-    link = response.get("permalink")
-    return link if isinstance(link, str) and link else None
+async def _permalink(client: AsyncWebClient, state: RunState, clicked_ts: str) -> str | None:
+    """The thread's permalink (chat.getPermalink of its first message; else of the
+    answer clicked, which opens the same thread), or None when Slack gives neither."""
+    for ts in dict.fromkeys(t for t in (state.thread.thread_ts, clicked_ts) if t):
+        try:
+            response = await client.chat_getPermalink(
+                channel=state.thread.channel_id, message_ts=ts
+            )
+        except (SlackApiError, OSError, TimeoutError):
+            continue
+        link = response.get("permalink")
+        if isinstance(link, str) and link:
+            return link
+    return None
 
 
-async def save_clicked(deps: BotDeps, client: AsyncWebClient, state: RunState, user: str) -> str:
-    """Save the run's answer as a verified answer for `user`; what to tell them."""
+async def save_clicked(
+    deps: BotDeps, client: AsyncWebClient, state: RunState, user: str, clicked_ts: str = ""
+) -> str:
+    """Save the run's answer as a verified answer for `user` (who clicked Save on the
+    message at `clicked_ts`); what to tell them."""
     if user not in deps.settings.approvers:
         return NOT_AN_APPROVER
     if deps.verified is None:
@@ -55,7 +62,7 @@ async def save_clicked(deps: BotDeps, client: AsyncWebClient, state: RunState, u
             answer=answer_words(state),
             verified_by=user,
             verified_by_name=name,
-            permalink=await _permalink(client, state),
+            permalink=await _permalink(client, state, clicked_ts),
             run_id=state.run_id,
         )
     except GraceError as exc:
