@@ -58,7 +58,7 @@ class KnowledgeSettings(BaseModel):
     Crawl-delay in its robots.txt wins)."""
     crawl_max_pages: int = Field(default=200, ge=1)
     """`grace ingest URL`: pages read at most (`--max-pages` overrides it)."""
-    verified_review_days: float = Field(default=180.0, gt=0)
+    verified_review_days: int = Field(default=180, ge=1)
     """A saved verified answer counts as a strong source this long; then it is due for
     review (GRACE_KNOWLEDGE__VERIFIED_REVIEW_DAYS)."""
 
