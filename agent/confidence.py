@@ -80,6 +80,11 @@ PERSON_CONFIDENCE = 0.8
 """An answer taken from a person's reply in the thread: a human said it, no document
 confirms it, so it is shown (NOTIFY), not silently trusted."""
 
+VERIFIED_CONFIDENCE = 0.9
+"""An answer resting on a saved verified answer still before its review date: an
+approver vouched for it, so it weighs as a strong source (stronger than a reply nobody
+reviewed). Past its review date it is weighed like any passage."""
+
 CALIBRATIONS: dict[str, Calibration] = {
     # Fitted on both shared dev sets, tests/eval/devset-extra (man pages) and
     # tests/eval/devset-docs (licence texts) — 164 questions; answers after Proceed
@@ -158,6 +163,8 @@ def calibrated(
     values = features.as_map() if isinstance(features, AnswerFeatures) else features
     if values.get("from_person"):
         return PERSON_CONFIDENCE
+    if values.get("verified"):
+        return VERIFIED_CONFIDENCE
     calibration = calibration_for(model, calibrations)
     if calibration is None:
         raise KeyError(f"no calibration for {model!r} ({provider_of(model)})")
@@ -211,6 +218,7 @@ class ConfidenceCalculator:
         elif factors.answer_features is not None and (
             calibration_for(factors.model, self._calibrations) is not None
             or factors.answer_features.from_person
+            or factors.answer_features.verified
         ):
             return self._calibrated(factors, breakdown, tool_success)
         else:

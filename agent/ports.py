@@ -19,6 +19,7 @@ from agent.schemas import (
     RunState,
     Source,
     TokenUsage,
+    Verification,
     utcnow,
 )
 
@@ -198,3 +199,53 @@ class UsageLedger(Protocol):
     async def record(self, run_id: str, usage: TokenUsage, model: str) -> None: ...
 
     async def spent_since(self, since: datetime) -> float: ...
+
+
+# --------------------------------------------------------------------------- verified answers
+
+
+class VerifiedAnswer(BaseModel):
+    """A person's answer an approver saved (issue 19): the question, the answer, who
+    verified it (Slack id and display name), when, until when it counts as strong, and
+    the thread's permalink — nothing else from Slack. The database row is the record of
+    truth; the knowledge base holds a searchable copy (agent/knowledge/verified.py)."""
+
+    answer_id: str
+    question: str
+    answer: str
+    verified_by: str
+    """Who verified it: a Slack user id, or the name an operator gave `grace verified add`."""
+    verified_by_name: str
+    verified_at: datetime = Field(default_factory=utcnow)
+    review_by: datetime
+    permalink: str | None = None
+    run_id: str | None = None
+    """The run whose answer was saved (one saved answer per run), None when added by hand."""
+
+    def verification(self) -> Verification:
+        return Verification(
+            answer_id=self.answer_id,
+            question=self.question,
+            verified_by=self.verified_by_name,
+            verified_at=self.verified_at,
+            review_by=self.review_by,
+            permalink=self.permalink,
+        )
+
+
+class VerifiedAnswers(Protocol):
+    """Where verified answers are kept (storage/verified_answers.py)."""
+
+    async def add(self, answer: VerifiedAnswer) -> VerifiedAnswer:
+        """Store it; when its run already has one, return that one and store nothing."""
+        ...
+
+    async def get(self, answer_id: str) -> VerifiedAnswer | None: ...
+
+    async def for_run(self, run_id: str) -> VerifiedAnswer | None: ...
+
+    async def recent(self, *, limit: int = 100) -> list[VerifiedAnswer]: ...
+
+    async def remove(self, answer_id: str) -> bool:
+        """Delete it; False when there was none."""
+        ...

@@ -184,6 +184,35 @@ class TokenUsage(BaseModel):
         )
 
 
+VERIFIED_PREFIX = "verified answer "
+"""Source names of saved verified answers: `verified answer <id>` (agent/knowledge/verified.py)."""
+
+
+class Verification(BaseModel):
+    """Who vouched for a passage that is a saved verified answer, when, and until when it
+    counts as a strong source (its review date). Names are display names, never raw ids."""
+
+    model_config = ConfigDict(frozen=True)
+
+    answer_id: str
+    question: str
+    verified_by: str
+    """The approver's display name, as `Verified by @alice` shows it."""
+    verified_at: datetime
+    review_by: datetime
+    permalink: str | None = None
+
+    def fresh(self, now: datetime | None = None) -> bool:
+        """Still before its review date: a strong source."""
+        return (now or utcnow()) < self.review_by
+
+    @property
+    def label(self) -> str:
+        """How an answer cites it: `Verified by @alice on 26 Nov 2026`."""
+        day = self.verified_at.astimezone(UTC)
+        return f"Verified by @{self.verified_by} on {day.day} {day:%b %Y}"
+
+
 class Source(BaseModel):
     """A passage an answer rests on. `similarity` is 0–1, comparable across backends."""
 
@@ -212,11 +241,18 @@ class Source(BaseModel):
     """The heading trail the passage sits under ("Leave › Sick days"), when known."""
     url: str | None = None
     """The web address of the page the passage comes from (crawled web pages)."""
+    verified: Verification | None = None
+    """A saved verified answer (a person's reply an approver vouched for), not a document."""
 
     @property
     def citation(self) -> str:
         """Where the passage is, in the words a reader looks for: "handbook.pdf, p. 12",
-        "handbook.docx › Leave › Sick days", or a web page's title (its link is `url`)."""
+        "handbook.docx › Leave › Sick days", or a web page's title (its link is `url`);
+        a verified answer: "Verified by @alice on 26 Nov 2026"."""
+        if self.verified is not None:
+            if self.verified.fresh():
+                return self.verified.label
+            return f"{self.verified.label} (past its review date)"
         if self.url:
             return self.doc_title or self.url
         if self.page is not None:
@@ -234,6 +270,8 @@ class AnswerFeatures(BaseModel):
     model_config = ConfigDict(frozen=True)
 
     from_person: bool = False
+    verified: bool = False
+    """The answer rests on a saved verified answer still before its review date."""
     answer_coverage: float = 0.0
     """IDF-weighted share of the question the quoted evidence covers."""
     value_type_match: bool = False
@@ -260,8 +298,12 @@ class AnswerFeatures(BaseModel):
         confidence breakdown shows."""
         if self.from_person:
             return {"from_person": 1.0}
+        if self.verified:
+            return {"verified": 1.0}
         return {
-            name: float(value) for name, value in self.model_dump().items() if name != "from_person"
+            name: float(value)
+            for name, value in self.model_dump().items()
+            if name not in ("from_person", "verified")
         }
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 
 from slack_sdk.models.blocks import (
+    ActionsBlock,
     Block,
     ButtonElement,
     ContextActionsBlock,
@@ -15,6 +16,7 @@ from slack_sdk.models.blocks import (
 )
 
 from agent.evidence.conflicts import states_conflict
+from agent.knowledge.verified import rests_on_a_reply
 from agent.schemas import InterventionLevel, RunState, Source
 from blocks import ids
 from blocks.common import (
@@ -110,8 +112,9 @@ def source_lines(sources: list[Source], answer: str = "") -> list[str]:
     lines = []
     for src in unique[:MAX_SOURCES_SHOWN]:
         line = f"• *{source_name(src)}*"
-        if src.url and src.url.startswith(("https://", "http://")) and _PLAIN_URL.match(src.url):
-            line += f" (<{src.url}>)"  # shown, not masked: the reader sees where it goes
+        link = src.url or (src.verified.permalink if src.verified is not None else None)
+        if link and link.startswith(("https://", "http://")) and _PLAIN_URL.match(link):
+            line += f" (<{link}>)"  # shown, not masked: the reader sees where it goes
         same = [s for s in sources if s.source == src.source]
         snippet = used_sentence(same, answer) or one_line(passage_body(src.text))
         if snippet:
@@ -178,6 +181,26 @@ def feedback_block(run_id: str) -> ContextActionsBlock:
     )
 
 
+def verify_block(run_id: str) -> ActionsBlock:
+    """Save as verified answer: offered under an answer that rests on a person's reply;
+    only approvers' clicks save (others are told so, privately)."""
+    return ActionsBlock(
+        block_id=ids.VERIFY_ACTIONS_BLOCK,
+        elements=[
+            ButtonElement(
+                text=PlainTextObject(text="Save as verified answer", emoji=True),
+                action_id=ids.SAVE_VERIFIED,
+                value=ids.ButtonValue(run_id=run_id).encode(),
+            )
+        ],
+    )
+
+
+def overdue_verified(sources: list[Source]) -> list[Source]:
+    """The verified answers among the sources that are past their review date."""
+    return [s for s in unique_sources(sources) if s.verified is not None and not s.verified.fresh()]
+
+
 def confidence_words(state: RunState) -> str:
     """How sure GRACE is, as what the reader should do about it."""
     if state.overall_confidence is None:
@@ -213,6 +236,15 @@ def _tail(state: RunState) -> list[Block]:
         blocks.append(context(why))
     if pair:
         blocks.append(disagreement_alert(pair))
+    overdue = overdue_verified(state.sources)
+    if overdue:
+        due = min(s.verified.review_by for s in overdue if s.verified is not None)
+        blocks.append(
+            context(
+                f"⚠️ This rests on a verified answer past its review date ({due:%d %b %Y}): "
+                "it no longer counts as a strong source. Check it is still right."
+            )
+        )
 
     about = [f"answered by the {safe(_model_name(state), 200)}"]
     if state.plan is not None:
@@ -221,6 +253,8 @@ def _tail(state: RunState) -> list[Block]:
         about.append(f"{state.execution_time_ms / 1000:.1f} s")
     about.append(f"run `{short_id(state.run_id)}`")
     blocks.append(context(" · ".join(about)))
+    if rests_on_a_reply(state):
+        blocks.append(verify_block(state.run_id))
     blocks.append(feedback_block(state.run_id))
     return blocks
 

@@ -41,6 +41,9 @@ FEEDBACK_DOWN = "grace_feedback_down"
 DETAILS = "grace_details"
 """"Details" beside a card's plain-words summary: opens the factors and numbers."""
 
+SAVE_VERIFIED = "grace_save_verified"
+"""Save as verified answer: an approver keeps an answer that rests on a person's reply."""
+
 MODIFY_MODAL_CALLBACK = "grace_modify_modal"
 MODIFY_INPUT_BLOCK = "grace_modify_input_block"
 MODIFY_INPUT_ACTION = "grace_modify_input"
@@ -52,6 +55,7 @@ ESCALATE_OPTIONS_BLOCK = "grace_escalate_options"
 """Prefix: option buttons sit in `grace_escalate_options:<n>` (25 buttons per block)."""
 ESCALATE_ACTIONS_BLOCK = "grace_escalate_actions"
 FEEDBACK_ACTIONS_BLOCK = "grace_feedback_actions"
+VERIFY_ACTIONS_BLOCK = "grace_verify_actions"
 
 ALL_BUTTON_ACTIONS: frozenset[str] = frozenset(
     {
@@ -67,6 +71,7 @@ ALL_BUTTON_ACTIONS: frozenset[str] = frozenset(
         FEEDBACK_UP,
         FEEDBACK_DOWN,
         DETAILS,
+        SAVE_VERIFIED,
     }
 )
 """Every fixed button action id (option buttons match `ESCALATE_OPTION_PATTERN`)."""

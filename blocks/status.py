@@ -42,6 +42,8 @@ HELP_COMMANDS: tuple[tuple[str, str], ...] = (
         "and recent 👍 / 👎 feedback",
     ),
     ("/grace thresholds", "the confidence levels at which I answer, check or ask"),
+    ("/grace verified", "the answers approvers saved as verified, newest first"),
+    ("/grace forget <id>", "remove a verified answer (approvers)"),
     ("/grace help", "this help"),
 )
 RUN_ID_HINT = (

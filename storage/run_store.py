@@ -9,7 +9,8 @@ monitor, and passes each call on; the work is in:
 - storage/message_refs.py — where a run's Slack messages are, and digests of them;
 - storage/workspace_notes.py — notes about a workspace that hold until a time;
 - storage/feedback.py — votes, the recent window, the confidence thresholds;
-- storage/stats.py — statistics.
+- storage/stats.py — statistics;
+- storage/verified_answers.py — verified answers (`store.verified`).
 
 Every call is one short transaction committed before it returns, so a caller may tell
 Slack about a transition as soon as the call returns.
@@ -34,6 +35,7 @@ from storage.runs import RecordedEvent, SqlRuns
 from storage.sql import dialect_insert
 from storage.sql import rowcount as _rowcount
 from storage.stats import SqlStats
+from storage.verified_answers import SqlVerifiedAnswers
 from storage.workspace_notes import SqlWorkspaceNotes
 
 # `_rowcount` and `dialect_insert` are storage/inbox.py's and outbox.py's imports from
@@ -53,6 +55,7 @@ class SqlRunStore:
         self.notes = SqlWorkspaceNotes(engine, health=self.health)
         self.feedback = SqlFeedback(engine, health=self.health)
         self.statistics = SqlStats(engine, health=self.health)
+        self.verified = SqlVerifiedAnswers(engine, health=self.health)
 
     @property
     def engine(self) -> AsyncEngine:

@@ -269,7 +269,7 @@ class DeliveryRow(Base):
 
 
 class KnowledgeSourceRow(Base):
-    """A folder, file or web site `grace ingest` was given, for `grace sync` (0093): the
+    """A folder, file or web site `grace ingest` was given, for `grace sync` (0007): the
     whole `agent.sources.KnowledgeSource` as JSON in `body`, its id and location beside
     it for lookups."""
 
@@ -284,7 +284,7 @@ class KnowledgeSourceRow(Base):
 
 
 class TaskLeaseRow(Base):
-    """Who runs a periodic job across replicas (0093: the scheduled `grace sync`), and
+    """Who runs a periodic job across replicas (0007: the scheduled `grace sync`), and
     until when; another replica may take it once `until` has passed."""
 
     __tablename__ = "task_leases"
@@ -292,3 +292,25 @@ class TaskLeaseRow(Base):
     name: Mapped[str] = mapped_column(String(64), primary_key=True)
     owner: Mapped[str] = mapped_column(String(255))
     until: Mapped[datetime] = mapped_column(UTCDateTime())
+
+
+class VerifiedAnswerRow(Base):
+    """A person's answer an approver saved (0008): the question, the answer, who verified
+    it and when, until when it counts as strong, the thread's permalink — nothing else
+    from Slack. One per run (`run_id`), none for answers an operator added by hand."""
+
+    __tablename__ = "verified_answers"
+    __table_args__ = (
+        UniqueConstraint("run_id"),
+        Index("ix_verified_answers_verified_at", "verified_at"),
+    )
+
+    answer_id: Mapped[str] = mapped_column(ID, primary_key=True)
+    question: Mapped[str] = mapped_column(Text)
+    answer: Mapped[str] = mapped_column(Text)
+    verified_by: Mapped[str] = mapped_column(SLACK_ID)
+    verified_by_name: Mapped[str] = mapped_column(String(255))
+    verified_at: Mapped[datetime] = mapped_column(UTCDateTime())
+    review_by: Mapped[datetime] = mapped_column(UTCDateTime())
+    permalink: Mapped[str | None] = mapped_column(Text)
+    run_id: Mapped[str | None] = mapped_column(ID)

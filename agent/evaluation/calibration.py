@@ -52,6 +52,8 @@ def examples(records: Sequence[CaseRecord], features: Sequence[str] = FEATURES) 
         found = record.features
         if not record.has_final_answer or "calibrated" not in found or found.get("from_person"):
             continue
+        if found.get("verified"):
+            continue  # the saved answer's fixed weight, not evidence features
         x = tuple(_feature_value(name, found) for name in features)
         out.append(Example(case_id=record.id, x=x, right=record.answer_correct))
     return out

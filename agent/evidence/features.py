@@ -32,6 +32,8 @@ def answer_features(query: str, answer: str, passages: Sequence[Source]) -> Answ
     search matched, whether sources disagree, and whether a person supplied it."""
     if any(p.from_person and _cites(answer, p.source) for p in passages):
         return AnswerFeatures(from_person=True)
+    if any(p.verified and p.verified.fresh() and _cites(answer, p.source) for p in passages):
+        return AnswerFeatures(verified=True)
     evidence = gather(query, passages)
     search_match = round(max((p.similarity for p in passages), default=0.0), ROUNDING)
     if _CITED not in answer:

@@ -7,6 +7,8 @@ import uuid
 
 from pydantic import BaseModel, Field
 
+from agent.schemas import Verification
+
 __all__ = [
     "CHUNK_NAMESPACE",
     "Chunk",
@@ -49,6 +51,8 @@ class Chunk(BaseModel):
     """The PDF page the chunk comes from (1-based), cited as "handbook.pdf, p. 12"."""
     url: str | None = None
     """The web address of the page the chunk comes from (crawled pages)."""
+    verified: Verification | None = None
+    """A saved verified answer's attribution (agent/knowledge/verified.py)."""
 
     @property
     def doc_date(self) -> str | None:

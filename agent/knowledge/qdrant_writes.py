@@ -126,6 +126,9 @@ class QdrantWrites(QdrantCollections):
                         "page": chunk.page,
                         "url": chunk.url,
                         "text_hash": chunk.text_hash,
+                        "verified": chunk.verified.model_dump(mode="json")
+                        if chunk.verified is not None
+                        else None,
                     },
                 )
             )

@@ -15,8 +15,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from pydantic import ValidationError
+
 from agent.knowledge.lexical import QueryTerms
-from agent.schemas import Source
+from agent.schemas import Source, Verification
 
 KEYWORD_BOOST = 0.5
 """A hit containing all the query's keywords ranks as if its score were 1.5× higher."""
@@ -83,6 +85,7 @@ def rerank(
             page=_page(payload.get("page")),
             section=str(payload.get("title") or ""),
             url=payload.get("url") or None,
+            verified=_verification(payload.get("verified")),
         )
         ranked.append((boosted, position, source))
     ranked.sort(key=lambda item: (-item[0], item[1]))
@@ -115,3 +118,14 @@ def dense_cosine(query_vector: list[float] | None, vector: list[float] | None) -
     dot = sum(a * b for a, b in zip(query_vector, vector, strict=True))
     norm = math.sqrt(sum(a * a for a in query_vector)) * math.sqrt(sum(b * b for b in vector))
     return dot / norm if norm else None
+
+
+def _verification(stored: object) -> Verification | None:
+    """A verified answer's attribution as stored in its payload; None for a document
+    (or a payload this version cannot read: then it is searched as plain text)."""
+    if not isinstance(stored, dict):
+        return None
+    try:
+        return Verification.model_validate(stored)
+    except ValidationError:
+        return None

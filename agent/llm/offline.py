@@ -296,6 +296,9 @@ def extract_answer(query: str, passages: list[Source], *, japanese: bool) -> str
     if told:
         # A person answered this very question in the thread: their words are the answer.
         return "\n".join(f"{p.text.strip()} [Source: {p.source}]" for p in told)
+    vouched = verified_for(query, passages)
+    if vouched is not None:
+        return verified_reply(vouched, japanese=japanese)
     evidence = gather(query, passages)
     chosen = select(evidence)
     if not chosen or chosen[0].coverage < MIN_ANSWER_COVERAGE:
@@ -340,6 +343,43 @@ def extract_answer(query: str, passages: list[Source], *, japanese: bool) -> str
     return "\n".join(lines)
 
 
+SAME_QUESTION = 0.8
+"""A verified answer answers a new question when each holds this share of the other's
+content words: the same question in other order or with a word more, not a neighbour."""
+
+
+def verified_for(query: str, passages: list[Source]) -> Source | None:
+    """The saved verified answer to this very question among the passages, if any (a
+    fresh one before one past its review date)."""
+    same = [
+        p
+        for p in passages
+        if p.verified is not None
+        and lexical_similarity(query, p.verified.question) >= SAME_QUESTION
+        and lexical_similarity(p.verified.question, query) >= SAME_QUESTION
+    ]
+    same.sort(key=lambda p: p.verified is None or not p.verified.fresh())
+    return same[0] if same else None
+
+
+def verified_reply(passage: Source, *, japanese: bool) -> str:
+    """The verified answer's words (the passage less its question line), cited; past its
+    review date, the answer says so."""
+    assert passage.verified is not None
+    first, _, rest = passage.text.partition("\n")
+    words = (rest if first.strip() == passage.verified.question.strip() else passage.text).strip()
+    lines = [f"{words} [Source: {passage.source}]"]
+    if not passage.verified.fresh():
+        due = f"{passage.verified.review_by:%Y-%m-%d}"
+        lines.append(
+            f"⚠️ この確認済みの回答は見直し期限（{due}）を過ぎています。"
+            "今も正しいか確認してください。"
+            if japanese
+            else f"⚠️ This verified answer is past its review date ({due}); check it is still right."
+        )
+    return "\n".join(lines)
+
+
 def _older_note(older: Unit, *, japanese: bool) -> str:
     """What an outdated version of the answer's document said instead."""
     return (
@@ -378,7 +418,7 @@ def complete_parts(query: str, answer: str, passages: list[Source], *, japanese:
     part of a two-part question is answered on its own from the same passages, and its
     sentences are added when the answer does not cover that part yet."""
     parts = question_parts(query)
-    if not parts or any(p.from_person for p in passages):
+    if not parts or any(p.from_person for p in passages) or verified_for(query, passages):
         return answer
     found = answer not in (NOT_FOUND, NOT_FOUND_JA)
     lines = answer.split("\n") if found else []

@@ -30,6 +30,7 @@ from bot.cli.parser import build_parser
 from bot.cli.runs import run_runs, run_show
 from bot.cli.sources import run_sources, run_sync
 from bot.cli.upkeep import run_recover, run_sweep, run_thresholds
+from bot.cli.verified import run_verified
 
 # Heavy modules (pydantic, SQLAlchemy, Qdrant, google-genai, Slack) are imported inside the
 # commands that use them, so `grace --help` answers at once and each command pays only for
@@ -199,6 +200,7 @@ COMMANDS: dict[str, Callable[[argparse.Namespace, Services], Awaitable[int]]] = 
     "feedback": run_feedback,
     "recover": run_recover,
     "sweep": run_sweep,
+    "verified": run_verified,
 }
 """The commands that work on the opened services (`serve`, `dev`, `eval` open their own)."""
 

@@ -91,6 +91,20 @@ def build_parser() -> argparse.ArgumentParser:
     feedback.add_argument("vote", choices=["up", "down"])
     feedback.add_argument("--as", dest="user", default="local-user")
 
+    verified = sub.add_parser(
+        "verified", help="list, add or remove verified answers (searched with the knowledge base)"
+    )
+    verified_sub = verified.add_subparsers(dest="verified_command", required=True)
+    verified_list = verified_sub.add_parser("list", help="the verified answers, newest first")
+    verified_list.add_argument("--json", action="store_true")
+    verified_add = verified_sub.add_parser("add", help="save a question's verified answer")
+    verified_add.add_argument("--question", required=True)
+    verified_add.add_argument("--answer", required=True)
+    verified_add.add_argument("--by", required=True, help="who verified it (cited by this name)")
+    verified_add.add_argument("--json", action="store_true")
+    verified_remove = verified_sub.add_parser("remove", help="remove a verified answer by id")
+    verified_remove.add_argument("answer_id")
+
     sub.add_parser(
         "recover", help="finish runs whose worker died; apply answers a dead process claimed"
     )

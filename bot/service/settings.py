@@ -61,6 +61,9 @@ class KnowledgeSettings(BaseModel):
     sync_interval_minutes: float = Field(default=0, ge=0)
     """`grace serve` runs `grace sync` this often (0: never). With several replicas one
     syncs at a time (a lease in the database)."""
+    verified_review_days: int = Field(default=180, ge=1)
+    """A saved verified answer counts as a strong source this long; then it is due for
+    review (GRACE_KNOWLEDGE__VERIFIED_REVIEW_DAYS)."""
 
 
 class SlackSettings(BaseModel):

@@ -19,6 +19,7 @@ from agent.errors import InvalidInputError
 from bot.service.settings import Settings
 from bot.service.sweeper import adopt_abandoned
 from bot.service.tasks import TaskRunner
+from bot.service.verified import VerifiedKeeper
 from bot.service.wiring import Services, build_services
 from bot.slack.app import build_app, make_slack_client
 from bot.slack.conversation import process_question, process_reply
@@ -135,6 +136,11 @@ async def create_bot(settings: Settings, *, services: Services | None = None) ->
         ledger=services.ledger,
         publisher=publisher,
         tasks=tasks,
+        verified=VerifiedKeeper(
+            store=services.store.verified,
+            index=services.knowledge_base,
+            review_days=settings.knowledge.verified_review_days,
+        ),
     )
     intake = Intake(
         inbox=services.inbox,

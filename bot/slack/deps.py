@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from agent.orchestrator import Orchestrator
 from bot.service.settings import Settings
 from bot.service.tasks import TaskRunner
+from bot.service.verified import VerifiedKeeper
 from bot.slack.delivery.publisher import SlackPublisher
 from storage.ledger import SqlUsageLedger
 from storage.run_store import SqlRunStore
@@ -23,3 +24,5 @@ class BotDeps:
     ledger: SqlUsageLedger
     publisher: SlackPublisher
     tasks: TaskRunner = field(default_factory=TaskRunner)
+    verified: VerifiedKeeper | None = None
+    """Verified answers (the Save button, `/grace verified`, `/grace forget`)."""

@@ -41,7 +41,7 @@ async def test_its_parts_share_one_engine_and_one_health(
     store: SqlRunStore, engine: AsyncEngine
 ) -> None:
     parts = [part for part in vars(store).values() if isinstance(part, SqlStore)]
-    assert len(parts) == 7
+    assert len(parts) == 8
     assert all(part.engine is engine and part.health is store.health for part in parts)
 
     state = make_state()

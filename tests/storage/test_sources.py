@@ -1,4 +1,4 @@
-"""Remembered knowledge sources and task leases (storage/sources.py, 0093), on every
+"""Remembered knowledge sources and task leases (storage/sources.py, 0007), on every
 backend: what one replica remembers, another reads; one replica at a time holds a lease."""
 
 from __future__ import annotations

@@ -31,6 +31,7 @@ from bot.slack.conversation import REFUSAL, already_handled
 from bot.slack.deps import BotDeps
 from bot.slack.intake import Intake, Received
 from bot.slack.items import Click, stored
+from bot.slack.listeners.verified import save_clicked
 
 log = logging.getLogger(__name__)
 
@@ -59,6 +60,7 @@ class ClickData:
         self.channel = str((body.get("channel") or {}).get("id", ""))
         message = body.get("message") or {}
         self.thread_ts = str(message.get("thread_ts") or message.get("ts") or "")
+        self.message_ts = str(message.get("ts") or "")
         self.trigger_id = str(body.get("trigger_id", ""))
 
 
@@ -91,6 +93,7 @@ async def handle_click(deps: BotDeps, client: AsyncWebClient, click: ClickData) 
         or click.action_id in _OPENS_A_VIEW
         or click.action_id in _FEEDBACK
         or click.action_id == ids.FEEDBACK
+        or click.action_id == ids.SAVE_VERIFIED
         or option is not None
     )
     if not known:
@@ -109,6 +112,9 @@ async def handle_click(deps: BotDeps, client: AsyncWebClient, click: ClickData) 
             await client.views_open(trigger_id=click.trigger_id, view=details_modal(state, request))
         except SlackApiError as exc:
             await tell(f"I couldn't open the details ({exc.response.get('error')}).")
+        return
+    if click.action_id == ids.SAVE_VERIFIED:
+        await tell(await save_clicked(deps, client, state, click.user, click.message_ts))
         return
     up = _FEEDBACK.get(click.action_id, value.helpful)
     if click.action_id == ids.FEEDBACK and up is None:

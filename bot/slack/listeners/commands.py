@@ -15,7 +15,7 @@ from slack_sdk.models.blocks import Block
 
 from agent.errors import GraceError
 from agent.schemas import RunOrigin, RunState, utcnow
-from blocks.common import short_id, slack_date
+from blocks.common import safe, section, short_id, slack_date
 from blocks.limits import to_payload, truncate
 from blocks.status import (
     error_blocks,
@@ -29,6 +29,7 @@ from bot.slack.delivery.assistant_status import ASSISTANT_REF
 from bot.slack.deps import BotDeps
 from bot.slack.intake import Intake, Received
 from bot.slack.items import Command, stored
+from bot.slack.listeners.verified import forget, verified_list
 
 RUNS_LISTED = 20
 MINE_SEARCH = 200
@@ -229,6 +230,15 @@ async def handle_grace(
         t = deps.orchestrator.thresholds
         values = {"silent": t.silent, "notify": t.notify, "confirm": t.confirm}
         await _ack_blocks(ack, "Current thresholds", thresholds_blocks(values))
+        return
+    if sub == "verified":
+        text, blocks = await verified_list(deps)
+        await _ack_blocks(ack, text, blocks)
+        return
+    if sub == "forget":
+        removed, message = await forget(deps, user, arg)
+        blocks = [section(safe(message, 2900))] if removed else error_blocks(message)
+        await _ack_blocks(ack, message, blocks)
         return
     if sub == "help":
         await _ack_blocks(ack, "GRACE help", help_blocks())
