@@ -91,10 +91,17 @@ def _main(argv: Sequence[str] | None) -> int:
 
     try:
         settings = load_settings()
-    except Exception as exc:  # pydantic's ValidationError lists every bad variable
-        error = CommandError(
-            "invalid_configuration", f"invalid configuration:\n{exc}", ExitCode.BAD_INPUT
+    except Exception as exc:  # pydantic's ValidationError: every bad variable, one line
+        from pydantic import ValidationError
+
+        from bot.service.config_errors import configuration_error_line
+
+        message = (
+            configuration_error_line(exc.errors())  # type: ignore[arg-type]
+            if isinstance(exc, ValidationError)
+            else f"invalid configuration: {exc}"
         )
+        error = CommandError("invalid_configuration", message, ExitCode.BAD_INPUT)
         return report_error(error, as_json=as_json)
     fmt = settings.log_format
     if args.command == "dev" and fmt == "auto":
