@@ -27,6 +27,7 @@ from bot.cli.errors import (
 from bot.cli.ingest import run_ingest
 from bot.cli.observer import TerminalObserver
 from bot.cli.parser import build_parser
+from bot.cli.purge import run_purge
 from bot.cli.runs import run_runs, run_show
 from bot.cli.upkeep import run_recover, run_sweep, run_thresholds
 
@@ -203,6 +204,7 @@ COMMANDS: dict[str, Callable[[argparse.Namespace, Services], Awaitable[int]]] = 
     "feedback": run_feedback,
     "recover": run_recover,
     "sweep": run_sweep,
+    "purge": run_purge,
 }
 """The commands that work on the opened services (`serve`, `dev`, `eval` open their own)."""
 
