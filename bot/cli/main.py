@@ -28,6 +28,7 @@ from bot.cli.ingest import run_ingest
 from bot.cli.observer import TerminalObserver
 from bot.cli.parser import build_parser
 from bot.cli.purge import run_purge
+from bot.cli.reembed import run_reembed
 from bot.cli.runs import run_runs, run_show
 from bot.cli.upkeep import run_recover, run_sweep, run_thresholds
 
@@ -205,6 +206,7 @@ COMMANDS: dict[str, Callable[[argparse.Namespace, Services], Awaitable[int]]] = 
     "recover": run_recover,
     "sweep": run_sweep,
     "purge": run_purge,
+    "reembed": run_reembed,
 }
 """The commands that work on the opened services (`serve`, `dev`, `eval` open their own)."""
 

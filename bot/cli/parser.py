@@ -112,6 +112,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     add_purge_parser(sub)
 
+    from bot.cli.reembed import add_reembed_parser
+
+    add_reembed_parser(sub)
+
     from bot.cli.eval_cli import add_eval_parser
 
     add_eval_parser(sub)
