@@ -96,12 +96,15 @@ def _main(argv: Sequence[str] | None) -> int:
     except Exception as exc:  # pydantic's ValidationError: every bad variable, one line
         from pydantic import ValidationError
 
-        from bot.service.config_errors import configuration_error_line
+        from bot.service.config_errors import (
+            configuration_error_line,
+            other_configuration_error_line,
+        )
 
         message = (
             configuration_error_line(exc.errors())  # type: ignore[arg-type]
             if isinstance(exc, ValidationError)
-            else f"invalid configuration: {exc}"
+            else other_configuration_error_line(exc, os.environ.get("GRACE_CONFIG_FILE"))
         )
         error = CommandError("invalid_configuration", message, ExitCode.BAD_INPUT)
         return report_error(error, as_json=as_json)

@@ -46,3 +46,12 @@ def configuration_error_line(errors: list[dict[str, Any]]) -> str:
         + "; ".join(parts)
         + " — fix it in the environment or in .env (the README lists every setting)."
     )
+
+
+def other_configuration_error_line(exc: BaseException, config_file: str | None) -> str:
+    """A failure to read the settings that is not a validation error — a YAML file
+    (`GRACE_CONFIG_FILE`) that does not parse, or has no mapping at its top — as one
+    line: the message's lines joined, the file named."""
+    text = " ".join(str(exc).split()) or type(exc).__name__
+    where = f"GRACE_CONFIG_FILE ({config_file}) could not be read: " if config_file else ""
+    return f"invalid configuration: {where}{text} — fix it and run this again."

@@ -71,6 +71,18 @@ async def test_serve_refuses_to_start_in_one_line(
         assert "invalid configuration" in line and ".env" in line
 
 
+async def test_serve_with_a_config_file_that_does_not_parse_is_one_line(tmp_path: Path) -> None:
+    config = tmp_path / "grace.yaml"
+    config.write_text("llm:\n  model: [unclosed\n", encoding="utf-8")
+    async with FakeSlack() as fake:
+        env = serve_env(tmp_path / "data", fake)
+        env["GRACE_CONFIG_FILE"] = str(config)
+        returncode, stderr = await _serve(env)
+    line = _one_error_line(stderr)
+    assert returncode == 2, stderr
+    assert "GRACE_CONFIG_FILE" in line and str(config) in line and "line 2" in line
+
+
 async def test_serve_with_a_database_it_cannot_migrate_is_one_line(tmp_path: Path) -> None:
     data_dir = tmp_path / "data"
     async with FakeSlack() as fake:
