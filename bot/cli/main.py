@@ -102,7 +102,7 @@ def _main(argv: Sequence[str] | None) -> int:
         )
 
         message = (
-            configuration_error_line(exc.errors())  # type: ignore[arg-type]
+            configuration_error_line(exc.errors())
             if isinstance(exc, ValidationError)
             else other_configuration_error_line(exc, os.environ.get("GRACE_CONFIG_FILE"))
         )

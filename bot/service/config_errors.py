@@ -7,6 +7,7 @@ variable to fix rather than the field's path in the model."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 ENV_PREFIX = "GRACE_"
@@ -30,7 +31,7 @@ def _shown(value: Any) -> str:
     return text if len(text) <= _SHOWN_INPUT else text[: _SHOWN_INPUT - 1] + "…"
 
 
-def configuration_error_line(errors: list[dict[str, Any]]) -> str:
+def configuration_error_line(errors: Sequence[Mapping[str, Any]]) -> str:
     """`errors` (`ValidationError.errors()`) as one line ending with what to do. The
     value given is shown only for plain settings, never for a secret's."""
     parts = []
