@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 from slack_sdk.models.blocks import Block, DividerBlock
 
@@ -243,10 +243,14 @@ def feedback_line(up: int, down: int, window: int) -> str:
 
 
 def stats_blocks(
-    stats: Mapping[str, float | int], *, feedback: tuple[int, int, int] | None = None
+    stats: Mapping[str, float | int],
+    *,
+    feedback: tuple[int, int, int] | None = None,
+    notes: Sequence[str] = (),
 ) -> list[Block]:
-    """Today's figures in words (`questions answered`, `asked a person`, `cost (USD)`), and
-    the 👍 / 👎 feedback as (up, down, window) when given."""
+    """Today's figures in words (`questions answered`, `asked a person`, `cost (USD)`), the
+    👍 / 👎 feedback as (up, down, window) when given, and `notes` on the knowledge base
+    (a collection searched by keywords only) under a warning sign."""
     blocks: list[Block] = [header("GRACE — today")]
     lines = [
         f"• *{safe(STAT_LABELS.get(name, name.replace('_', ' ')), 200)}*: "
@@ -259,6 +263,7 @@ def stats_blocks(
         blocks.append(section("_No questions yet today._"))
     if feedback is not None:
         blocks.append(section(feedback_line(*feedback)))
+    blocks.extend(section(f"⚠️ {safe(note, 2900)}") for note in notes)
     blocks.append(context("Rates are shares of today's questions."))
     return _cap(blocks)
 

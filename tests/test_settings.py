@@ -87,5 +87,5 @@ def test_the_cli_reports_bad_configuration_without_a_traceback(tmp_path: Path) -
     )
     assert result.returncode == 2
     assert "invalid configuration" in result.stderr
-    assert "max_replans" in result.stderr
+    assert "GRACE_REPLAN__MAX_REPLANS" in result.stderr
     assert "Traceback" not in result.stderr

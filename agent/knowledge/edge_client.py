@@ -146,6 +146,15 @@ class EdgeClient:
         self._shards[name] = shard
         self._changed.add(name)
 
+    async def delete_collection(self, name: str) -> None:
+        """Close the shard and remove its directory (nothing when there is none)."""
+        directory = self._dir(name)
+        shard = self._shards.pop(name, None)
+        self._changed.discard(name)
+        if shard is not None:
+            await self._run(shard.close)
+        await self._run(lambda: shutil.rmtree(directory, ignore_errors=True))
+
     async def create_keyword_index(self, name: str, field_name: str) -> None:
         shard = self._changing(name)
         schema = qe.PayloadSchemaType.Keyword

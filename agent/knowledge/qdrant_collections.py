@@ -45,6 +45,15 @@ LEXICAL_VERSION_KEY = "grace_lexical_version"
 (Qdrant collection metadata on a server; `grace.json` beside the shards on Edge)."""
 
 
+def lexical_only_note(collection: str, model: str) -> str:
+    """What to say of a collection without dense vectors while `model` is configured."""
+    return (
+        f"collection {collection!r} has no dense vectors (it was ingested without an "
+        f"embedding model), so it is searched by keywords only: run `grace reembed "
+        f"--collection {collection}` to add {model}'s vectors"
+    )
+
+
 @dataclass(frozen=True)
 class _Layout:
     """Which vectors a collection was created with."""
@@ -183,18 +192,27 @@ class QdrantCollections:
         await self.stamp_lexical_version(collection)
         log.info("created collection %s (dense=%s)", collection, bool(vectors))
 
+    async def lacks_dense(self, collection: str) -> bool:
+        """Whether an embedding model is configured but the collection was built without
+        dense vectors (ingested before the model was: no GOOGLE_API_KEY yet, or
+        GRACE_EMBEDDER=none), so it is searched by keywords only until `grace reembed`."""
+        if self._embedder is None or not await self._exists(collection):
+            return False
+        return (await self._layout(collection)).dense_size is None
+
+    async def collections_lacking_dense(self) -> list[str]:
+        """Every collection `lacks_dense` names, sorted (none without a model)."""
+        if self._embedder is None:
+            return []
+        return [name for name in await self.collections() if await self.lacks_dense(name)]
+
     async def _dense_size(self, collection: str) -> int | None:
         """Dense dimension to use for this collection, or None for sparse-only."""
         layout = await self._layout(collection)
         if self._embedder is None or layout.dense_size is None:
             if self._embedder is not None and collection not in self._warned_no_dense:
                 self._warned_no_dense.add(collection)
-                log.warning(
-                    "collection %s has no dense vector; searching it lexically only "
-                    "(re-ingest into a new collection to use %s)",
-                    collection,
-                    self._embedder.name,
-                )
+                log.warning("%s", lexical_only_note(collection, self._embedder.name))
             return None
         if layout.dense_size != self._embedder.dimension:
             raise VectorStoreError(

@@ -9,19 +9,26 @@ in-process sparse index, which is rebuilt on the next search.
 
 from __future__ import annotations
 
+import logging
+import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from agent.embedding import embed_documents  # gemini: task types
+from agent.errors import InvalidInputError
 from agent.knowledge.chunks import Chunk
 from agent.knowledge.engine import speed_up_local_mode_commits
 from agent.knowledge.qdrant_collections import DENSE_VECTOR, SPARSE_VECTOR, QdrantCollections
-from agent.knowledge.store import FieldMatch, Filter, NewPoint, SparseVector
+from agent.knowledge.store import FieldMatch, Filter, NewPoint, SparseVector, StoredPoint
 from agent.knowledge.tokenize import LEXICAL_VERSION
 from agent.knowledge.vectors import SparseValues, chunk_sparse_vector
 from agent.knowledge.versions import DocumentInfo
 
+log = logging.getLogger(__name__)
+
+REEMBED_SUFFIX = "__reembed"
+"""`add_dense_vectors` copies a collection here while it embeds it."""
 EMBED_BATCH = 100  # gemini: the API takes up to 100 texts per request
 UPSERT_BATCH = 256
 SCROLL_BATCH = 1024
@@ -138,6 +145,100 @@ class QdrantWrites(QdrantCollections):
             for start in range(0, len(points), UPSERT_BATCH):
                 await self._client.upsert(collection, points[start : start + UPSERT_BATCH])
         return len(points)
+
+    async def add_dense_vectors(self, collection: str) -> int:
+        """Give a collection built without dense vectors (`lacks_dense`) the configured
+        model's, from the text stored with each chunk: no file is read again. Returns
+        how many chunks were embedded (0: it had them already).
+
+        Qdrant cannot add a named vector to an existing collection, so the points are
+        copied, with their new dense vectors, into `<name>__reembed`, then the collection
+        is made again with a dense vector and the copy moved back. Interrupted after the
+        original was removed, a second run finishes from the copy."""
+        if self._embedder is None:
+            raise InvalidInputError(
+                "no embedding model is configured: set GOOGLE_API_KEY (Gemini's "
+                "embeddings) or GRACE_EMBEDDER=use-m3, then run this again"
+            )
+        copy = collection + REEMBED_SUFFIX
+        with self._store_errors(f"looking up collection {copy!r}"):
+            leftover = await self._client.collection_exists(copy)
+        original = await self._exists(collection)
+        if not original and not leftover:
+            await self._require(collection)  # names the known collections
+        embedded = 0
+        if original:
+            if not await self.lacks_dense(collection):
+                return 0
+            info = await self._collection_info(collection)
+            if leftover:  # a run interrupted while copying: start the copy again
+                await self._drop(copy)
+            await self._create_like(copy, info.metadata)
+            embedded = await self._copy_points(collection, copy, embed=True)
+            await self._drop(collection)
+        info = await self._collection_info(copy)
+        await self._create_like(collection, info.metadata)
+        moved = await self._copy_points(copy, collection, embed=False)
+        await self._drop(copy)
+        self._warned_no_dense.discard(collection)
+        log.info("added dense vectors to %d chunks of %s", moved, collection)
+        return embedded or moved
+
+    async def _create_like(self, name: str, metadata: dict[str, Any]) -> None:
+        """A new collection with sparse and dense vectors and `metadata` (the original's
+        index format stamp: re-embedding changes nothing in the sparse vectors)."""
+        assert self._embedder is not None
+        with self._store_errors(f"creating collection {name!r}"):
+            await self._client.create_collection(
+                name,
+                dense={DENSE_VECTOR: self._embedder.dimension},
+                sparse=[SPARSE_VECTOR],
+                idf=True,
+            )
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", UserWarning)  # local mode: no effect
+                await self._client.create_keyword_index(name, "source")
+        if metadata:
+            with self._store_errors(f"stamping collection {name!r}"):
+                await self._client.update_collection(name, metadata=metadata)
+        self._layouts.pop(name, None)
+
+    async def _drop(self, name: str) -> None:
+        with self._store_errors(f"removing collection {name!r}"):
+            await self._client.delete_collection(name)
+        self._layouts.pop(name, None)
+        self._indexes.pop(name, None)
+
+    async def _copy_points(self, source: str, target: str, *, embed: bool) -> int:
+        """Every point of `source` into `target`, embedding its stored text when `embed`
+        (a batch at a time: memory stays flat whatever the collection's size)."""
+        copied, offset = 0, None
+        while True:
+            with self._store_errors(f"reading {source!r}"):
+                records, offset = await self._client.scroll(
+                    source, limit=EMBED_BATCH, offset=offset, with_vectors=True
+                )
+            if records:
+                await self._copy_batch(records, target, embed=embed)
+                copied += len(records)
+            if offset is None:
+                return copied
+
+    async def _copy_batch(self, records: list[StoredPoint], target: str, *, embed: bool) -> None:
+        dense: list[list[float]] | None = None
+        if embed:
+            assert self._embedder is not None
+            texts = [str(r.payload.get("text", "")) for r in records]
+            titles = [str(r.payload.get("source", "")) for r in records]
+            dense = await embed_documents(self._embedder, texts, titles)
+        points = []
+        for i, record in enumerate(records):
+            vector = dict(record.vector or {})
+            if dense is not None:
+                vector[DENSE_VECTOR] = dense[i]
+            points.append(NewPoint(id=record.id, vector=vector, payload=record.payload))
+        with self._store_errors(f"writing {len(points)} chunks to {target!r}"):
+            await self._client.upsert(target, points)
 
     def _tune_local_storage(self, collection: str) -> None:
         """Cheaper commits for qdrant-client's local mode, once per collection (see

@@ -90,6 +90,10 @@ class ServerClient:
                 },
             )
 
+    async def delete_collection(self, name: str) -> None:
+        with self._errors():
+            await self.client.delete_collection(name)
+
     async def create_keyword_index(self, name: str, field_name: str) -> None:
         with self._errors():
             await self.client.create_payload_index(

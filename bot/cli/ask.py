@@ -29,4 +29,17 @@ async def run_ask(args: argparse.Namespace, services: Services) -> int:
         if outcome.state is None:
             break
         state = outcome.state
-    return print_run(state, args.json, progress=args.progress)
+    code = print_run(state, args.json, progress=args.progress)
+    await note_lexical_only(services, state.collection)
+    return code
+
+
+async def note_lexical_only(services: Services, collection: str | None) -> None:
+    """Say on stderr (so `--json` output stays one object) when the collection searched
+    has no dense vectors although a model is configured: found by keywords only."""
+    from agent.knowledge.qdrant_collections import lexical_only_note
+
+    kb = services.knowledge_base
+    name = collection or kb.default_collection
+    if kb.embedder is not None and await kb.lacks_dense(name):
+        print(f"note: {lexical_only_note(name, kb.embedder.name)}", file=sys.stderr)

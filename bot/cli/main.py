@@ -27,6 +27,8 @@ from bot.cli.errors import (
 from bot.cli.ingest import run_ingest
 from bot.cli.observer import TerminalObserver
 from bot.cli.parser import build_parser
+from bot.cli.purge import run_purge
+from bot.cli.reembed import run_reembed
 from bot.cli.runs import run_runs, run_show
 from bot.cli.sources import run_sources, run_sync
 from bot.cli.upkeep import run_recover, run_sweep, run_thresholds
@@ -93,10 +95,20 @@ def _main(argv: Sequence[str] | None) -> int:
 
     try:
         settings = load_settings()
-    except Exception as exc:  # pydantic's ValidationError lists every bad variable
-        error = CommandError(
-            "invalid_configuration", f"invalid configuration:\n{exc}", ExitCode.BAD_INPUT
+    except Exception as exc:  # pydantic's ValidationError: every bad variable, one line
+        from pydantic import ValidationError
+
+        from bot.service.config_errors import (
+            configuration_error_line,
+            other_configuration_error_line,
         )
+
+        message = (
+            configuration_error_line(exc.errors())
+            if isinstance(exc, ValidationError)
+            else other_configuration_error_line(exc, os.environ.get("GRACE_CONFIG_FILE"))
+        )
+        error = CommandError("invalid_configuration", message, ExitCode.BAD_INPUT)
         return report_error(error, as_json=as_json)
     fmt = settings.log_format
     if args.command == "dev" and fmt == "auto":
@@ -201,6 +213,8 @@ COMMANDS: dict[str, Callable[[argparse.Namespace, Services], Awaitable[int]]] = 
     "recover": run_recover,
     "sweep": run_sweep,
     "verified": run_verified,
+    "purge": run_purge,
+    "reembed": run_reembed,
 }
 """The commands that work on the opened services (`serve`, `dev`, `eval` open their own)."""
 

@@ -133,6 +133,14 @@ def build_parser() -> argparse.ArgumentParser:
         help="the simulated workspace refuses chat.startStream: see the plan-message fallback",
     )
 
+    from bot.cli.purge import add_purge_parser
+
+    add_purge_parser(sub)
+
+    from bot.cli.reembed import add_reembed_parser
+
+    add_reembed_parser(sub)
+
     from bot.cli.eval_cli import add_eval_parser
 
     add_eval_parser(sub)

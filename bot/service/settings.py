@@ -137,6 +137,12 @@ class Settings(BaseSettings):
     approvers: Annotated[list[str], NoDecode] = Field(default_factory=list)
     """Slack user ids who may answer any run's questions (comma-separated)."""
 
+    retention_days: float = Field(default=0.0, ge=0)
+    """Forget finished runs (question, answer, the questions put to people and their
+    replies, Slack message refs, outbox rows) and handled Slack requests this many days
+    after they last changed; the sweeper of `grace serve` applies it. 0 = keep them
+    (the default: deleting people's history is the operator's call). Runs still working
+    or waiting for a person are never purged."""
     embedder: Literal["auto", "none", "use-m3", "gemini"] = "auto"
     """Dense search model: auto = Gemini's with the Gemini model, none (lexical search)
     offline; use-m3 = the shipped multilingual sentence encoder (no key, no download;

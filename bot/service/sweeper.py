@@ -1,7 +1,7 @@
 """Background upkeep, every pass: expire interventions nobody answered in time (applying
 `auto_proceed_on_timeout`), take over runs whose worker died mid-run, act on answers
 or expiries a dead process claimed but never applied, and forget old Slack event ids
-(and processed inbox rows)."""
+(and processed inbox rows) and finished runs past `GRACE_RETENTION_DAYS`."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ from datetime import timedelta
 from agent.schemas import RunState, RunStatus, utcnow
 from agent.workers import is_abandoned
 from bot.service.wiring import Services
+from storage.retention import Purged, SqlRetention
 
 log = logging.getLogger(__name__)
 
@@ -87,6 +88,26 @@ async def prune_once(services: Services) -> int:
     return await services.inbox.prune(before=utcnow() - timedelta(days=days))
 
 
+async def retain_once(services: Services) -> Purged | None:
+    """Apply `GRACE_RETENTION_DAYS` (storage/retention.py says what goes and what stays);
+    None when it is 0 (keep everything)."""
+    days = services.settings.retention_days
+    if days <= 0:
+        return None
+    purged = await SqlRetention(services.engine, health=services.store.health).purge(
+        before=utcnow() - timedelta(days=days)
+    )
+    if purged.runs or purged.inbox:
+        log.info(
+            "retention: forgot %d finished runs and %d Slack requests older than %g days",
+            purged.runs,
+            purged.inbox,
+            days,
+            extra={"event": "retention_purge", "runs": purged.runs, "inbox": purged.inbox},
+        )
+    return purged
+
+
 async def sweep_forever(services: Services, interval: float = 60.0) -> None:
     while True:
         try:
@@ -94,6 +115,7 @@ async def sweep_forever(services: Services, interval: float = 60.0) -> None:
             await recover_once(services)
             await finish_stranded_once(services)
             await prune_once(services)
+            await retain_once(services)
         except Exception:  # keep sweeping; the next pass retries
             log.exception("sweep failed")
         await asyncio.sleep(interval)

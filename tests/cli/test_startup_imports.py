@@ -81,6 +81,17 @@ def test_help_and_a_bad_argument_load_no_heavy_library() -> None:
     assert _loaded_after(refused) == []
 
 
+def test_purge_and_reembed_load_their_stores_only_when_they_run() -> None:
+    """`grace purge` with a date that is not one is refused before any store is loaded:
+    its SQL (storage.retention) and reembed's knowledge base load inside the commands."""
+    refused = (
+        "import bot.cli.main\n"
+        "assert bot.cli.main.main(['purge', '--before', 'someday']) == 2\n"
+        "assert bot.cli.main.main(['reembed', '--nope']) == 2"
+    )
+    assert _loaded_after(refused) == []
+
+
 def test_the_status_choices_are_the_run_statuses() -> None:
     assert RUN_STATUSES == tuple(s.value for s in RunStatus)
 

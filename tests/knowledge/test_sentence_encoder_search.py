@@ -82,7 +82,8 @@ async def test_a_collection_without_dense_vectors_is_searched_lexically_with_a_m
         assert hits[0].vector is None
         messages = [r.getMessage() for r in caplog.records if "no dense vector" in r.getMessage()]
         assert len(messages) == 1  # once per collection, not once per search
-        assert "searching it lexically only" in messages[0]
+        assert "searched by keywords only" in messages[0]
+        assert "grace reembed --collection grace_docs" in messages[0]
         assert "use-multilingual-v3" in messages[0]
         # ingesting more into it keeps it lexical: no error, and it stays searchable
         (docs / "more.md").write_text("# Lockers\n\nLockers are on the second floor.\n")

@@ -224,7 +224,9 @@ async def handle_grace(
         votes = await deps.store.recent_feedback(FEEDBACK_WINDOW)
         up = sum(1 for _, helpful in votes if helpful)
         feedback = (up, len(votes) - up, FEEDBACK_WINDOW)
-        await _ack_blocks(ack, "GRACE stats for today", stats_blocks(stats, feedback=feedback))
+        notes = await _lexical_only_notes(deps)
+        blocks = stats_blocks(stats, feedback=feedback, notes=notes)
+        await _ack_blocks(ack, "GRACE stats for today", blocks)
         return
     if sub == "thresholds":
         t = deps.orchestrator.thresholds
@@ -245,6 +247,18 @@ async def handle_grace(
         return
     text = f"`/grace {sub}` is not a command I know. Here is what I do:"
     await _ack_blocks(ack, text, help_blocks(unknown=sub))
+
+
+async def _lexical_only_notes(deps: BotDeps) -> list[str]:
+    """One line per collection searched by keywords only although a dense model is
+    configured (built before it was): `grace reembed` fixes it."""
+    from agent.knowledge.qdrant_collections import QdrantCollections, lexical_only_note
+
+    kb = deps.orchestrator.knowledge_base
+    if not isinstance(kb, QdrantCollections) or kb.embedder is None:
+        return []
+    model = kb.embedder.name
+    return [lexical_only_note(name, model) for name in await kb.collections_lacking_dense()]
 
 
 def register(app: AsyncApp, deps: BotDeps, intake: Intake) -> None:
