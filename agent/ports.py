@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import datetime
 from enum import StrEnum
-from typing import Any, Generic, Protocol, TypeVar, runtime_checkable
+from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar, runtime_checkable
 
 from pydantic import BaseModel, Field
 
@@ -21,6 +21,9 @@ from agent.schemas import (
     TokenUsage,
     utcnow,
 )
+
+if TYPE_CHECKING:  # agent.confidence imports this module
+    from agent.confidence import FittedCalibration
 
 T = TypeVar("T")
 
@@ -198,3 +201,17 @@ class UsageLedger(Protocol):
     async def record(self, run_id: str, usage: TokenUsage, model: str) -> None: ...
 
     async def spent_since(self, since: datetime) -> float: ...
+
+
+@runtime_checkable
+class CalibrationStore(Protocol):
+    """Where the confidence maps fitted by `grace calibrate` are kept, one per provider;
+    whatever wires the agent loads them and hands them to the orchestrator."""
+
+    async def load(self) -> list[FittedCalibration]: ...
+
+    async def get(self, provider: str) -> FittedCalibration | None: ...
+
+    async def save(self, fit: FittedCalibration) -> None: ...
+
+    async def reset(self, provider: str) -> bool: ...
