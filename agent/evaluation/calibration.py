@@ -44,14 +44,14 @@ class Example:
 
 
 def examples(records: Sequence[CaseRecord], features: Sequence[str] = FEATURES) -> list[Example]:
-    """The fit's examples: every final answer whose confidence came from the evidence
-    features (answers quoted from a person's reply, and runs without an answer, carry
-    nothing to learn)."""
+    """The fit's examples: every final answer that carries evidence features, whichever
+    way its confidence was computed (answers quoted from a person's reply, and runs
+    without an answer, carry nothing to learn)."""
     out: list[Example] = []
     for record in records:
         found = record.features
-        if not record.has_final_answer or "calibrated" not in found or found.get("from_person"):
-            continue
+        if not record.has_final_answer or "answer_coverage" not in found:
+            continue  # no answer, or one quoted from a person (`from_person` only)
         x = tuple(_feature_value(name, found) for name in features)
         out.append(Example(case_id=record.id, x=x, right=record.answer_correct))
     return out

@@ -7,14 +7,15 @@ parts (`Services.with_observers`, called by `bot.slack.compose`)."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from agent.confidence import Calibration, in_force
 from agent.config import Thresholds
 from agent.errors import GraceError, InvalidInputError
 from agent.knowledge.lexical import HashingEmbedder
@@ -22,6 +23,7 @@ from agent.llm.offline import OfflineModel
 from agent.orchestrator import Orchestrator
 from agent.ports import Embedder, LanguageModel, RunObserver
 from bot.service.settings import Settings
+from storage.calibrations import SqlCalibrationStore
 from storage.db import is_sqlite, make_engine, migrate
 from storage.inbox import SqlInbox
 from storage.ledger import SqlUsageLedger
@@ -44,6 +46,9 @@ class Services:
     orchestrator: Orchestrator
     inbox: SqlInbox
     deliveries: SqlDeliveries
+    calibrations: Mapping[str, Calibration] = field(default_factory=lambda: in_force([]))
+    """The confidence maps in force: the shipped ones, replaced by those `grace calibrate`
+    stored when these services were built (a running process keeps them until it restarts)."""
 
     def with_observers(self, observers: Sequence[RunObserver]) -> Services:
         """These parts with an orchestrator that also tells `observers` of every
@@ -59,6 +64,7 @@ class Services:
             observers=[*current.observers, *observers],
             thresholds=current.thresholds,
             worker_id=current.worker_id,
+            calibrations=self.calibrations,
         )
         return replace(self, orchestrator=orchestrator)
 
@@ -78,6 +84,7 @@ def build_orchestrator(
     observers: Sequence[RunObserver],
     thresholds: Thresholds,
     worker_id: str | None = None,
+    calibrations: Mapping[str, Calibration] | None = None,
 ) -> Orchestrator:
     return Orchestrator(
         llm=llm,
@@ -90,6 +97,7 @@ def build_orchestrator(
         approvers=settings.approvers,
         thresholds=thresholds,
         worker_id=worker_id,
+        calibrations=calibrations,
     )
 
 
@@ -175,6 +183,7 @@ async def build_services(
         engine = make_engine(url)
         store = SqlRunStore(engine)
         stored = await store.load_thresholds()
+        calibrations = in_force(await SqlCalibrationStore(engine).load())
     except BaseException as exc:
         await knowledge_base.close()
         if engine is not None:
@@ -193,6 +202,7 @@ async def build_services(
         ledger=ledger,
         observers=observers,
         thresholds=thresholds,
+        calibrations=calibrations,
     )
     return Services(
         settings=settings,
@@ -205,4 +215,5 @@ async def build_services(
         orchestrator=orchestrator,
         inbox=SqlInbox(engine, health=store.health),
         deliveries=SqlDeliveries(engine, health=store.health),
+        calibrations=calibrations,
     )
