@@ -348,6 +348,8 @@ def render(result: Refit, *, model: str, before: str, stored: bool = True) -> st
     ]
     for level in result.before.per_level:
         b, a = result.before.per_level[level], result.after.per_level.get(level)
+        if not b.n and (a is None or not a.n):
+            continue
         lines.append(f"  {level.upper():<26}{_level(b):>14}{_level(a):>14}")
     lines += [
         "",
@@ -370,7 +372,6 @@ def render(result: Refit, *, model: str, before: str, stored: bool = True) -> st
             "may give a better fit; --force stores it anyway.",
             _map_lines(fit.calibration),
         ]
-    lines = [line for line in lines if not line.endswith("–             –")]
     return "\n".join(lines)
 
 
