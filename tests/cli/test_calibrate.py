@@ -144,7 +144,11 @@ def scripted_gemini(cases: list[dict[str, Any]]) -> Any:
     expected fact and the rest with a wrong one, and judges its own answers as a real
     model roughly would: higher self-evaluation for the right ones."""
     right = {case["q"]: i % 2 == 0 for i, case in enumerate(cases)}
-    expected = {case["q"]: case.get("expect_any", ["nothing"])[0] for case in cases}
+    expected = {
+        case["q"]: "; ".join(case.get("expect_any", [])[:1] or case.get("expect_all", []))
+        or "nothing"
+        for case in cases
+    }
 
     def question_in(prompt: str) -> str | None:
         return next((q for q in sorted(right, key=len, reverse=True) if q in prompt), None)
@@ -155,7 +159,9 @@ def scripted_gemini(cases: list[dict[str, Any]]) -> Any:
         schema = json.dumps(request.generation_config.get("responseSchema") or {})
         if '"steps"' in schema:
             plan = plan_for(question or "licence")
-            plan["steps"][0]["collection"] = "grace_eval"
+            # --kb's throw-away collection, or the default one `grace ask` searches
+            collection = "grace_eval" if "grace_eval" in prompt else "grace_docs"
+            plan["steps"][0]["collection"] = collection
             return CannedResponse(json_body(plan))
         if '"self_eval"' in schema:
             good = question is not None and expected[question] in prompt
@@ -186,23 +192,43 @@ async def test_gemini_gets_a_fit_of_its_own_factors(tmp_path: Path) -> None:
         assert shown == {
             "provider": "gemini", "source": "default", "calibration": None, "fitted": None
         }  # fmt: skip
+        code, _, err = await grace_here_async(env, "ingest", str(DOCS / "kb"))
+        assert code == 0, err
+        before = await gemini_answer(env)
+        assert "calibrated" not in before["breakdown"]  # the weighted mean of its factors
         code, out, err = await grace_here_async(
             env, "calibrate", str(DOCS / "cases.jsonl"), "--kb", str(DOCS / "kb"),
             "--json", "--force", "--concurrency", "4",
         )  # fmt: skip
         assert code == 0, err
         assert len(fake.calls(GENERATE)) >= 3 * 39
-    result = json.loads(out)
-    assert result["model"] == "gemini-2.5-flash" and result["stored"] is True
-    assert result["before_map"].startswith("none fitted; the answer's confidence is the weighted")
-    fitted = Calibration.model_validate(result["fit"]["calibration"])
-    assert result["fit"]["provider"] == "gemini"
-    # the model's own factors are fitted beside the evidence features
-    assert {"llm_self_eval", "query_coverage", "search_quality"} <= set(fitted.weights)
-    assert set(CALIBRATIONS["offline"].weights) <= set(fitted.weights)
-    # its self-evaluation told right from wrong here, so the fit trusts it
-    assert fitted.weights["llm_self_eval"] > 0
-    assert result["after"]["auroc"] > 0.5
-    code, out, _ = await grace_here_async(env, "calibrate", "--show", "--json")
-    shown = json.loads(out)
-    assert shown["source"] == "fitted" and shown["calibration"] == fitted.model_dump()
+        result = json.loads(out)
+        assert result["model"] == "gemini-2.5-flash" and result["stored"] is True
+        assert result["before_map"].startswith(
+            "none fitted; the answer's confidence is the weighted"
+        )
+        fitted = Calibration.model_validate(result["fit"]["calibration"])
+        assert result["fit"]["provider"] == "gemini"
+        # the model's own factors are fitted beside the evidence features
+        assert {"llm_self_eval", "query_coverage", "search_quality"} <= set(fitted.weights)
+        assert set(CALIBRATIONS["offline"].weights) <= set(fitted.weights)
+        # its self-evaluation told right from wrong here, so the fit trusts it
+        assert fitted.weights["llm_self_eval"] > 0
+        assert result["after"]["auroc"] > 0.5
+        code, out, _ = await grace_here_async(env, "calibrate", "--show", "--json")
+        shown = json.loads(out)
+        assert shown["source"] == "fitted" and shown["calibration"] == fitted.model_dump()
+        # the next `grace ask` scores Gemini's answer with the fitted map
+        features = (await gemini_answer(env))["breakdown"]
+        assert features["calibrated"] == pytest.approx(fitted.probability(features), abs=1e-3)
+        assert features["llm_self_eval"] == 0.9
+
+
+async def gemini_answer(env: dict[str, str]) -> dict[str, Any]:
+    """The reasoning step of `grace ask QUESTION` on Gemini (a case it answers right)."""
+    code, out, err = await grace_here_async(env, "ask", QUESTION, "--json", "--no-input")
+    assert code == 0, err
+    steps = [s for s in json.loads(out)["plan"]["steps"] if s["action"] == "reasoning"]
+    assert steps, out
+    step: dict[str, Any] = steps[-1]
+    return step
