@@ -50,8 +50,12 @@ def examples(records: Sequence[CaseRecord], features: Sequence[str] = FEATURES) 
     out: list[Example] = []
     for record in records:
         found = record.features
-        if not record.has_final_answer or "answer_coverage" not in found:
-            continue  # no answer, or one quoted from a person (`from_person` only)
+        if (
+            not record.has_final_answer
+            or "answer_coverage" not in found
+            or found.get("from_person")
+        ):
+            continue
         x = tuple(_feature_value(name, found) for name in features)
         out.append(Example(case_id=record.id, x=x, right=record.answer_correct))
     return out
