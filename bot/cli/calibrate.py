@@ -18,15 +18,15 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from bot.cli.calibrate_output import map_lines, provenance, render
 from bot.cli.eval_cli import EVAL_COLLECTION, _scratch_root
 from bot.cli.progress import EvalProgress
 
 # `grace` builds this command's parser on every start: the fitting is imported only when
 # `grace calibrate` runs.
 if TYPE_CHECKING:
-    from agent.confidence import Calibration, FittedCalibration
+    from agent.confidence import Calibration
     from agent.evaluation import CaseRecord, EvalCase
-    from agent.evaluation.metrics import LevelScore
     from agent.evaluation.refit import Refit
     from bot.service.settings import Settings
     from bot.service.wiring import Services
@@ -130,31 +130,10 @@ async def _show(settings: Settings, *, as_json: bool) -> int:
         }
         print(json.dumps(out, ensure_ascii=False))
         return 0
-    print(f"Confidence map for {provider}: {_provenance(provider, fit, calibration)}")
+    print(f"Confidence map for {provider}: {provenance(fit, calibration)}")
     if calibration is not None:
-        print(_map_lines(calibration))
+        print(map_lines(calibration))
     return 0
-
-
-def _provenance(provider: str, fit: FittedCalibration | None, calibration: Any) -> str:
-    if fit is not None:
-        return (
-            f"fitted on {fit.fitted_at:%Y-%m-%d %H:%M} UTC from {fit.cases_file} "
-            f"({fit.cases} cases, {fit.answers} answers, {fit.folds} folds)"
-        )
-    if calibration is not None:
-        return "shipped with GRACE"
-    return (
-        "none fitted; the answer's confidence is the weighted mean of the model's factors "
-        "(GRACE_CONFIDENCE__WEIGHTS__*)"
-    )
-
-
-def _map_lines(calibration: Calibration) -> str:
-    width = max(len(name) for name in [*calibration.weights, "intercept"])
-    lines = [f"  {'intercept':<{width}}  {calibration.intercept:+.3f}"]
-    lines += [f"  {name:<{width}}  {w:+.3f}" for name, w in calibration.weights.items()]
-    return "\n".join(lines)
 
 
 async def _reset(settings: Settings, *, as_json: bool) -> int:
@@ -249,7 +228,7 @@ async def _calibrate(args: argparse.Namespace, settings: Settings) -> int:
             await store.save(result.fit)
         finally:
             await engine.dispose()
-    before = _provenance(provider, before_fit, maps.get(provider))
+    before = provenance(before_fit, maps.get(provider))
     if args.json:
         out = {
             "model": services.llm.name,
@@ -325,66 +304,3 @@ class _Runner:
 
     async def score(self, ids: Sequence[str], calibration: Calibration) -> list[CaseRecord]:
         return await self.run([self.cases[i] for i in ids], calibration)
-
-
-def render(result: Refit, *, model: str, before: str, stored: bool = True) -> str:
-    """The before/after table a person reads."""
-    fit = result.fit
-    lines = [
-        f"Fitted a confidence map for {fit.provider} ({model}) on {fit.cases} cases of "
-        f"{fit.cases_file}: {fit.answers} answers, {result.right} right and {result.wrong} "
-        "wrong.",
-        f"Before: the map in force ({before}), on every case.",
-        f"After: {fit.folds}-fold cross-validated — each fold scored by a map fitted on the "
-        "other folds, never on itself.",
-        "",
-        f"{'':<28}{'before':>14}{'after':>14}",
-        _row("AUROC (higher is better)", result.before.auroc, result.after.auroc),
-        _row("ECE (lower is better)", result.before.ece, result.after.ece),
-        f"{'confidently wrong':<28}{result.before.confidently_wrong:>14}"
-        f"{result.after.confidently_wrong:>14}",
-        "",
-        "Where runs first stopped, and how many of their answers were right:",
-    ]
-    for level in result.before.per_level:
-        b, a = result.before.per_level[level], result.after.per_level.get(level)
-        if not b.n and (a is None or not a.n):
-            continue
-        lines.append(f"  {level.upper():<26}{_level(b):>14}{_level(a):>14}")
-    lines += [
-        "",
-        f"In sample (fitted on every case, for comparison only): AUROC "
-        f"{_num(result.in_sample.auroc)}, ECE {_num(result.in_sample.ece)}.",
-        "",
-    ]
-    if stored:
-        lines += [
-            "Stored: every grace process started from now on scores with this map "
-            "(restart a running `grace serve`).",
-            _map_lines(fit.calibration),
-            "`grace calibrate --show` prints it; `grace calibrate --reset` goes back to the "
-            "shipped map.",
-        ]
-    else:
-        lines += [
-            "Not stored: out of sample it tells right from wrong answers less well (AUROC) "
-            "than the map in force. More cases, or cases more like your team's questions, "
-            "may give a better fit; --force stores it anyway.",
-            _map_lines(fit.calibration),
-        ]
-    return "\n".join(lines)
-
-
-def _num(value: float | None) -> str:
-    return "–" if value is None else f"{value:.2f}"
-
-
-def _row(name: str, before: float | None, after: float | None) -> str:
-    return f"{name:<28}{_num(before):>14}{_num(after):>14}"
-
-
-def _level(score: LevelScore | None) -> str:
-    """ "right/answers of n": one level's cases, their answers and the right ones."""
-    if score is None or not score.n:
-        return "–"
-    return f"{score.right}/{score.answers} of {score.n}"
