@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
+from datetime import datetime
 from itertools import combinations
 from statistics import fmean, pvariance
 from typing import Literal
@@ -136,6 +137,37 @@ provider without a fit here â€” Gemini, until one is fitted on its own answers â
 documented default, the weighted mean of its factors (`ConfidenceConfig.weights`), in
 which its self-evaluation is one factor: another model's fitted numbers would not mean
 the same for its answers. A Gemini fit may use `llm_self_eval` as one more feature."""
+
+
+MODEL_FACTORS: tuple[str, ...] = ("llm_self_eval", "query_coverage", "search_quality")
+"""The answering model's own factors (its self-evaluation, its coverage, the quality of
+the search the answer rests on): a fitted map may weigh them beside the evidence
+features; they are what the weighted-mean default is made of."""
+
+
+class FittedCalibration(BaseModel):
+    """A map fitted by `grace calibrate` on a team's own questions, with where it came
+    from. Stored in the database, it replaces its provider's shipped map in every process
+    that starts after it was stored."""
+
+    provider: str
+    """`provider_of` the model it was fitted for ("offline", "gemini")."""
+    calibration: Calibration
+    fitted_at: datetime
+    cases_file: str
+    """The case file it was fitted on, as given to `grace calibrate`."""
+    cases: int
+    """Cases in that file."""
+    answers: int
+    """Answers it was fitted on (cases that ended with an answer carrying features)."""
+    folds: int
+    """Folds its cross-validated figures were measured with."""
+
+
+def in_force(stored: Sequence[FittedCalibration]) -> dict[str, Calibration]:
+    """The maps to score with: the shipped ones, each replaced by a stored fit for its
+    provider (a provider with no shipped map, Gemini, gains one)."""
+    return {**CALIBRATIONS, **{fit.provider: fit.calibration for fit in stored}}
 
 
 def provider_of(model: str) -> str:
@@ -265,8 +297,13 @@ class ConfidenceCalculator:
             breakdown["source_agreement"] = factors.source_agreement
         features = factors.answer_features.as_map()
         breakdown.update(features)
-        if factors.llm_self_eval is not None:
-            features.setdefault("llm_self_eval", factors.llm_self_eval)
+        for name, value in (
+            ("llm_self_eval", factors.llm_self_eval),
+            ("query_coverage", factors.query_coverage),
+            ("search_quality", breakdown.get("search_quality")),
+        ):
+            if value is not None:  # MODEL_FACTORS, for a map that weighs them
+                features.setdefault(name, value)
         probability = calibrated(features, factors.model, self._calibrations)
         penalties: list[str] = []
         if tool_success < 1.0:

@@ -179,6 +179,7 @@ class StepExecutor:
             confidence_detail=score,
             level=decision.level,
             sources=result.sources,
+            answer_features=result.answer_features,
             error=result.error,
             execution_time_ms=(time.perf_counter() - started) * 1000,
             token_usage=result.token_usage,

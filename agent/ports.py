@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import datetime
 from enum import StrEnum
-from typing import Any, Generic, Protocol, TypeVar, runtime_checkable
+from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar, runtime_checkable
 
 from pydantic import BaseModel, Field
 
@@ -22,6 +22,9 @@ from agent.schemas import (
     Verification,
     utcnow,
 )
+
+if TYPE_CHECKING:  # agent.confidence imports this module
+    from agent.confidence import FittedCalibration
 
 T = TypeVar("T")
 
@@ -249,3 +252,17 @@ class VerifiedAnswers(Protocol):
     async def remove(self, answer_id: str) -> bool:
         """Delete it; False when there was none."""
         ...
+
+
+@runtime_checkable
+class CalibrationStore(Protocol):
+    """Where the confidence maps fitted by `grace calibrate` are kept, one per provider;
+    whatever wires the agent loads them and hands them to the orchestrator."""
+
+    async def load(self) -> list[FittedCalibration]: ...
+
+    async def get(self, provider: str) -> FittedCalibration | None: ...
+
+    async def save(self, fit: FittedCalibration) -> None: ...
+
+    async def reset(self, provider: str) -> bool: ...

@@ -21,9 +21,10 @@ import asyncio
 import contextlib
 import logging
 import time
-from collections.abc import Awaitable, Sequence
+from collections.abc import Awaitable, Mapping, Sequence
 
 from agent.confidence import (
+    Calibration,
     ConfidenceCalculator,
     SourceAgreementCalculator,
 )
@@ -105,7 +106,11 @@ class RunMachine:
         approvers: Sequence[str] = (),
         thresholds: Thresholds | None = None,
         worker_id: str | None = None,
+        calibrations: Mapping[str, Calibration] | None = None,
     ) -> None:
+        """`calibrations`: the confidence maps by provider (None: the shipped ones,
+        `agent.confidence.CALIBRATIONS`); the wiring passes the ones stored by
+        `grace calibrate`."""
         self.config = config or AgentConfig()
         self.worker_id = worker_id or new_worker_id()
         self.leases = LeaseKeeper(
@@ -120,7 +125,7 @@ class RunMachine:
         self.observers = list(observers)
         self.approvers = list(approvers)
         self.thresholds = thresholds or self.config.confidence.thresholds
-        self.calculator = ConfidenceCalculator(self.config.confidence)
+        self.calculator = ConfidenceCalculator(self.config.confidence, calibrations)
         self.planner = Planner(llm, self.config.execution)
         self.replanner = ReplanManager(self.planner, self.config.replan)
         self._piece_started: dict[str, float] = {}

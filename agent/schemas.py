@@ -335,6 +335,9 @@ class StepResult(BaseModel):
     confidence_detail: ConfidenceScore | None = None
     level: InterventionLevel | None = None
     sources: list[Source] = Field(default_factory=list)
+    answer_features: AnswerFeatures | None = None
+    """The answer's evidence features (reasoning steps), kept even when the model's map
+    does not weigh them (Gemini's default), so `grace calibrate` can fit one that does."""
     error: str | None = None
     execution_time_ms: float = 0.0
     token_usage: TokenUsage = Field(default_factory=TokenUsage)

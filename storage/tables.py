@@ -314,3 +314,18 @@ class VerifiedAnswerRow(Base):
     review_by: Mapped[datetime] = mapped_column(UTCDateTime())
     permalink: Mapped[str | None] = mapped_column(Text)
     run_id: Mapped[str | None] = mapped_column(ID)
+
+
+class CalibrationRow(Base):
+    """A confidence map fitted by `grace calibrate`, one per provider (storage/calibrations.py)."""
+
+    __tablename__ = "calibrations"
+
+    provider: Mapped[str] = mapped_column(String(64), primary_key=True)
+    intercept: Mapped[float] = mapped_column(Float)
+    weights_json: Mapped[str] = mapped_column(Text)
+    cases_file: Mapped[str] = mapped_column(Text)
+    cases: Mapped[int] = mapped_column(Integer)
+    answers: Mapped[int] = mapped_column(Integer)
+    folds: Mapped[int] = mapped_column(Integer)
+    fitted_at: Mapped[datetime] = mapped_column(UTCDateTime())

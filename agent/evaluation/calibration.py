@@ -44,13 +44,17 @@ class Example:
 
 
 def examples(records: Sequence[CaseRecord], features: Sequence[str] = FEATURES) -> list[Example]:
-    """The fit's examples: every final answer whose confidence came from the evidence
-    features (answers quoted from a person's reply, and runs without an answer, carry
-    nothing to learn)."""
+    """The fit's examples: every final answer that carries evidence features, whichever
+    way its confidence was computed (answers quoted from a person's reply, and runs
+    without an answer, carry nothing to learn)."""
     out: list[Example] = []
     for record in records:
         found = record.features
-        if not record.has_final_answer or "calibrated" not in found or found.get("from_person"):
+        if (
+            not record.has_final_answer
+            or "answer_coverage" not in found
+            or found.get("from_person")
+        ):
             continue
         if found.get("verified"):
             continue  # the saved answer's fixed weight, not evidence features

@@ -23,6 +23,7 @@ from agent.evaluation.cases import EvalCase
 from agent.evaluation.metrics import EvalMetrics, compute_metrics
 from agent.evaluation.records import CaseRecord
 from agent.evaluation.scoring import answer_correct, case_correct, confidently_wrong, recall_hit
+from agent.finishing import final_result
 from agent.orchestrator import Orchestrator
 from agent.ports import RunEvent, RunEventType
 from agent.schemas import (
@@ -237,6 +238,11 @@ def _final(record: CaseRecord, state: RunState) -> None:
         record.final_confidence = state.overall_confidence
         if state.overall_detail is not None:
             record.features = dict(state.overall_detail.breakdown)
+        answer = final_result(state) if state.plan is not None else None
+        if answer is not None and answer.answer_features is not None:
+            # under a model's weighted-mean default the breakdown lacks them
+            for name, value in answer.answer_features.as_map().items():
+                record.features.setdefault(name, value)
         record.final_level = state.level.value if state.level else None
         record.sources = list(dict.fromkeys(s.source for s in state.sources))
     elif state.error and not record.error:

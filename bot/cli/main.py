@@ -164,7 +164,7 @@ def _run(args: argparse.Namespace, settings: Settings, *, as_json: bool) -> int:
 
 
 async def _dispatch(args: argparse.Namespace, settings: Settings) -> int:
-    if args.command in ("serve", "dev", "eval"):
+    if args.command in ("serve", "dev", "eval", "calibrate"):
         _started()  # long-running: they start up their own way
     if args.command == "serve":
         from bot.slack.runners import serve
@@ -184,6 +184,10 @@ async def _dispatch(args: argparse.Namespace, settings: Settings) -> int:
         from bot.cli.eval_cli import run_eval_command
 
         return await run_eval_command(args, settings)
+    if args.command == "calibrate":
+        from bot.cli.calibrate import run_calibrate_command
+
+        return await run_calibrate_command(args, settings)
     progress = None
     if not getattr(args, "json", False) and args.command not in ("runs", "show"):
         if sys.stderr.isatty():  # elsewhere the INFO logs tell the same story
@@ -216,7 +220,8 @@ COMMANDS: dict[str, Callable[[argparse.Namespace, Services], Awaitable[int]]] = 
     "purge": run_purge,
     "reembed": run_reembed,
 }
-"""The commands that work on the opened services (`serve`, `dev`, `eval` open their own)."""
+"""The commands that work on the opened services (`serve`, `dev`, `eval`, `calibrate` open
+their own)."""
 
 if __name__ == "__main__":
     sys.exit(main())

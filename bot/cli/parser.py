@@ -144,4 +144,7 @@ def build_parser() -> argparse.ArgumentParser:
     from bot.cli.eval_cli import add_eval_parser
 
     add_eval_parser(sub)
+    from bot.cli.calibrate import add_calibrate_parser
+
+    add_calibrate_parser(sub)
     return parser

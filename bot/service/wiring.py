@@ -7,12 +7,13 @@ parts (`Services.with_observers`, called by `bot.slack.compose`)."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from agent.confidence import Calibration, in_force
 from agent.config import Thresholds
 from agent.errors import InvalidInputError
 from agent.knowledge.lexical import HashingEmbedder
@@ -20,6 +21,7 @@ from agent.llm.offline import OfflineModel
 from agent.orchestrator import Orchestrator
 from agent.ports import Embedder, LanguageModel, RunObserver
 from bot.service.settings import Settings
+from storage.calibrations import SqlCalibrationStore
 from storage.db import make_engine, migrate
 from storage.inbox import SqlInbox
 from storage.ledger import SqlUsageLedger
@@ -42,6 +44,9 @@ class Services:
     orchestrator: Orchestrator
     inbox: SqlInbox
     deliveries: SqlDeliveries
+    calibrations: Mapping[str, Calibration] = field(default_factory=lambda: in_force([]))
+    """The confidence maps in force: the shipped ones, replaced by those `grace calibrate`
+    stored when these services were built (a running process keeps them until it restarts)."""
 
     def with_observers(self, observers: Sequence[RunObserver]) -> Services:
         """These parts with an orchestrator that also tells `observers` of every
@@ -57,6 +62,7 @@ class Services:
             observers=[*current.observers, *observers],
             thresholds=current.thresholds,
             worker_id=current.worker_id,
+            calibrations=self.calibrations,
         )
         return replace(self, orchestrator=orchestrator)
 
@@ -76,6 +82,7 @@ def build_orchestrator(
     observers: Sequence[RunObserver],
     thresholds: Thresholds,
     worker_id: str | None = None,
+    calibrations: Mapping[str, Calibration] | None = None,
 ) -> Orchestrator:
     return Orchestrator(
         llm=llm,
@@ -88,6 +95,7 @@ def build_orchestrator(
         approvers=settings.approvers,
         thresholds=thresholds,
         worker_id=worker_id,
+        calibrations=calibrations,
     )
 
 
@@ -175,6 +183,7 @@ async def build_services(
         engine = make_engine(url)
         store = SqlRunStore(engine)
         stored = await store.load_thresholds()
+        calibrations = in_force(await SqlCalibrationStore(engine).load())
     except BaseException:  # close what was opened; a StorageError goes up as it is
         await knowledge_base.close()
         if engine is not None:
@@ -191,6 +200,7 @@ async def build_services(
         ledger=ledger,
         observers=observers,
         thresholds=thresholds,
+        calibrations=calibrations,
     )
     return Services(
         settings=settings,
@@ -203,4 +213,5 @@ async def build_services(
         orchestrator=orchestrator,
         inbox=SqlInbox(engine, health=store.health),
         deliveries=SqlDeliveries(engine, health=store.health),
+        calibrations=calibrations,
     )

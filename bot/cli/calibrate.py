@@ -1,0 +1,306 @@
+"""`grace calibrate`: fit the confidence map on a team's own questions and store it.
+
+`grace calibrate CASES.jsonl (--kb DIR | --collection NAME)` runs the cases the way
+`grace eval` does (runs in a throw-away database, default thresholds; `--kb` ingests into
+a throw-away store), fits the configured model's map on the answers, judges it k-fold
+(`agent.evaluation.refit`) and stores it in the database: every process started after
+that scores with it. `--show` prints the map in force and where it came from; `--reset`
+forgets the fit, so the shipped map applies again.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import tempfile
+from collections.abc import Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from bot.cli.calibrate_output import map_lines, provenance, render
+from bot.cli.eval_cli import EVAL_COLLECTION, _scratch_root
+from bot.cli.progress import EvalProgress
+
+# `grace` builds this command's parser on every start: the fitting is imported only when
+# `grace calibrate` runs.
+if TYPE_CHECKING:
+    from agent.confidence import Calibration
+    from agent.evaluation import CaseRecord, EvalCase
+    from agent.evaluation.refit import Refit
+    from bot.service.settings import Settings
+    from bot.service.wiring import Services
+    from storage.calibrations import SqlCalibrationStore
+
+
+def add_calibrate_parser(sub: Any) -> None:
+    """Register `grace calibrate` on the CLI's subparsers."""
+    cal = sub.add_parser(
+        "calibrate",
+        help="fit how sure GRACE is to your own questions with known answers",
+        description="Run a JSON Lines file of your questions with known answers (30 or "
+        "more, as for `grace eval`), fit the configured model's confidence map on how "
+        "often its answers were right, and store it: every grace process started from "
+        "then on uses it. Before/after figures are cross-validated: each fold of cases "
+        "is scored by a map fitted on the other folds.",
+    )
+    cal.add_argument("cases", type=Path, nargs="?", help="JSON Lines file, one case per line")
+    where = cal.add_mutually_exclusive_group()
+    where.add_argument("--collection", help="search this collection of the configured KB")
+    where.add_argument(
+        "--kb", type=Path, help="ingest this directory into a temporary KB and search that"
+    )
+    cal.add_argument(
+        "--show", action="store_true", help="print the map in force and where it came from"
+    )
+    cal.add_argument(
+        "--reset", action="store_true", help="forget the fitted map: back to the shipped one"
+    )
+    cal.add_argument(
+        "--folds", type=int, default=5, metavar="K", help="cross-validation folds (default 5)"
+    )
+    cal.add_argument(
+        "--concurrency",
+        type=int,
+        default=1,
+        metavar="N",
+        help="ask N questions at once (worth it with Gemini; default 1)",
+    )
+    cal.add_argument(
+        "--force",
+        action="store_true",
+        help="store the fit even when it ranks answers worse than the map in force",
+    )
+    cal.add_argument("--json", action="store_true", help="print one JSON object")
+
+
+def configured_provider(settings: Settings) -> str:
+    """The provider whose map the configured model scores with (`provider_of`)."""
+    from agent.confidence import provider_of
+
+    return provider_of(settings.llm.model) if settings.use_gemini else "offline"
+
+
+async def run_calibrate_command(args: argparse.Namespace, settings: Settings) -> int:
+    from agent.errors import InvalidInputError
+
+    modes = [args.cases is not None, args.show, args.reset]
+    if sum(modes) != 1:
+        raise InvalidInputError(
+            "Give a case file to calibrate on, or --show, or --reset (one of them)."
+        )
+    if (args.show or args.reset) and (args.kb is not None or args.collection is not None):
+        raise InvalidInputError("--kb and --collection go with a case file, not --show/--reset.")
+    if args.show:
+        return await _show(settings, as_json=args.json)
+    if args.reset:
+        return await _reset(settings, as_json=args.json)
+    return await _calibrate(args, settings)
+
+
+async def _stored(settings: Settings) -> tuple[SqlCalibrationStore, Any]:
+    """The store of fitted maps in the configured database (migrated first), and its engine."""
+    from storage.calibrations import SqlCalibrationStore
+    from storage.db import make_engine, migrate
+
+    url = settings.resolved_database_url
+    settings.data_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
+    await migrate(url)
+    engine = make_engine(url)
+    return SqlCalibrationStore(engine), engine
+
+
+async def _show(settings: Settings, *, as_json: bool) -> int:
+    from agent.confidence import CALIBRATIONS
+
+    provider = configured_provider(settings)
+    store, engine = await _stored(settings)
+    try:
+        fit = await store.get(provider)
+    finally:
+        await engine.dispose()
+    calibration = fit.calibration if fit else CALIBRATIONS.get(provider)
+    source = "fitted" if fit else "shipped" if calibration else "default"
+    if as_json:
+        out: dict[str, Any] = {
+            "provider": provider,
+            "source": source,
+            "calibration": calibration.model_dump() if calibration else None,
+            "fitted": fit.model_dump(mode="json", exclude={"calibration"}) if fit else None,
+        }
+        print(json.dumps(out, ensure_ascii=False))
+        return 0
+    print(f"Confidence map for {provider}: {provenance(fit, calibration)}")
+    if calibration is not None:
+        print(map_lines(calibration))
+    return 0
+
+
+async def _reset(settings: Settings, *, as_json: bool) -> int:
+    provider = configured_provider(settings)
+    store, engine = await _stored(settings)
+    try:
+        removed = await store.reset(provider)
+    finally:
+        await engine.dispose()
+    if as_json:
+        print(json.dumps({"provider": provider, "reset": removed}))
+    elif removed:
+        print(
+            f"Forgot the fitted map for {provider}: the shipped one applies to every grace "
+            "process started from now on (restart a running `grace serve`)."
+        )
+    else:
+        print(f"No fitted map was stored for {provider}: the shipped one is in force.")
+    return 0
+
+
+async def _calibrate(args: argparse.Namespace, settings: Settings) -> int:
+    from agent.confidence import in_force
+    from agent.errors import InvalidInputError
+    from agent.evaluation import load_cases
+    from agent.evaluation.calibration import CalibrationDataError
+    from agent.evaluation.refit import check_cases, refit
+    from agent.knowledge.ingest import ingest_paths
+    from bot.service.logs import configure_logging
+    from bot.service.wiring import build_services
+
+    cases = load_cases(args.cases)  # a bad file is refused before anything is built
+    try:
+        check_cases(len(cases))
+    except CalibrationDataError as exc:
+        raise InvalidInputError(str(exc)) from None
+    if not 2 <= args.folds <= 10:
+        raise InvalidInputError("--folds must be between 2 and 10.")
+    if not 1 <= args.concurrency <= 32:
+        raise InvalidInputError("--concurrency must be between 1 and 32.")
+    if args.kb is not None and not args.kb.exists():
+        raise InvalidInputError(f"--kb {args.kb}: no such file or directory")
+    if "log_level" not in settings.model_fields_set:
+        configure_logging("WARNING", settings.log_format)  # as `grace eval`: the table first
+    provider = configured_provider(settings)
+    store, engine = await _stored(settings)
+    try:
+        current = await store.load()
+    finally:
+        await engine.dispose()
+    maps = in_force(current)
+    before_fit = next((f for f in current if f.provider == provider), None)
+    with tempfile.TemporaryDirectory(prefix="grace-calibrate-", dir=_scratch_root()) as tmp:
+        scratch = Path(tmp)
+        update: dict[str, object] = {"database_url": f"sqlite+aiosqlite:///{scratch / 'runs.db'}"}
+        if args.kb is not None:
+            update |= {"data_dir": scratch / "data", "qdrant_url": None}
+            update["knowledge"] = settings.knowledge.model_copy(
+                update={"collection": EVAL_COLLECTION}
+            )
+        services = await build_services(settings.model_copy(update=update))
+        try:
+            if args.kb is not None:
+                await ingest_paths(services.knowledge_base, [args.kb])
+            collection = await services.orchestrator.validate_collection(args.collection)
+            if await services.knowledge_base.count(collection) == 0:
+                raise InvalidInputError(
+                    f"The collection {collection!r} is empty: `grace ingest` documents into "
+                    "it, or calibrate on a directory with --kb DIR."
+                )
+            runner = _Runner(services, cases, collection, args.concurrency, maps, provider)
+            with EvalProgress(3 * len(cases)) as advance:  # before, in sample, out of sample
+                runner.progress = advance
+                records = await runner.run(cases, maps.get(provider))
+                try:
+                    result = await refit(
+                        records,
+                        runner.score,
+                        provider=provider,
+                        cases_file=str(args.cases),
+                        k=args.folds,
+                        now=datetime.now(UTC),
+                    )
+                except CalibrationDataError as exc:
+                    raise InvalidInputError(str(exc)) from None
+        finally:
+            await services.close()
+    stored = args.force or not worse(result)
+    if stored:
+        store, engine = await _stored(settings)
+        try:
+            await store.save(result.fit)
+        finally:
+            await engine.dispose()
+    before = provenance(before_fit, maps.get(provider))
+    if args.json:
+        out = {
+            "model": services.llm.name,
+            "before_map": before,
+            "stored": stored,
+            **result.model_dump(mode="json"),
+        }
+        print(json.dumps(out, ensure_ascii=False))
+    else:
+        print(render(result, model=services.llm.name, before=before, stored=stored))
+    return 0
+
+
+def worse(result: Refit) -> bool:
+    """The fit ranks right and wrong answers worse, out of sample, than the map in force
+    does: storing it would make confidence mean less (unless `--force`)."""
+    before, after = result.before.auroc, result.after.auroc
+    return before is not None and after is not None and after < before
+
+
+class _Runner:
+    """Runs cases through an orchestrator over the throw-away parts, under a given map for
+    the configured provider (the other providers keep the maps in force)."""
+
+    def __init__(
+        self,
+        services: Services,
+        cases: Sequence[EvalCase],
+        collection: str,
+        concurrency: int,
+        maps: dict[str, Calibration],
+        provider: str,
+    ) -> None:
+        self.services = services
+        self.cases = {case.id: case for case in cases}
+        self.collection = collection
+        self.concurrency = concurrency
+        self.maps = maps
+        self.provider = provider
+        self.progress: Any = None
+
+    async def run(
+        self, cases: Sequence[EvalCase], calibration: Calibration | None
+    ) -> list[CaseRecord]:
+        from agent.evaluation import run_eval
+        from bot.service.wiring import build_orchestrator
+
+        maps = dict(self.maps)
+        if calibration is None:
+            maps.pop(self.provider, None)
+        else:
+            maps[self.provider] = calibration
+        s = self.services
+        orchestrator = build_orchestrator(
+            s.settings,
+            llm=s.llm,
+            knowledge_base=s.knowledge_base,
+            store=s.store,
+            embedder=s.embedder,
+            ledger=s.ledger,
+            observers=[],
+            thresholds=s.orchestrator.thresholds,
+            calibrations=maps,
+        )
+        report = await run_eval(
+            orchestrator,
+            cases,
+            collection=self.collection,
+            progress=self.progress,
+            concurrency=self.concurrency,
+        )
+        return report.records
+
+    async def score(self, ids: Sequence[str], calibration: Calibration) -> list[CaseRecord]:
+        return await self.run([self.cases[i] for i in ids], calibration)
