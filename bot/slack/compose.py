@@ -33,6 +33,7 @@ from bot.slack.listeners.actions import process_click
 from bot.slack.listeners.assistant import greet, take_question
 from bot.slack.listeners.commands import process_command
 from bot.slack.listeners.views import process_modify
+from bot.slack.people import PersonNames
 
 log = logging.getLogger(__name__)
 
@@ -135,6 +136,7 @@ async def create_bot(settings: Settings, *, services: Services | None = None) ->
         ledger=services.ledger,
         publisher=publisher,
         tasks=tasks,
+        names=PersonNames(client),
     )
     intake = Intake(
         inbox=services.inbox,
