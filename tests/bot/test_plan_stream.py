@@ -268,10 +268,13 @@ async def test_a_refused_start_whose_stream_exists_is_taken_up_again(
 ) -> None:
     """`chat.startStream` carried out, its answer lost (here a 500; a process killed at
     that moment leaves the same stored state): the next pass finds the stream in the
-    thread and carries on in it — nothing left "in progress", no second plan."""
+    thread — not the bot's plain notice beside it — and carries on in it: nothing left
+    "in progress", no second plan."""
     workspace = fake.workspace
 
     def start(params: dict[str, Any], call: RecordedCall) -> dict[str, Any]:
+        if not fake.calls_to("chat.startStream")[:-1]:
+            workspace.post_message(CHANNEL, text="A notice.", thread_ts=TS)
         message = workspace.start_stream(
             str(params["channel"]),
             thread_ts=params.get("thread_ts") or None,
@@ -298,8 +301,9 @@ async def test_a_refused_start_whose_stream_exists_is_taken_up_again(
 
     thread = harness.thread(TS)
     assert all(not m.streaming for m in thread), "no stream left open"
-    assert len(thread) == 1, [message_text(m) for m in thread]
-    (stream,) = thread
+    assert len(thread) == 2, [message_text(m) for m in thread]
+    notice, stream = thread
+    assert notice.text == "A notice." and not notice.edits
     assert has_feedback_buttons(stream) and stream.blocks[0]["type"] == "plan"
     assert len(fake.calls_to("chat.startStream")) == 1
     assert fake.calls_to("chat.postMessage") == []

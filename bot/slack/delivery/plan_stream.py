@@ -422,12 +422,14 @@ class PlanStreamer:
         """An earlier `chat.startStream` whose answer was lost (a 5xx, a timeout, a
         process killed just after Slack carried it out): look for the stream in the
         thread — a bot message no run has claimed (a run's messages carry metadata) and
-        not among this run's stored ones. One: take it up again (if it is no stream
-        after all, the next append is refused and the run goes on in the plan message).
-        Several: stop them all (stopping a message that is no stream is refused,
-        harmlessly) and use the plan message. None: the start never happened."""
+        not among this run's stored ones; those showing a plan first (a greeting or a
+        notice is plain text). One: take it up again (if it is no stream after all, the
+        next append is refused and the run goes on in the plan message). Several: stop
+        them all (stopping a message that is no stream is refused, harmlessly) and use
+        the plan message. None: the start never happened."""
         channel = state.thread.channel_id
-        candidates = await self._unclaimed(state, refs)
+        unclaimed = await self._unclaimed(state, refs)
+        candidates = [ts for ts, plan in unclaimed if plan] or [ts for ts, _ in unclaimed]
         if len(candidates) == 1:
             (ts,) = candidates
             log.warning(
@@ -442,11 +444,11 @@ class PlanStreamer:
         await self._drop(state, refs, channel, "", "an earlier start did not finish")
         return None
 
-    async def _unclaimed(self, state: RunState, refs: StreamRefs) -> list[str]:
-        """ts of the thread's bot messages without a run's metadata, not stored as one of
-        this run's messages."""
+    async def _unclaimed(self, state: RunState, refs: StreamRefs) -> list[tuple[str, bool]]:
+        """(ts, shows a plan block) of the thread's bot messages without a run's metadata,
+        not stored as one of this run's messages."""
         known = {ref[1] for kind in refs.kinds() if (ref := refs.ref(kind)) is not None}
-        found: list[str] = []
+        found: list[tuple[str, bool]] = []
         cursor: str | None = None
         for _ in range(20):
             try:
@@ -467,7 +469,9 @@ class PlanStreamer:
                 ts = str(message.get("ts") or "")
                 claimed = (message.get("metadata") or {}).get("event_type") == METADATA_EVENT
                 if message.get("bot_id") and not claimed and ts not in known:
-                    found.append(ts)
+                    blocks = message.get("blocks") or []
+                    plan = any(isinstance(b, dict) and b.get("type") == "plan" for b in blocks)
+                    found.append((ts, plan))
             cursor = (response.get("response_metadata") or {}).get("next_cursor") or None
             if not cursor:
                 break
