@@ -187,7 +187,7 @@ class RunAnswers(RunMachine):
             return
         if action is InterventionAction.INPUT and text:
             if kind is InterventionKind.ESCALATE and supplies_facts(text):
-                await self._told(state, text, answer.user)
+                await self._told(state, text, answer.user_name or answer.user)
                 return
             state.user_inputs.append(text)
             if kind is InterventionKind.ESCALATE:
@@ -199,11 +199,12 @@ class RunAnswers(RunMachine):
         state.low_confidence_accepted = True
         await self._drive(state)
 
-    async def _told(self, state: RunState, text: str, user: str | None) -> None:
+    async def _told(self, state: RunState, text: str, who_said: str | None) -> None:
         """A person answered an escalation: their reply is a source the answer can rest
-        on (cited as them), not more words for the search. The searches already done
-        stand; only the answer is drawn again, so no replan is spent."""
-        who = f"@{user}" if user else "a person"
+        on (cited as them — by name when known, else by id), not more words for the
+        search. The searches already done stand; only the answer is drawn again, so no
+        replan is spent."""
+        who = f"@{who_said}" if who_said else "a person"
         state.human_sources.append(
             Source(
                 source=f"{who} (reply in thread)",

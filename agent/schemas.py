@@ -387,6 +387,9 @@ class InterventionAnswer(BaseModel):
     text: str | None = None
     option: int | None = None
     user: str | None = None
+    """Who answered, as an id: what permissions and `answered_by` go by."""
+    user_name: str | None = None
+    """Their display name, when known: how an answer citing their reply names them."""
 
 
 class ExecutionResult(BaseModel):

@@ -41,6 +41,8 @@ _DOCUMENT_FIELDS = [
     "superseded_by",
     "lexical_version",
     "text_hash",
+    "title",
+    "chunk_index",
 ]
 
 
@@ -55,6 +57,9 @@ class StoredDocument:
     """The oldest `LEXICAL_VERSION` among its chunks (0: indexed before stamps existed)."""
     hashes: dict[str, str] = field(default_factory=dict)
     """Point id → `Chunk.text_hash`, for chunks stored with one."""
+    sections: dict[int, str] = field(default_factory=dict)
+    """Chunk index → its heading trail (an FAQ row's question): what the document
+    answers, for the assistant pane's suggested prompts."""
 
 
 class QdrantWrites(QdrantCollections):
@@ -280,6 +285,9 @@ class QdrantWrites(QdrantCollections):
                     document.ids.append(str(record.id))
                     if isinstance(text_hash := payload.get("text_hash"), str):
                         document.hashes[str(record.id)] = text_hash
+                    index, title = payload.get("chunk_index"), payload.get("title")
+                    if isinstance(index, int) and isinstance(title, str) and title:
+                        document.sections[index] = title
                     document.info = _merge_info(document.info, _document_info(payload))
                     document.superseded_by = payload.get("superseded_by") or None
                     version = payload.get("lexical_version")

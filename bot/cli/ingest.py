@@ -82,8 +82,7 @@ async def _ingest_paths(args: argparse.Namespace, services: Services, paths: lis
     collection = args.collection or services.knowledge_base.default_collection
     if len(result.reports) <= INGEST_LISTED_FILES:
         for report in result.reports:
-            verb = "replaced" if report.replaced else "added"
-            print(f"{verb} {report.chunks:3d} chunks from {report.source}")
+            print(report.line())
     total = await services.knowledge_base.count(collection)
     print(ingest_summary(result, collection=collection, total=total))
 

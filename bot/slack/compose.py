@@ -34,6 +34,7 @@ from bot.slack.listeners.actions import process_click
 from bot.slack.listeners.assistant import greet, take_question
 from bot.slack.listeners.commands import process_command
 from bot.slack.listeners.views import process_modify
+from bot.slack.people import PersonNames
 
 log = logging.getLogger(__name__)
 
@@ -141,6 +142,7 @@ async def create_bot(settings: Settings, *, services: Services | None = None) ->
             index=services.knowledge_base,
             review_days=settings.knowledge.verified_review_days,
         ),
+        names=PersonNames(client),
     )
     intake = Intake(
         inbox=services.inbox,

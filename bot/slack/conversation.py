@@ -139,10 +139,12 @@ async def on_reply(
         action = InterventionAction.INPUT
     else:
         action = InterventionAction.MODIFY  # a reply to "run this plan?" says how to change it
+    cited = request.kind is InterventionKind.ESCALATE and deps.names is not None
+    name = await deps.names.display_name(user) if cited and deps.names is not None else None
     outcome = await deps.orchestrator.answer(
         state.run_id,
         request.intervention_id,
-        InterventionAnswer(action=action, text=text, user=user),
+        InterventionAnswer(action=action, text=text, user=user, user_name=name),
     )
     if not outcome.claimed:
         await deps.publisher.ephemeral(

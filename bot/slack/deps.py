@@ -12,6 +12,7 @@ from bot.service.settings import Settings
 from bot.service.tasks import TaskRunner
 from bot.service.verified import VerifiedKeeper
 from bot.slack.delivery.publisher import SlackPublisher
+from bot.slack.people import PersonNames
 from storage.ledger import SqlUsageLedger
 from storage.run_store import SqlRunStore
 
@@ -26,3 +27,5 @@ class BotDeps:
     tasks: TaskRunner = field(default_factory=TaskRunner)
     verified: VerifiedKeeper | None = None
     """Verified answers (the Save button, `/grace verified`, `/grace forget`)."""
+    names: PersonNames | None = None
+    """Display names for text that names a person (a reply cited as a source)."""

@@ -75,18 +75,3 @@ def fixed_authorize(identity: AuthorizeResult) -> Callable[..., Awaitable[Author
         return AuthorizeResult(**{**base, "user_id": user_id, "user": None})
 
     return authorize
-
-
-async def display_name(client: AsyncWebClient, user_id: str) -> str:
-    """How a person is named to others (`@alice`): their Slack display name, else real
-    name, else user name, from one `users.info`; the id itself when Slack cannot say."""
-    try:
-        response = await client.users_info(user=user_id)
-    except (SlackApiError, aiohttp.ClientError, OSError, TimeoutError):
-        return user_id
-    user = response.get("user") or {}
-    profile = user.get("profile") or {}
-    for name in (profile.get("display_name"), profile.get("real_name"), user.get("name")):
-        if isinstance(name, str) and name.strip():
-            return name.strip()
-    return user_id

@@ -20,7 +20,7 @@ from agent.schemas import (
     RunStatus,
 )
 from blocks import ids
-from bot.slack.assistant_prompts import document_title, welcome
+from bot.slack.assistant_prompts import document_questions, welcome
 from bot.slack.delivery.assistant_status import ASSISTANT_REF, status_for
 from bot.slack.listeners.assistant import READING
 from tests.fakes.fake_slack import (
@@ -107,15 +107,16 @@ async def test_a_new_thread_gets_a_greeting_and_prompts_from_the_knowledge_base(
     assert calls[0].params["thread_ts"] == thread.thread_ts
     kb = harness.bot.services.knowledge_base
     documents = await kb.documents(kb.default_collection)
-    titles = {document_title(source, d) for source, d in documents.items()}
+    questions = {q for d in documents.values() for q in document_questions(d)}
     shown = harness.fake.assistant.thread(thread.channel, thread.thread_ts).prompts
     assert 1 <= len(shown) <= 3
     for prompt in shown:
-        assert prompt["title"] in titles, f"{prompt['title']!r} is no document's title"
-        assert prompt["title"] in prompt["message"]
+        assert prompt["message"] in questions, f"{prompt['message']!r} is no document's question"
+        assert prompt["message"].startswith(prompt["title"].rstrip("…"))
     greeting = [m for m in harness.thread(thread.thread_ts, thread.channel) if m.is_reply]
     assert len(greeting) == 1 and greeting[0].bot_id
-    assert f"<@{ASKER}>" in greeting[0].text and "knowledge base" in greeting[0].text
+    assert f"<@{ASKER}>" in greeting[0].text and "the knowledge base" in greeting[0].text
+    assert kb.default_collection not in greeting[0].text, "the collection's name is internal"
     assert f"({len(documents)} documents)" in greeting[0].text or "documents)" in greeting[0].text
     assert not await harness.store.list_runs(limit=5), "a greeting is not a run"
 
@@ -152,21 +153,52 @@ def test_status_words_say_what_the_run_is_doing() -> None:
 
 
 async def test_prompts_follow_whatever_the_knowledge_base_holds(tmp_path: Path) -> None:
-    """Not tuned to the sample: another knowledge base, other prompts; an empty one, none."""
+    """Not tuned to the sample: another knowledge base, other prompts — the questions its
+    documents answer, one document after the other, a question another one narrows down
+    left out; none where no document asks one."""
     docs = tmp_path / "docs"
     docs.mkdir()
-    (docs / "parking.md").write_text("# Parking rules\n\nBikes go in the cellar.\n")
-    (docs / "canteen-menu.md").write_text("# Canteen menu\n\nSoup on Mondays.\n")
+    (docs / "parking.md").write_text(
+        "# Parking rules\n\n## Where do bikes go?\n\nIn the cellar.\n\n"
+        "## Who may park in the yard?\n\nVisitors only.\n"
+    )
+    (docs / "canteen-faq.csv").write_text(
+        "question,answer\nWhen is soup?,Mondays.\nWhen is soup served?,On Mondays.\n"
+        "Is there a vegan dish?,Daily.\n"
+    )
+    (docs / "menu.md").write_text("# Canteen menu\n\nSoup on Mondays.\n")
     kb = open_knowledge_base(path=tmp_path / "qdrant", url=None)
     try:
         empty = await welcome(kb, ASKER)
         assert empty.prompts == [] and "empty" in empty.greeting
+        await ingest_paths(kb, [docs / "menu.md"])
+        no_questions = await welcome(kb, ASKER)
         await ingest_paths(kb, [docs])
         hello = await welcome(kb, ASKER)
     finally:
         await kb.close()
-    assert [p["title"] for p in hello.prompts] == ["Canteen menu", "Parking rules"]
-    assert "(2 documents)" in hello.greeting
+    assert no_questions.prompts == [] and "(1 document)" in no_questions.greeting
+    assert "suggestion" not in no_questions.greeting
+    assert [p["message"] for p in hello.prompts] == [
+        "When is soup served?",
+        "Where do bikes go?",
+        "Is there a vegan dish?",
+    ]
+    assert "(3 documents)" in hello.greeting and "the knowledge base" in hello.greeting
+
+
+async def test_every_suggested_prompt_is_answered_without_a_person(harness: BotHarness) -> None:
+    """What the pane offers, the knowledge base answers: each prompt, asked, ends in an
+    answer with no pause for a person."""
+    thread = await open_pane(harness)
+    offered = harness.fake.assistant.thread(thread.channel, thread.thread_ts).prompts
+    assert offered
+    for prompt in offered:
+        pane = await open_pane(harness)
+        await say(harness, pane, prompt["message"])
+        state = await run_of(harness, pane)
+        assert state.status is RunStatus.ANSWERED, (prompt, state.status, state.error)
+        assert not state.interventions, (prompt, state.interventions)
 
 
 async def test_a_question_is_titled_shown_working_answered_in_the_thread_and_cleared(

@@ -3,6 +3,9 @@ pauses answered by buttons or thread replies — by the asker or an approver onl
 
 from __future__ import annotations
 
+import json
+import re
+
 from agent.schemas import (
     InterventionAction,
     InterventionKind,
@@ -36,6 +39,7 @@ TS = "1700003000.000100"
 async def test_escalation_is_answered_by_a_thread_reply_from_the_asker(
     harness: BotHarness,
 ) -> None:
+    harness.fake.workspace.add_user(ASKER, name="alice")
     await harness.mention(MONGOLIA_Q, ts=TS)
     state = await harness.run_in(TS)
     assert state.status is RunStatus.PAUSED
@@ -53,8 +57,9 @@ async def test_escalation_is_answered_by_a_thread_reply_from_the_asker(
 
     assert reply.status == 200
     state = await harness.run_in(TS)
-    # the reply is a source, not more search words: no replan spent on it
-    assert [s.source for s in state.human_sources] == [f"@{ASKER} (reply in thread)"]
+    # the reply is a source, not more search words: no replan spent on it; it is cited by
+    # the person's name (users.info), the id kept for permissions
+    assert [s.source for s in state.human_sources] == ["@alice (reply in thread)"]
     assert state.user_inputs == []
     stored = await harness.store.get_intervention(first.intervention_id)
     assert stored is not None and stored.status is InterventionStatus.ANSWERED
@@ -68,8 +73,15 @@ async def test_escalation_is_answered_by_a_thread_reply_from_the_asker(
     assert state.status is RunStatus.ANSWERED, state.error
     assert state.level is not InterventionLevel.SILENT
     assert "Ulaanbaatar" in state.final_answer
-    assert f"@{ASKER} (reply in thread)" in {s.source for s in state.sources}
+    assert "@alice (reply in thread)" in {s.source for s in state.sources}
+    assert "@alice (reply in thread)" in state.final_answer
     assert has_feedback_buttons(await harness.answer_message(state))
+    # no surface shows the raw id in words: not the message text (notifications), not the
+    # streamed answer, not the blocks (a `<@U…>` mention is Slack's to render as a name)
+    raw_id = re.compile(rf"(?<!<)@{ASKER}")
+    sent = [c for c in harness.fake.calls if c.method.startswith("chat.")]
+    assert sent and not [c.method for c in sent if raw_id.search(json.dumps(c.params))]
+    assert len(harness.fake.calls_to("users.info")) == 1
 
 
 async def test_ask_user_reply_continues_from_the_product_faq(harness: BotHarness) -> None:

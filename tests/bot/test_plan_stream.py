@@ -19,7 +19,7 @@ from agent.schemas import RunStatus, utcnow
 from blocks.common import short_id
 from bot.slack.delivery.plan_stream import REFUSED
 from bot.slack.dev import PacedModel
-from tests.fakes.fake_slack import FakeSlack, RecordedCall, StoredMessage, WorkspaceError
+from tests.fakes.fake_slack import FakeSlack, RecordedCall, StoredMessage
 
 from .conftest import (
     ASKER,
@@ -212,34 +212,101 @@ async def test_a_server_error_mid_stream_is_retried_and_the_answer_arrives_once(
     assert message.stream["markdown"].count(state.final_answer.split("\n")[0][:40]) == 1
 
 
-async def test_an_answer_append_slack_fails_ends_the_stream_and_posts_the_answer(
+async def test_an_answer_slack_carried_out_but_answered_500_shows_once(
     make_harness: HarnessFactory, fake: FakeSlack
 ) -> None:
-    """The outcome of a failed answer append is unknown (sending it again could show
-    the answer twice): the stream is stopped and the answer is a message of its own."""
+    """The answer ends the stream in the same call as its footer: when Slack carries the
+    stop out but answers 500, the outcome is unknown — the same stop is sent again, Slack
+    refuses it (the stream is no longer open), and that settles it. The answer shows
+    once, with its buttons, and no message repeats it. (An answer appended on its own,
+    then carried out with a 500, showed twice: in the stream, then as a message.)"""
     workspace = fake.workspace
 
     def append(params: dict[str, Any], call: RecordedCall) -> dict[str, Any]:
-        if any(c.get("type") == "markdown_text" for c in params.get("chunks") or []):
-            raise WorkspaceError("internal_error")
         message = workspace.append_stream(
             str(params["channel"]), str(params["ts"]), chunks=params.get("chunks")
         )
+        if any(c.get("type") == "markdown_text" for c in params.get("chunks") or []):
+            call.status = 500
+        return {"channel": message.channel, "ts": message.ts}
+
+    def stop(params: dict[str, Any], call: RecordedCall) -> dict[str, Any]:
+        message = workspace.stop_stream(
+            str(params["channel"]),
+            str(params["ts"]),
+            chunks=params.get("chunks"),
+            blocks=params.get("blocks") or None,
+            metadata=params.get("metadata") if isinstance(params.get("metadata"), dict) else None,
+        )
+        if len(fake.calls_to("chat.stopStream")) == 1:
+            call.status = 500  # done, but the answer that says so is lost
         return {"channel": message.channel, "ts": message.ts}
 
     fake.add_method("chat.appendStream", append)
+    fake.add_method("chat.stopStream", stop)
     harness = await make_harness(plan_display="auto")
     await harness.mention(VACATION_Q, ts=TS)
     state = await harness.run_in(TS)
     assert state.status is RunStatus.ANSWERED
 
+    stops = fake.calls_to("chat.stopStream")
+    assert [c.status for c in stops[:2]] == [500, 200] and len(stops) == 2
+    assert stops[1].response.get("error") == "message_not_in_streaming_state"
     thread = harness.thread(TS)
-    assert all(not m.streaming for m in thread), "the stream was stopped"
-    answers = _answers(harness, TS)
-    assert len(answers) == 1 and state.final_answer.split()[0] in message_text(answers[0])
-    plan = await harness.plan_message(state)
-    assert any(b["type"] == "plan" for b in plan.blocks)
+    assert len(thread) == 1, [message_text(m) for m in thread]
+    (stream,) = thread
+    assert not stream.streaming and has_feedback_buttons(stream)
+    assert stream.stream is not None
+    assert stream.stream["markdown"].count(state.final_answer.split("\n")[0][:40]) == 1
+    assert fake.calls_to("chat.postMessage") == []
+    assert not fake.calls_to("conversations.replies"), "settled without reading the thread"
+    assert (await harness.answer_message(state)).ts == stream.ts
+
+
+async def test_a_refused_start_whose_stream_exists_is_taken_up_again(
+    make_harness: HarnessFactory, fake: FakeSlack
+) -> None:
+    """`chat.startStream` carried out, its answer lost (here a 500; a process killed at
+    that moment leaves the same stored state): the next pass finds the stream in the
+    thread — not the bot's plain notice beside it — and carries on in it: nothing left
+    "in progress", no second plan."""
+    workspace = fake.workspace
+
+    def start(params: dict[str, Any], call: RecordedCall) -> dict[str, Any]:
+        if not fake.calls_to("chat.startStream")[:-1]:
+            workspace.post_message(CHANNEL, text="A notice.", thread_ts=TS)
+        message = workspace.start_stream(
+            str(params["channel"]),
+            thread_ts=params.get("thread_ts") or None,
+            recipient_user_id=params.get("recipient_user_id") or None,
+            recipient_team_id=params.get("recipient_team_id") or None,
+            task_display_mode=params.get("task_display_mode") or None,
+            chunks=params.get("chunks"),
+        )
+        if len(fake.calls_to("chat.startStream")) == 1:
+            call.status = 500
+        return {"channel": message.channel, "ts": message.ts}
+
+    fake.add_method("chat.startStream", start)
+    harness = await make_harness(plan_display="auto")
+    await harness.mention(VACATION_Q, ts=TS, settle=False)
+    await harness.bot.deps.tasks.idle()
+    state = await harness.run_in(TS)
+    assert state.status is RunStatus.ANSWERED
+    for _ in range(400):  # the failed pass is retried after its backoff
+        await harness.settle()
+        if _answers(harness, TS):
+            break
+        await asyncio.sleep(0.05)
+
+    thread = harness.thread(TS)
+    assert all(not m.streaming for m in thread), "no stream left open"
+    assert len(thread) == 2, [message_text(m) for m in thread]
+    notice, stream = thread
+    assert notice.text == "A notice." and not notice.edits
+    assert has_feedback_buttons(stream) and stream.blocks[0]["type"] == "plan"
     assert len(fake.calls_to("chat.startStream")) == 1
+    assert fake.calls_to("chat.postMessage") == []
 
 
 async def test_after_a_restart_the_stream_is_finished_from_the_stored_state(
@@ -277,28 +344,33 @@ async def test_after_a_restart_the_stream_is_finished_from_the_stored_state(
     assert (await harness.answer_message(state)).ts == message.ts
 
 
-async def test_after_a_pause_the_answer_is_a_message_below_it(
+async def test_a_pause_stops_the_stream_and_the_plan_goes_on_below_it(
     make_harness: HarnessFactory, fake: FakeSlack
 ) -> None:
-    """The stream stays above the pause; the answer goes below it, where the person who
-    answered the pause reads on — and the stream is stopped, its tasks final."""
+    """A run waiting for a person no longer streams ("● writing…" under a plan that
+    waits): the stream is stopped when the pause is posted below it. Once the run goes
+    on, its plan is the edited plan message below the pause (as in a workspace that does
+    not stream) and the answer a message below that, where the person reads on."""
     harness = await make_harness(plan_display="auto")
     await harness.mention(MONGOLIA_Q, ts=TS)
     paused = await harness.run_in(TS)
     assert paused.pending is not None
     stream, pause = harness.thread(TS)
-    assert stream.streaming and stream.blocks[0]["title"] == "Waiting for you (see below)"
+    assert not stream.streaming, "stopped while it waits for a person"
+    assert stream.blocks[0]["title"] == "Waiting for you (see below)"
+    assert all(b["type"] != "markdown" for b in stream.blocks), "no answer in the stream"
+    assert len(fake.calls_to("chat.stopStream")) == 1
 
     state = await proceed_through_confirms(harness, TS)
     assert state.status is RunStatus.ANSWERED
     thread = harness.thread(TS)
     assert [m.ts for m in thread[:2]] == [stream.ts, pause.ts]
+    plan = await harness.plan_message(state)
+    assert plan.ts > pause.ts and any(b["type"] == "plan" for b in plan.blocks)
     (answer,) = _answers(harness, TS)
-    assert answer.ts > pause.ts and answer.ts != stream.ts
-    stopped = fake.message(CHANNEL, stream.ts)
-    assert not stopped.streaming and stopped.blocks[0]["title"] == "Done"
-    assert all(b["type"] != "markdown" for b in stopped.blocks), "no answer in the stream"
+    assert answer.ts > plan.ts and answer.ts != stream.ts
     assert len(fake.calls_to("chat.stopStream")) == 1
+    assert len(fake.calls_to("chat.startStream")) == 1
 
 
 async def test_a_stop_slack_refuses_for_good_shows_the_answer_once_even_after_a_restart(

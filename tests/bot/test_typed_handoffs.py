@@ -113,6 +113,7 @@ def test_an_explicit_origin_is_kept_through_storage() -> None:
         ("A:feed", StreamStage.ANSWERED, "feed"),
         ("done", StreamStage.DONE, ""),
         ("plan-done", StreamStage.PLAN_DONE, ""),
+        ("paused", StreamStage.PAUSED, ""),
         ("text-done", StreamStage.TEXT_DONE, ""),
         ("message", StreamStage.MESSAGE, ""),
     ],

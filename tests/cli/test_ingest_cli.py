@@ -29,8 +29,21 @@ def test_summary_names_every_skipped_file_and_why(tmp_path: Path) -> None:
     assert "Skipped 2:" in summary
     assert f"{docs / 'blob.bin'} (unsupported file type '.bin')" in summary
     assert f"{docs / 'latin1.txt'} (not UTF-8 text" in summary
-    assert "added   1 chunks from policy.md" in done.stdout
+    assert "added       1 chunk from policy.md" in done.stdout
     assert "%|" not in done.stderr  # no progress bar when stderr is not a terminal
+
+
+def test_ingesting_the_sample_twice_says_unchanged(tmp_path: Path) -> None:
+    env = grace_env(tmp_path / "data")
+    first = grace_here(env, "ingest", "--sample")
+    assert first.returncode == 0, first.stderr
+    assert "unchanged" not in first.stdout
+    second = grace_here(env, "ingest", "--sample")
+    assert second.returncode == 0, second.stderr
+    listed = second.stdout.strip().splitlines()[:-1]
+    assert listed, second.stdout
+    assert all(line.startswith("unchanged ") for line in listed), second.stdout
+    assert "replaced" not in second.stdout
 
 
 def test_progress_bar_on_a_terminal(tmp_path: Path) -> None:

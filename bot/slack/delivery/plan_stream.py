@@ -6,20 +6,29 @@ second source of truth — everything it shows is recomputed from the stored run
 
 - `chat.startStream` (`task_display_mode="plan"`, the asker as recipient) opens it with a
   `plan_update` title and one `task_update` per step; each later pass appends the tasks
-  (and title) that changed; when the run is answered, the answer is appended as
-  `markdown_text` and `chat.stopStream` ends it with the sources, feedback and run id.
+  (and title) that changed; when the run is answered, `chat.stopStream` ends it with the
+  answer (`markdown_text` chunks), the sources, feedback and run id — one call, so a stop
+  whose outcome is unknown (a 5xx Slack carried out) is simply sent again: Slack refuses
+  a second stop as "not in streaming state", which settles it, without reading the
+  thread back.
+- When the run pauses for a person, the stream is stopped (its title says it waits; no
+  "writing…" under it) and the pause is a message below it. Once the run goes on, its
+  progress is the edited plan message below the pause — as in a workspace that does not
+  stream — and the answer a message below that, where the person reads on.
 - Its progress is one `message_refs` row (kind `stream`): the stream's ts and a
-  `StreamProgress` (`bot.slack.delivery.stream_progress`: starting, open with the tasks shown,
-  answering, answered, done, plan-done — stopped without the answer: after a pause the
-  answer is a message below it, where the person reads on —, text-done, or message: this
-  run uses the edited plan message). So a restart resumes from the stored state.
+  `StreamProgress` (`bot.slack.delivery.stream_progress`: starting, open with the tasks
+  shown, answering — the stop with the answer sent —, done, plan-done, paused, text-done,
+  or message: this run uses the edited plan message). So a restart resumes from it.
 - 429, 5xx and timeouts on task updates retry the pass (a `task_update` sent twice shows
-  the same thing). Anything that cannot be repeated safely — a `startStream` or answer
-  append whose outcome is unknown — and any refusal of a started stream stops it (when
-  Slack still lets us) and hands the run to the edited plan message and answer message:
-  finished or replaced, never left half-written, nothing posted twice. Once the whole
-  answer is in the stream the person has read it: if `chat.stopStream` is then refused
-  for good, only the footer (sources, feedback, run id) follows as a message.
+  the same thing). A `startStream` whose outcome is unknown (a 5xx, a timeout, a process
+  killed just after Slack carried it out: the ts was never stored) is looked for in the
+  thread — the one bot message no run has claimed by its metadata — and taken up again;
+  several candidates are all stopped and the run goes on in the plan message. Any
+  refusal of a started stream stops it (when Slack still lets us) and hands the run to
+  the edited plan message and answer message: finished or replaced, never left
+  half-written, nothing posted twice. If the stop with the answer is refused for good,
+  the stream is ended with the answer's text alone and only the footer (sources,
+  feedback, run id) follows as a message; failing that, the whole answer does.
 - A refused `chat.startStream` (`not_allowed`, `unknown_method`, …) sends this run to the
   plan message; with `plan_display="auto"` the workspace is remembered for a day (in the
   store: a restart does not try again) and its next runs do not try to stream until then.
@@ -146,6 +155,10 @@ class StreamChoices:
                 log.exception("could not store that this workspace does not stream")
 
 
+ALREADY_STOPPED = frozenset({"message_not_in_streaming_state"})
+"""`chat.stopStream` errors that mean "this stream is no longer open"."""
+
+
 def _digest(data: Any) -> str:
     raw = json.dumps(data, sort_keys=True, ensure_ascii=False, default=str)
     return hashlib.sha256(raw.encode()).hexdigest()[:20]
@@ -216,22 +229,37 @@ class PlanStreamer:
             return "text"
         if stage is StreamStage.MESSAGE:
             return "message"
-        if stage in (StreamStage.STARTING, StreamStage.ANSWERING):
-            why = "starting" if stage is StreamStage.STARTING else "appending the answer"
-            await self._drop(state, refs, channel, ts, f"an earlier {why} did not finish")
+        if stage is StreamStage.PAUSED:
+            if state.status in (RunStatus.PAUSED, RunStatus.CANCELLED, RunStatus.FAILED):
+                return "plan"  # the stopped stream shows the plan up to the pause
+            await _note(refs, channel, ts, StreamStage.MESSAGE)  # going on: the plan message
             return "message"
+        if stage is StreamStage.STARTING:
+            found = await self._find_started(state, refs)
+            if found is None:
+                return "message"
+            ts, progress, stage = found, StreamProgress(StreamStage.OPEN), StreamStage.OPEN
+        if stage is StreamStage.ANSWERING:
+            # the stop carrying the answer was sent, its outcome unknown: send it again
+            return await self._stop(state, refs, channel, ts, answered=True, text=True, again=True)
         if stage is StreamStage.OPEN:
             if not await self._append_tasks(state, refs, channel, ts, progress):
                 return "message"
+            if state.status is RunStatus.PAUSED and state.pending is not None:
+                # the pause is a message below: the plan no longer says it is working
+                await self._stop(state, refs, channel, ts, answered=False)
+                await _note(refs, channel, ts, StreamStage.PAUSED)
+                return "plan"
             if not state.status.is_final:
                 return "all"
             if state.status is not RunStatus.ANSWERED or _paused_below(refs):
                 # an answer after a pause goes below it, where the person is reading
                 await self._stop(state, refs, channel, ts, answered=False)
                 return "plan"
-            if not await self._append_answer(state, refs, channel, ts):
-                return "message"
-        return await self._stop(state, refs, channel, ts, answered=True)
+            await _note(refs, channel, ts, StreamStage.ANSWERING, _digest(state.final_answer))
+            return await self._stop(state, refs, channel, ts, answered=True, text=True)
+        # ANSWERED (rows of older versions): the answer is in the stream, the stop is left
+        return await self._stop(state, refs, channel, ts, answered=True, again=True)
 
     async def _wants_stream(self, state: RunState) -> bool:
         if self.display == "message":
@@ -284,18 +312,15 @@ class PlanStreamer:
         channel: str,
         ts: str,
         chunks: list[Chunk],
-        *,
-        repeatable: bool,
     ) -> bool:
-        """One `chat.appendStream`; False when the stream was dropped. A retryable
-        failure of a `repeatable` append retries the pass; otherwise the stream is
-        dropped (its outcome is unknown, or Slack refused it for good) and the caller
-        renders the messages instead."""
+        """One `chat.appendStream` of task updates; False when the stream was dropped. A
+        retryable failure retries the pass (a task update sent twice shows the same
+        thing); a refusal drops the stream and the caller renders the messages instead."""
         try:
             await self._client.chat_appendStream(channel=channel, ts=ts, chunks=chunks)
         except Exception as exc:
             retry = classify_failure(exc, "chat.appendStream")
-            if retry is not None and repeatable:
+            if retry is not None:
                 raise retry from exc
             await self._drop(state, refs, channel, ts, f"chat.appendStream: {slack_error(exc)}")
             return False
@@ -314,51 +339,49 @@ class PlanStreamer:
             chunks.append(title_chunk(state))
         changed = [t for t in tasks if shown.get(t.task_id) != _digest(t)]
         chunks.extend(plan_chunks(state, changed))
-        if chunks and not await self._append(state, refs, channel, ts, chunks, repeatable=True):
+        if chunks and not await self._append(state, refs, channel, ts, chunks):
             return False
         self._shown[state.run_id] = {"title": title, **{t.task_id: _digest(t) for t in tasks}}
         await _note(refs, channel, ts, StreamStage.OPEN, wanted)
         return True
 
-    async def _append_answer(
-        self, state: RunState, refs: StreamRefs, channel: str, ts: str
-    ) -> bool:
-        answer = _digest(state.final_answer)
-        await _note(refs, channel, ts, StreamStage.ANSWERING, answer)
-        for chunk in answer_markdown(state):
-            if not await self._append(state, refs, channel, ts, [chunk], repeatable=False):
-                return False
-        await _note(refs, channel, ts, StreamStage.ANSWERED, answer)
-        return True
-
     async def _stop(
-        self, state: RunState, refs: StreamRefs, channel: str, ts: str, *, answered: bool
+        self,
+        state: RunState,
+        refs: StreamRefs,
+        channel: str,
+        ts: str,
+        *,
+        answered: bool,
+        text: bool = False,
+        again: bool = False,
     ) -> Cover:
-        """End the stream: with the answer's sources, feedback and run id when answered."""
+        """End the stream: when answered, with the answer's sources, feedback and run id
+        (and, with `text`, the answer itself — one call, so an outcome Slack leaves
+        unknown is settled by sending the same stop again, never by posting the answer
+        twice). `again`: an earlier stop may have gone through; Slack then refuses this
+        one because the stream is no longer open, which is how we know (no search of the
+        thread for the message's metadata)."""
         blocks = payload(answer_footer(state)) if answered else None
+        chunks: list[Chunk] | None = list(answer_markdown(state)) if text else None
         metadata = {
             "event_type": METADATA_EVENT,
             "event_payload": {"run_id": state.run_id, "kind": ANSWER if answered else STREAM},
         }
         try:
             await self._client.chat_stopStream(
-                channel=channel, ts=ts, blocks=blocks, metadata=metadata
+                channel=channel, ts=ts, chunks=chunks, blocks=blocks, metadata=metadata
             )
         except Exception as exc:
             retry = classify_failure(exc, "chat.stopStream")
             if retry is not None:
                 raise retry from exc  # stopping again is safe: Slack refuses a second stop
-            if answered and (await refs.posted()).get(ANSWER) != ts:
-                # not stopped by an earlier try, but the whole answer is in the stream
-                # and the person has read it: end it plainly; its footer goes below
-                await self._end_plainly(state, channel, ts, f"chat.stopStream: {slack_error(exc)}")
-                await _note(refs, channel, ts, StreamStage.TEXT_DONE)
-                self._shown.pop(state.run_id, None)
-                return "text"
+            error = slack_error(exc)
+            stopped_before = again and error.split(" ")[0] in ALREADY_STOPPED
+            if answered and not stopped_before:
+                return await self._stop_without_footer(state, refs, channel, ts, text, error)
             log.warning(
-                "chat.stopStream: %s (already stopped)",
-                slack_error(exc),
-                extra={"run_id": state.run_id},
+                "chat.stopStream: %s (already stopped)", error, extra={"run_id": state.run_id}
             )
         await _note(refs, channel, ts, StreamStage.DONE if answered else StreamStage.PLAN_DONE)
         if answered:
@@ -367,13 +390,92 @@ class PlanStreamer:
         self._shown.pop(state.run_id, None)
         return "all" if answered else "plan"
 
-    async def _end_plainly(self, state: RunState, channel: str, ts: str, why: str) -> None:
+    async def _stop_without_footer(
+        self, state: RunState, refs: StreamRefs, channel: str, ts: str, text: bool, error: str
+    ) -> Cover:
+        """Slack refused the stop with the footer for good: end the stream with the
+        answer's text alone (the footer follows as a message), else without it (the whole
+        answer follows as a message)."""
         log.warning(
-            "the plan stream could not be ended with its footer (%s): it follows below",
-            why,
+            "the plan stream could not be ended with its footer (chat.stopStream: %s): it "
+            "follows below",
+            error,
             extra={"run_id": state.run_id},
         )
-        await self._stop_bare(channel, ts, "without the footer")
+        shown = not text  # an older version appended the text already
+        if text:
+            try:
+                await self._client.chat_stopStream(
+                    channel=channel, ts=ts, chunks=list(answer_markdown(state))
+                )
+                shown = True
+            except Exception as exc:
+                log.info("chat.stopStream with the answer's text: %s", slack_error(exc))
+                await self._stop_bare(channel, ts, "without the answer")
+        else:
+            await self._stop_bare(channel, ts, "without the footer")
+        await _note(refs, channel, ts, StreamStage.TEXT_DONE if shown else StreamStage.PLAN_DONE)
+        self._shown.pop(state.run_id, None)
+        return "text" if shown else "plan"
+
+    async def _find_started(self, state: RunState, refs: StreamRefs) -> str | None:
+        """An earlier `chat.startStream` whose answer was lost (a 5xx, a timeout, a
+        process killed just after Slack carried it out): look for the stream in the
+        thread — a bot message no run has claimed (a run's messages carry metadata) and
+        not among this run's stored ones; those showing a plan first (a greeting or a
+        notice is plain text). One: take it up again (if it is no stream after all, the
+        next append is refused and the run goes on in the plan message). Several: stop
+        them all (stopping a message that is no stream is refused, harmlessly) and use
+        the plan message. None: the start never happened."""
+        channel = state.thread.channel_id
+        unclaimed = await self._unclaimed(state, refs)
+        candidates = [ts for ts, plan in unclaimed if plan] or [ts for ts, _ in unclaimed]
+        if len(candidates) == 1:
+            (ts,) = candidates
+            log.warning(
+                "found the plan stream an interrupted start left open: taking it up again",
+                extra={"run_id": state.run_id},
+            )
+            await _note(refs, channel, ts, StreamStage.OPEN)
+            self._shown.pop(state.run_id, None)  # unknown what it shows: send everything
+            return ts
+        for ts in candidates:
+            await self._stop_bare(channel, ts, "left open by an interrupted start")
+        await self._drop(state, refs, channel, "", "an earlier start did not finish")
+        return None
+
+    async def _unclaimed(self, state: RunState, refs: StreamRefs) -> list[tuple[str, bool]]:
+        """(ts, shows a plan block) of the thread's bot messages without a run's metadata,
+        not stored as one of this run's messages."""
+        known = {ref[1] for kind in refs.kinds() if (ref := refs.ref(kind)) is not None}
+        found: list[tuple[str, bool]] = []
+        cursor: str | None = None
+        for _ in range(20):
+            try:
+                response = await self._client.conversations_replies(
+                    channel=state.thread.channel_id,
+                    ts=state.thread.thread_ts,
+                    include_all_metadata=True,
+                    limit=200,
+                    cursor=cursor,
+                )
+            except Exception as exc:
+                retry = classify_failure(exc, "conversations.replies")
+                if retry is not None:
+                    raise retry from exc
+                log.warning("conversations.replies: %s", slack_error(exc))
+                return found
+            for message in response.get("messages") or []:
+                ts = str(message.get("ts") or "")
+                claimed = (message.get("metadata") or {}).get("event_type") == METADATA_EVENT
+                if message.get("bot_id") and not claimed and ts not in known:
+                    blocks = message.get("blocks") or []
+                    plan = any(isinstance(b, dict) and b.get("type") == "plan" for b in blocks)
+                    found.append((ts, plan))
+            cursor = (response.get("response_metadata") or {}).get("next_cursor") or None
+            if not cursor:
+                break
+        return found
 
     async def _stop_bare(self, channel: str, ts: str, when: str) -> None:
         """A stop without blocks or metadata, best effort: Slack ends an idle stream itself."""

@@ -20,7 +20,7 @@ from slack_bolt.async_app import AsyncApp
 from slack_bolt.middleware.assistant.async_assistant import AsyncAssistant
 
 from agent.schemas import RunOrigin, ThreadKey
-from bot.slack.assistant_prompts import welcome
+from bot.slack.assistant_prompts import PROMPTS_TITLE, welcome
 from bot.slack.conversation import on_question, strip_mentions
 from bot.slack.delivery.assistant_status import AssistantThreads
 from bot.slack.deps import BotDeps
@@ -57,7 +57,7 @@ async def greet(
                 run_id=greeted, kind=GREETING, channel_id=key.channel_id, ts=ts
             )
     if hello.prompts:
-        await threads.set_prompts(key, hello.prompts, title="Try asking about")
+        await threads.set_prompts(key, hello.prompts, title=PROMPTS_TITLE)
     return None
 
 

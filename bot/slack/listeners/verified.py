@@ -14,7 +14,6 @@ from agent.ports import VerifiedAnswer
 from agent.schemas import RunState
 from blocks.common import context, safe, section
 from bot.slack.deps import BotDeps
-from bot.slack.identity import display_name
 
 LISTED = 20
 NOT_AN_APPROVER = (
@@ -55,7 +54,7 @@ async def save_clicked(
         return "Verified answers are not available in this deployment; nothing was saved."
     if not rests_on_a_reply(state):
         return "This answer does not rest on a person's reply, so it cannot be saved as verified."
-    name = await display_name(client, user)
+    name = (await deps.names.display_name(user) if deps.names is not None else None) or user
     try:
         saved, new = await deps.verified.save(
             question=state.query,

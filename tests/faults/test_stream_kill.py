@@ -1,0 +1,80 @@
+"""kill -9 just after Slack carried out `chat.startStream`, before the process stored the
+stream's ts: the restarted process finds the stream in the thread and finishes it — no
+plan left "in progress" forever, no second plan, one answer."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import aiohttp
+import pytest
+
+from tests.durable.helpers import copy_data_dir
+from tests.fakes.fake_slack import DEFAULT_CHANNEL_ID, FakeSlack, RecordedCall
+
+from .helpers import (
+    Server,
+    answers,
+    free_port,
+    mention,
+    send,
+    serve_env,
+    start_server,
+    wait_settled,
+    wait_until,
+)
+
+THREAD = "1700090000.000100"
+
+
+@pytest.mark.parametrize("db_backend", ["sqlite"])
+async def test_kill_9_just_after_start_stream_leaves_no_stream_open(
+    sample_data_dir: Path, tmp_path: Path, fresh_db_url: str
+) -> None:
+    data_dir = copy_data_dir(sample_data_dir, tmp_path / "data")
+    async with FakeSlack() as fake, aiohttp.ClientSession() as http:
+        env = serve_env(
+            data_dir, fake, GRACE_DATABASE_URL=fresh_db_url, GRACE_SLACK__PLAN_DISPLAY="stream"
+        )
+        first: Server | None = None
+        workspace = fake.workspace
+
+        def start(params: dict[str, Any], call: RecordedCall) -> dict[str, Any]:
+            message = workspace.start_stream(
+                str(params["channel"]),
+                thread_ts=params.get("thread_ts") or None,
+                recipient_user_id=params.get("recipient_user_id") or None,
+                recipient_team_id=params.get("recipient_team_id") or None,
+                task_display_mode=params.get("task_display_mode") or None,
+                chunks=params.get("chunks"),
+            )
+            if first is not None and len(fake.calls_to("chat.startStream")) == 1:
+                first.kill()  # Slack has the stream; the process never hears of it
+            return {"channel": message.channel, "ts": message.ts}
+
+        fake.add_method("chat.startStream", start)
+        first = await start_server(env, free_port(), tmp_path / "first.log")
+        delivery = mention(THREAD)
+        await send(http, first.base, delivery)
+        assert delivery.acked, delivery.statuses
+        await first.process.wait()
+        streams = [m for m in fake.thread(DEFAULT_CHANNEL_ID, THREAD) if m.streaming]
+        assert len(streams) == 1, "killed with the stream open"
+
+        second = await start_server(env, free_port(), tmp_path / "second.log")
+        try:
+            await wait_until(
+                lambda: answers(fake, THREAD) >= 1, within=300, what="an answer in the thread"
+            )
+            await wait_settled(fresh_db_url)
+        finally:
+            code = await second.stop()
+        assert code == 0, second.stderr()[-3000:]
+
+    thread = fake.thread(DEFAULT_CHANNEL_ID, THREAD)
+    assert [m.ts for m in thread if m.streaming] == [], "a plan left in progress"
+    assert answers(fake, THREAD) == 1
+    replies = [m for m in thread if m.bot_id]
+    assert [m.ts for m in replies] == [streams[0].ts], "the stream was taken up again"
+    assert len(fake.calls_to("chat.startStream")) == 1
