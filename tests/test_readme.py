@@ -132,10 +132,43 @@ def test_top_level_sections_come_in_the_order_a_company_follows() -> None:
         assert keyword in heading.lower(), f"{heading!r} where {keyword!r} belongs"
 
 
+def anchors(page: Path) -> set[str]:
+    """The `#fragment`s GitHub gives a page's headings: lower case, punctuation dropped,
+    spaces to hyphens, a repeated one numbered."""
+    text = re.sub(r"```.*?```", "", page.read_text(encoding="utf-8"), flags=re.S)
+    seen: dict[str, int] = {}
+    found: set[str] = set()
+    for heading in re.findall(r"^#{1,6} (.+)$", text, re.M):
+        slug = re.sub(r"[^\w\- ]", "", heading.strip().lower()).replace(" ", "-")
+        count = seen.get(slug, 0)
+        seen[slug] = count + 1
+        found.add(slug if count == 0 else f"{slug}-{count}")
+    return found
+
+
+def relative_links(page: Path) -> Iterator[tuple[Path, str]]:
+    """(target file, fragment or "") for each relative Markdown link of a page."""
+    text = re.sub(r"```.*?```", "", page.read_text(encoding="utf-8"), flags=re.S)
+    for target in re.findall(r"\]\(([^)\s]+)\)", text):
+        if re.match(r"[a-z]+:", target):
+            continue  # https:, mailto:
+        path, _, fragment = target.partition("#")
+        yield (page.parent / path).resolve() if path else page, fragment
+
+
 def test_every_link_to_a_docs_page_resolves() -> None:
-    text = README.read_text(encoding="utf-8")
-    targets = re.findall(r"\]\((docs/[^)#\s]*)(?:#[^)\s]*)?\)", text)
-    pages = [t for t in targets if t.endswith(".md")]
-    assert len(pages) >= 8, "the reference pages are linked"
-    missing = sorted({t for t in targets if not (REPO / t).exists()})
-    assert not missing, f"README links to missing files: {missing}"
+    docs_links = [
+        (target, fragment)
+        for target, fragment in relative_links(README)
+        if target.parent == REPO / "docs" and target.suffix == ".md"
+    ]
+    assert len({target for target, _ in docs_links}) >= 8, "the reference pages are linked"
+    pages = [README, *sorted((REPO / "docs").glob("*.md"))]
+    broken = []
+    for page in pages:
+        for target, fragment in relative_links(page):
+            if not target.exists():
+                broken.append(f"{page.name} → {target.relative_to(REPO)}: no such file")
+            elif fragment and target.suffix == ".md" and fragment not in anchors(target):
+                broken.append(f"{page.name} → {target.name}#{fragment}: no such heading")
+    assert not broken, "\n".join(broken)
