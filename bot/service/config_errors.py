@@ -45,7 +45,8 @@ def configuration_error_line(errors: Sequence[Mapping[str, Any]]) -> str:
     return (
         "invalid configuration: "
         + "; ".join(parts)
-        + " — fix it in the environment or in .env (docs/configuration.md and .env.example list every setting)."
+        + " — fix it in the environment or in .env"
+        + " (docs/configuration.md and .env.example list every setting)."
     )
 
 
