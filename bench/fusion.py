@@ -38,7 +38,15 @@ from agent.knowledge.qdrant_kb import (
 )
 from agent.knowledge.store import SparseVector
 from agent.llm.sentence_encoder import SentenceEncoder
-from bench.retrieval import ALL_SETS, DEFAULT_DEVSETS, LIMIT, Scores, load_cases, ranks
+from bench.retrieval import (
+    LIMIT,
+    Scores,
+    dev_set_parser,
+    fitted_on_the_others,
+    load_cases,
+    parse_dev_set_args,
+    ranks,
+)
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -143,23 +151,19 @@ async def main_async(args: argparse.Namespace) -> dict[str, Any]:
             key=lambda key: (statistics.fmean(sets[n][key]["mrr"] for n in names), -float(key)),
         )
 
-    loso = []
-    for name in sets:
-        key = best([n for n in sets if n != name] or [name])
-        loso.append({"set": name, "weight": key, "figures": sets[name][key]})
+    loso = [
+        {"set": name, "weight": key, "figures": sets[name][key]}
+        for name, key in zip(sets, fitted_on_the_others(list(sets), best), strict=True)
+    ]
     return {"sets": sets, "leave_one_set_out": loso, "fitted_on_all": best(list(sets))}
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--devsets", type=Path, default=DEFAULT_DEVSETS)
-    parser.add_argument("--sets", default="all")
+    parser = dev_set_parser(__doc__)
     parser.add_argument("--weights", default=",".join(f"{w:g}" for w in WEIGHTS))
     parser.add_argument("--mode", choices=["rrf", "score"], default="rrf")
     parser.add_argument("--json", action="store_true")
-    args = parser.parse_args(argv)
-    if args.sets == "all":
-        args.sets = ",".join(ALL_SETS)
+    args = parse_dev_set_args(parser, argv)
     report = asyncio.run(main_async(args))
     if args.json:
         print(json.dumps(report, indent=2))

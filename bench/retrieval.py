@@ -45,10 +45,10 @@ import sys
 import tempfile
 import time
 import unicodedata
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from agent.knowledge.ingest import ingest_paths
 from agent.knowledge.lexical import QueryTerms, query_sparse_vector
@@ -455,13 +455,21 @@ def _best(sets: Sequence[SetResult]) -> str:
     return max(keys, key=score)
 
 
+T = TypeVar("T")
+
+
+def fitted_on_the_others(sets: Sequence[T], best: Callable[[list[T]], str]) -> list[str]:
+    """Leave-one-set-out: for each set, the value `best` fits on the other sets (on the set
+    itself when it is the only one), so that each set's figures are out of sample."""
+    return [best([s for s in sets if s is not held] or [held]) for held in sets]
+
+
 def leave_one_set_out(sets: Sequence[SetResult]) -> dict[str, Any]:
     """For each set: the keep value fitted on the others, and the set's figures at it."""
-    rows = []
-    for held in sets:
-        others = [r for r in sets if r is not held]
-        keep = _best(others) if others else _best([held])
-        rows.append({"set": held.name, "keep": keep, "figures": held.sweep[keep]})
+    rows = [
+        {"set": held.name, "keep": keep, "figures": held.sweep[keep]}
+        for held, keep in zip(sets, fitted_on_the_others(sets, _best), strict=True)
+    ]
     return {"per_set": rows, "fitted_on_all": _best(sets)}
 
 
@@ -511,10 +519,26 @@ def print_text(report: dict[str, Any]) -> None:
         )
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+def dev_set_parser(doc: str, *, sets: str = "all") -> argparse.ArgumentParser:
+    """The options every dev-set benchmark takes: where the sets are, and which."""
+    parser = argparse.ArgumentParser(description=doc.split("\n\n")[0])
     parser.add_argument("--devsets", type=Path, default=DEFAULT_DEVSETS)
-    parser.add_argument("--sets", default=",".join(DEFAULT_SETS))
+    parser.add_argument("--sets", default=sets)
+    return parser
+
+
+def parse_dev_set_args(
+    parser: argparse.ArgumentParser, argv: Sequence[str] | None
+) -> argparse.Namespace:
+    """The parsed options, `--sets all` spelled out as every dev set."""
+    args = parser.parse_args(argv)
+    if args.sets == "all":
+        args.sets = ",".join(ALL_SETS)
+    return args
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = dev_set_parser(__doc__, sets=",".join(DEFAULT_SETS))
     parser.add_argument("--scale", default="2000", help="comma-separated chunk counts")
     parser.add_argument("--embedder", default="none", help="comma-separated: none, use")
     parser.add_argument(
@@ -526,9 +550,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--one-scale", help=argparse.SUPPRESS)  # internal: ENGINE:CHUNKS
     parser.add_argument("--json", action="store_true")
     parser.add_argument("--misses", action="store_true", help="list cases not found at rank 1")
-    args = parser.parse_args(argv)
-    if args.sets == "all":
-        args.sets = ",".join(ALL_SETS)
+    args = parse_dev_set_args(parser, argv)
     if args.one_scale:
         engine, chunks = args.one_scale.split(":")
         names = [name for name in args.sets.split(",") if name]
