@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import re
 import statistics
 import tempfile
@@ -43,6 +42,7 @@ from bench.retrieval import (
     fitted_on_the_others,
     load_cases,
     parse_dev_set_args,
+    show_report,
 )
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -175,12 +175,11 @@ async def main_async(args: argparse.Namespace) -> dict[str, Any]:
 def main(argv: list[str] | None = None) -> int:
     parser = dev_set_parser(__doc__)
     parser.add_argument("--penalties", default=",".join(f"{p:g}" for p in PENALTIES))
-    parser.add_argument("--json", action="store_true")
     args = parse_dev_set_args(parser, argv)
-    report = asyncio.run(main_async(args))
-    if args.json:
-        print(json.dumps(report, indent=2))
-        return 0
+    return show_report(asyncio.run(main_async(args)), as_json=args.json, print_text=print_text)
+
+
+def print_text(report: dict[str, Any]) -> None:
     for name, result in report["sets"].items():
         lex, cos = result["lexical"], result["cosine"]
         print(
@@ -195,7 +194,6 @@ def main(argv: list[str] | None = None) -> int:
                 f"  {row['set']}: penalty {row['penalty']} -> AUROC {f['auroc']} top-1 {f['top1']}"
             )
         print(f"  fitted on all sets: {report['fitted_on_all'][scorer]}")
-    return 0
 
 
 if __name__ == "__main__":

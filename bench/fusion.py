@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import statistics
 import tempfile
 from pathlib import Path
@@ -46,6 +45,8 @@ from bench.retrieval import (
     load_cases,
     parse_dev_set_args,
     ranks,
+    recall_figures,
+    show_report,
 )
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -162,12 +163,11 @@ def main(argv: list[str] | None = None) -> int:
     parser = dev_set_parser(__doc__)
     parser.add_argument("--weights", default=",".join(f"{w:g}" for w in WEIGHTS))
     parser.add_argument("--mode", choices=["rrf", "score"], default="rrf")
-    parser.add_argument("--json", action="store_true")
     args = parse_dev_set_args(parser, argv)
-    report = asyncio.run(main_async(args))
-    if args.json:
-        print(json.dumps(report, indent=2))
-        return 0
+    return show_report(asyncio.run(main_async(args)), as_json=args.json, print_text=print_text)
+
+
+def print_text(report: dict[str, Any]) -> None:
     for name, by_weight in report["sets"].items():
         cells = "  ".join(
             f"w={key}: r@1 {f['recall@1']:.3f} r@5 {f['recall@5']:.3f} MRR {f['mrr']:.3f}"
@@ -176,13 +176,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{name}: {cells}")
     print("dense weight fitted on the other sets (out of sample):")
     for row in report["leave_one_set_out"]:
-        f = row["figures"]
-        print(
-            f"  {row['set']}: w {row['weight']} -> recall@1 {f['recall@1']:.3f} "
-            f"recall@5 {f['recall@5']:.3f} MRR {f['mrr']:.3f}"
-        )
+        print(f"  {row['set']}: w {row['weight']} -> {recall_figures(row['figures'])}")
     print(f"  fitted on all sets: {report['fitted_on_all']}")
-    return 0
 
 
 if __name__ == "__main__":

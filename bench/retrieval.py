@@ -498,11 +498,7 @@ def print_text(report: dict[str, Any]) -> None:
     if loso:
         print("dense_only_keep, leave-one-set-out (answerable, fitted on the other sets):")
         for row in loso["per_set"]:
-            f = row["figures"]
-            print(
-                f"  {row['set']}: keep {row['keep']} -> recall@1 {f['recall@1']:.3f}  "
-                f"recall@5 {f['recall@5']:.3f}  MRR {f['mrr']:.3f}"
-            )
+            print(f"  {row['set']}: keep {row['keep']} -> {recall_figures(row['figures'])}")
         print(f"  fitted on all sets: {loso['fitted_on_all']}")
     for run in report["scale"]:
         if "error" in run:
@@ -520,10 +516,11 @@ def print_text(report: dict[str, Any]) -> None:
 
 
 def dev_set_parser(doc: str, *, sets: str = "all") -> argparse.ArgumentParser:
-    """The options every dev-set benchmark takes: where the sets are, and which."""
+    """The options every dev-set benchmark takes: where the sets are, which, and JSON."""
     parser = argparse.ArgumentParser(description=doc.split("\n\n")[0])
     parser.add_argument("--devsets", type=Path, default=DEFAULT_DEVSETS)
     parser.add_argument("--sets", default=sets)
+    parser.add_argument("--json", action="store_true")
     return parser
 
 
@@ -537,6 +534,22 @@ def parse_dev_set_args(
     return args
 
 
+def show_report(
+    report: dict[str, Any], *, as_json: bool, print_text: Callable[[dict[str, Any]], None]
+) -> int:
+    """Print a benchmark's report as JSON or as text; its exit code."""
+    if as_json:
+        print(json.dumps(report, indent=2))
+    else:
+        print_text(report)
+    return 0
+
+
+def recall_figures(f: dict[str, float]) -> str:
+    """One set's figures at a fitted value, as the benchmarks print them."""
+    return f"recall@1 {f['recall@1']:.3f}  recall@5 {f['recall@5']:.3f}  MRR {f['mrr']:.3f}"
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = dev_set_parser(__doc__, sets=",".join(DEFAULT_SETS))
     parser.add_argument("--scale", default="2000", help="comma-separated chunk counts")
@@ -548,7 +561,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--engines", default="edge", help="edge (the embedded default), local (qdrant-client)"
     )
     parser.add_argument("--one-scale", help=argparse.SUPPRESS)  # internal: ENGINE:CHUNKS
-    parser.add_argument("--json", action="store_true")
     parser.add_argument("--misses", action="store_true", help="list cases not found at rank 1")
     args = parse_dev_set_args(parser, argv)
     if args.one_scale:
@@ -561,12 +573,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         run = asyncio.run(scale_run(kb_dirs, questions, int(chunks), engine))
         print(json.dumps(run))
         return 0
-    report = asyncio.run(main_async(args))
-    if args.json:
-        print(json.dumps(report, indent=2))
-    else:
-        print_text(report)
-    return 0
+    return show_report(asyncio.run(main_async(args)), as_json=args.json, print_text=print_text)
 
 
 if __name__ == "__main__":
