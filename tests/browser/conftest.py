@@ -175,17 +175,26 @@ class GraceDev:
         return [(str(status), int(version)) for status, version in rows]
 
 
-@pytest.fixture
-async def grace_dev(tmp_path: Path, request: pytest.FixtureRequest) -> AsyncIterator[GraceDev]:
-    """A running `grace dev` with the sample knowledge base on a fresh data dir."""
+@contextlib.asynccontextmanager
+async def running_dev(
+    kind: type[GraceDev], tmp_path: Path, request: pytest.FixtureRequest
+) -> AsyncIterator[GraceDev]:
+    """A running `grace dev` of this kind on a fresh data dir, its log named after the test."""
     log_path = ARTIFACTS / f"{request.node.name.removeprefix('test_')}-grace-dev.log"
     log_path.unlink(missing_ok=True)
-    dev = GraceDev(tmp_path / "grace-data", log_path, cwd=tmp_path)
+    dev = kind(tmp_path / "grace-data", log_path, cwd=tmp_path)
     await dev.start()
     try:
         yield dev
     finally:
         await dev.stop()
+
+
+@pytest.fixture
+async def grace_dev(tmp_path: Path, request: pytest.FixtureRequest) -> AsyncIterator[GraceDev]:
+    """A running `grace dev` with the sample knowledge base on a fresh data dir."""
+    async with running_dev(GraceDev, tmp_path, request) as dev:
+        yield dev
 
 
 # --------------------------------------------------------------------------- browser
