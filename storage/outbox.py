@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from pydantic import BaseModel
+from pydantic import BaseModel, ConfigDict
 from sqlalchemy import and_, or_, select, update
 from sqlalchemy.ext.asyncio import AsyncEngine, async_sessionmaker
 
@@ -24,6 +24,8 @@ GAVE_UP = datetime(9999, 1, 1, tzinfo=UTC)
 
 
 class Delivery(BaseModel):
+    model_config = ConfigDict(from_attributes=True)  # read from a `DeliveryRow`
+
     run_id: str
     owner: str | None = None
     lease_until: datetime | None = None
@@ -38,21 +40,6 @@ class Delivery(BaseModel):
     @property
     def gave_up(self) -> bool:
         return self.next_attempt_at is not None and self.next_attempt_at >= GAVE_UP
-
-
-def _delivery(row: DeliveryRow) -> Delivery:
-    return Delivery(
-        run_id=row.run_id,
-        owner=row.owner,
-        lease_until=row.lease_until,
-        channel_id=row.channel_id,
-        wanted_version=row.wanted_version,
-        delivered_version=row.delivered_version,
-        attempts=row.attempts,
-        next_attempt_at=row.next_attempt_at,
-        first_failed_at=row.first_failed_at,
-        last_error=row.last_error,
-    )
 
 
 class SqlDeliveries:
@@ -90,7 +77,7 @@ class SqlDeliveries:
             if _rowcount(result) != 1:
                 return None
             row = await session.get(DeliveryRow, run_id)
-            return _delivery(row) if row else None
+            return Delivery.model_validate(row) if row else None
 
     @retried_write
     async def delivered(self, run_id: str, *, owner: str, version: int) -> None:
@@ -145,7 +132,7 @@ class SqlDeliveries:
     async def get(self, run_id: str) -> Delivery | None:
         async with self._reads.begin() as session:
             row = await session.get(DeliveryRow, run_id)
-            return _delivery(row) if row else None
+            return Delivery.model_validate(row) if row else None
 
     async def due(self, *, now: datetime | None = None, limit: int = 200) -> list[Delivery]:
         """Deliveries to work on now: behind and not waiting out a backoff (held ones
@@ -161,7 +148,7 @@ class SqlDeliveries:
             .limit(limit)
         )
         async with self._reads.begin() as session:
-            return [_delivery(row) for row in await session.scalars(query)]
+            return [Delivery.model_validate(row) for row in await session.scalars(query)]
 
     async def undelivered(
         self, *, channel_id: str | None = None, limit: int = 20
@@ -178,4 +165,4 @@ class SqlDeliveries:
             query = query.where(DeliveryRow.channel_id == channel_id)
         query = query.order_by(DeliveryRow.first_failed_at).limit(limit)
         async with self._reads.begin() as session:
-            return [_delivery(row) for row in await session.scalars(query)]
+            return [Delivery.model_validate(row) for row in await session.scalars(query)]
