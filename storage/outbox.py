@@ -12,11 +12,10 @@ from datetime import UTC, datetime
 
 from pydantic import BaseModel, ConfigDict
 from sqlalchemy import and_, or_, select, update
-from sqlalchemy.ext.asyncio import AsyncEngine, async_sessionmaker
 
 from agent.schemas import utcnow
-from storage.db import WriteHealth, reader, retried_write
-from storage.run_store import _rowcount
+from storage.db import retried_write
+from storage.sql import SqlStore, rowcount
 from storage.tables import DeliveryRow
 
 GAVE_UP = datetime(9999, 1, 1, tzinfo=UTC)
@@ -42,12 +41,7 @@ class Delivery(BaseModel):
         return self.next_attempt_at is not None and self.next_attempt_at >= GAVE_UP
 
 
-class SqlDeliveries:
-    def __init__(self, engine: AsyncEngine, *, health: WriteHealth | None = None) -> None:
-        self.health = health or WriteHealth()
-        self._sessions = async_sessionmaker(engine, expire_on_commit=False)
-        self._reads = async_sessionmaker(reader(engine), expire_on_commit=False)
-
+class SqlDeliveries(SqlStore):
     @retried_write
     async def claim(
         self, run_id: str, *, owner: str, until: datetime, dead_owner: str | None = None
@@ -74,7 +68,7 @@ class SqlDeliveries:
                 .values(owner=owner, lease_until=until, attempts=DeliveryRow.attempts + 1)
                 .execution_options(synchronize_session=False)
             )
-            if _rowcount(result) != 1:
+            if rowcount(result) != 1:
                 return None
             row = await session.get(DeliveryRow, run_id)
             return Delivery.model_validate(row) if row else None
