@@ -31,7 +31,8 @@ class GraceDevWithApprover(GraceDev):
 async def dev_with_approver(
     tmp_path: Path, request: pytest.FixtureRequest
 ) -> AsyncIterator[GraceDev]:
-    async with running_dev(GraceDevWithApprover, tmp_path, request) as dev:
+    name = request.node.name.removeprefix("test_")
+    async with running_dev(tmp_path, name, kind=GraceDevWithApprover) as dev:
         yield dev
 
 
