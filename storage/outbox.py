@@ -9,6 +9,7 @@ when to try again.
 from __future__ import annotations
 
 from datetime import UTC, datetime
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 from sqlalchemy import and_, or_, select, update
@@ -73,55 +74,45 @@ class SqlDeliveries(SqlStore):
             row = await session.get(DeliveryRow, run_id)
             return Delivery.model_validate(row) if row else None
 
-    @retried_write
-    async def delivered(self, run_id: str, *, owner: str, version: int) -> None:
+    async def _update_claimed(self, run_id: str, owner: str, **values: Any) -> None:
+        """Update the delivery only while `owner` still holds its claim, releasing it."""
         async with self._sessions.begin() as session:
             await session.execute(
                 update(DeliveryRow)
                 .where(DeliveryRow.run_id == run_id, DeliveryRow.owner == owner)
-                .values(
-                    delivered_version=version,
-                    attempts=0,
-                    owner=None,
-                    lease_until=None,
-                    next_attempt_at=None,
-                    first_failed_at=None,
-                    last_error=None,
-                    updated_at=utcnow(),
-                )
+                .values(**values, owner=None, lease_until=None, updated_at=utcnow())
                 .execution_options(synchronize_session=False)
             )
 
     @retried_write
+    async def delivered(self, run_id: str, *, owner: str, version: int) -> None:
+        await self._update_claimed(
+            run_id,
+            owner,
+            delivered_version=version,
+            attempts=0,
+            next_attempt_at=None,
+            first_failed_at=None,
+            last_error=None,
+        )
+
+    @retried_write
     async def release(self, run_id: str, *, owner: str) -> None:
         """Give the claim up unfinished (shutdown): the next pass searches before posting."""
-        async with self._sessions.begin() as session:
-            await session.execute(
-                update(DeliveryRow)
-                .where(DeliveryRow.run_id == run_id, DeliveryRow.owner == owner)
-                .values(owner=None, lease_until=None, updated_at=utcnow())
-                .execution_options(synchronize_session=False)
-            )
+        await self._update_claimed(run_id, owner)
 
     @retried_write
     async def failed(
         self, run_id: str, *, owner: str, error: str, retry_at: datetime, first_failed_at: datetime
     ) -> None:
         """Release the claim and say when to try again (`GAVE_UP`: never)."""
-        async with self._sessions.begin() as session:
-            await session.execute(
-                update(DeliveryRow)
-                .where(DeliveryRow.run_id == run_id, DeliveryRow.owner == owner)
-                .values(
-                    owner=None,
-                    lease_until=None,
-                    next_attempt_at=retry_at,
-                    first_failed_at=first_failed_at,
-                    last_error=error[:500],
-                    updated_at=utcnow(),
-                )
-                .execution_options(synchronize_session=False)
-            )
+        await self._update_claimed(
+            run_id,
+            owner,
+            next_attempt_at=retry_at,
+            first_failed_at=first_failed_at,
+            last_error=error[:500],
+        )
 
     async def get(self, run_id: str) -> Delivery | None:
         async with self._reads.begin() as session:
