@@ -21,11 +21,11 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import re
 import statistics
 import tempfile
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -35,7 +35,15 @@ from agent.knowledge.qdrant_kb import open_knowledge_base
 from agent.knowledge.semantic import aboutness
 from agent.knowledge.tokenize import tokenize
 from agent.llm.sentence_encoder import SentenceEncoder
-from bench.retrieval import ALL_SETS, DEFAULT_DEVSETS, Case, _fold, load_cases
+from bench.retrieval import (
+    Case,
+    _fold,
+    dev_set_parser,
+    fitted_on_the_others,
+    load_cases,
+    parse_dev_set_args,
+    show_report,
+)
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -153,29 +161,25 @@ async def main_async(args: argparse.Namespace) -> dict[str, Any]:
             ),
         )
 
-    loso: dict[str, list[dict[str, Any]]] = {"aboutness": [], "combined": []}
-    for scorer, rows in loso.items():
-        for name in per_set:
-            others = [n for n in per_set if n != name]
-            key = best(others, scorer)
-            rows.append({"set": name, "penalty": key, "figures": per_set[name][scorer][key]})
+    loso: dict[str, list[dict[str, Any]]] = {}
+    for scorer in ("aboutness", "combined"):
+        keys = fitted_on_the_others(list(per_set), partial(best, scorer=scorer))
+        loso[scorer] = [
+            {"set": name, "penalty": key, "figures": per_set[name][scorer][key]}
+            for name, key in zip(per_set, keys, strict=True)
+        ]
     fitted = {scorer: best(list(per_set), scorer) for scorer in loso}
     return {"sets": per_set, "leave_one_set_out": loso, "fitted_on_all": fitted}
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--devsets", type=Path, default=DEFAULT_DEVSETS)
-    parser.add_argument("--sets", default="all")
+    parser = dev_set_parser(__doc__)
     parser.add_argument("--penalties", default=",".join(f"{p:g}" for p in PENALTIES))
-    parser.add_argument("--json", action="store_true")
-    args = parser.parse_args(argv)
-    if args.sets == "all":
-        args.sets = ",".join(ALL_SETS)
-    report = asyncio.run(main_async(args))
-    if args.json:
-        print(json.dumps(report, indent=2))
-        return 0
+    args = parse_dev_set_args(parser, argv)
+    return show_report(asyncio.run(main_async(args)), as_json=args.json, print_text=print_text)
+
+
+def print_text(report: dict[str, Any]) -> None:
     for name, result in report["sets"].items():
         lex, cos = result["lexical"], result["cosine"]
         print(
@@ -190,7 +194,6 @@ def main(argv: list[str] | None = None) -> int:
                 f"  {row['set']}: penalty {row['penalty']} -> AUROC {f['auroc']} top-1 {f['top1']}"
             )
         print(f"  fitted on all sets: {report['fitted_on_all'][scorer]}")
-    return 0
 
 
 if __name__ == "__main__":

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import statistics
 import tempfile
 from pathlib import Path
@@ -38,7 +37,17 @@ from agent.knowledge.qdrant_kb import (
 )
 from agent.knowledge.store import SparseVector
 from agent.llm.sentence_encoder import SentenceEncoder
-from bench.retrieval import ALL_SETS, DEFAULT_DEVSETS, LIMIT, Scores, load_cases, ranks
+from bench.retrieval import (
+    LIMIT,
+    Scores,
+    dev_set_parser,
+    fitted_on_the_others,
+    load_cases,
+    parse_dev_set_args,
+    ranks,
+    recall_figures,
+    show_report,
+)
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -143,27 +152,22 @@ async def main_async(args: argparse.Namespace) -> dict[str, Any]:
             key=lambda key: (statistics.fmean(sets[n][key]["mrr"] for n in names), -float(key)),
         )
 
-    loso = []
-    for name in sets:
-        key = best([n for n in sets if n != name] or [name])
-        loso.append({"set": name, "weight": key, "figures": sets[name][key]})
+    loso = [
+        {"set": name, "weight": key, "figures": sets[name][key]}
+        for name, key in zip(sets, fitted_on_the_others(list(sets), best), strict=True)
+    ]
     return {"sets": sets, "leave_one_set_out": loso, "fitted_on_all": best(list(sets))}
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--devsets", type=Path, default=DEFAULT_DEVSETS)
-    parser.add_argument("--sets", default="all")
+    parser = dev_set_parser(__doc__)
     parser.add_argument("--weights", default=",".join(f"{w:g}" for w in WEIGHTS))
     parser.add_argument("--mode", choices=["rrf", "score"], default="rrf")
-    parser.add_argument("--json", action="store_true")
-    args = parser.parse_args(argv)
-    if args.sets == "all":
-        args.sets = ",".join(ALL_SETS)
-    report = asyncio.run(main_async(args))
-    if args.json:
-        print(json.dumps(report, indent=2))
-        return 0
+    args = parse_dev_set_args(parser, argv)
+    return show_report(asyncio.run(main_async(args)), as_json=args.json, print_text=print_text)
+
+
+def print_text(report: dict[str, Any]) -> None:
     for name, by_weight in report["sets"].items():
         cells = "  ".join(
             f"w={key}: r@1 {f['recall@1']:.3f} r@5 {f['recall@5']:.3f} MRR {f['mrr']:.3f}"
@@ -172,13 +176,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{name}: {cells}")
     print("dense weight fitted on the other sets (out of sample):")
     for row in report["leave_one_set_out"]:
-        f = row["figures"]
-        print(
-            f"  {row['set']}: w {row['weight']} -> recall@1 {f['recall@1']:.3f} "
-            f"recall@5 {f['recall@5']:.3f} MRR {f['mrr']:.3f}"
-        )
+        print(f"  {row['set']}: w {row['weight']} -> {recall_figures(row['figures'])}")
     print(f"  fitted on all sets: {report['fitted_on_all']}")
-    return 0
 
 
 if __name__ == "__main__":

@@ -30,7 +30,6 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from agent.config import AgentConfig, InterventionConfig
 from agent.knowledge.ingest import SAMPLE_KB_DIR, ingest_paths
@@ -49,6 +48,7 @@ from tests.fakes.fake_gemini import (
     generate_body,
     json_body,
 )
+from tests.fakes.vacation_run import plan_for
 
 QUESTIONS = [
     ("How many vacation days do new employees get?", "vacation-policy.md"),
@@ -56,31 +56,6 @@ QUESTIONS = [
     ("How many days per week can I work remotely?", "remote-work-policy.md"),
     ("経費精算の締め切りはいつですか？", "経費精算ガイド.md"),
 ]
-
-
-def _plan(question: str) -> dict[str, Any]:
-    return {
-        "complexity": 0.2,
-        "steps": [
-            {
-                "step_id": 1,
-                "action": "rag_search",
-                "description": "Search the knowledge base",
-                "query": question,
-                "depends_on": [],
-                "expected_output": "passages",
-            },
-            {
-                "step_id": 2,
-                "action": "reasoning",
-                "description": "Answer with citations",
-                "query": question,
-                "depends_on": [1],
-                "expected_output": "a cited answer",
-            },
-        ],
-        "success_criteria": "a cited answer",
-    }
 
 
 class SlowModel:
@@ -93,7 +68,7 @@ class SlowModel:
         system = request.body.get("systemInstruction", {}).get("parts", [{}])[0].get("text", "")
         question = request.prompt.split("<question>\n", 1)[-1].split("\n</question>", 1)[0]
         if "planning agent" in system:
-            body = json_body(_plan(question), prompt_tokens=1200, output_tokens=150)
+            body = json_body(plan_for(question), prompt_tokens=1200, output_tokens=150)
         elif "strict reviewer" in system:
             evaluation = {"self_eval": 0.95, "coverage": 0.95, "rationale": "grounded"}
             body = json_body(evaluation, prompt_tokens=1500, output_tokens=40)

@@ -15,7 +15,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
-import signal
 import statistics
 import tempfile
 from pathlib import Path
@@ -23,7 +22,8 @@ from pathlib import Path
 import aiohttp
 
 from tests.fakes.fake_slack import FakeSlack
-from tests.faults.hostile import SECRET, catalogue, free_port, send, start_serve
+from tests.faults.helpers import free_port, start_server
+from tests.faults.hostile import SECRET, catalogue, send
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -41,9 +41,8 @@ async def bench(rounds: int) -> None:
                 SLACK_API_URL=fake.base_url,
                 PYTHONPATH=str(REPO),
             )
-            port = free_port()
-            process = await start_serve(env, port, Path(tmp) / "serve.log")
-            url = f"http://127.0.0.1:{port}/slack/events"
+            server = await start_server(env, free_port(), Path(tmp) / "serve.log")
+            url = f"{server.base}/slack/events"
             timings: dict[str, list[float]] = {}
             statuses: dict[str, set[int]] = {}
             try:
@@ -54,8 +53,7 @@ async def bench(rounds: int) -> None:
                             timings.setdefault(case.name, []).append(seconds)
                             statuses.setdefault(case.name, set()).add(status)
             finally:
-                os.kill(process.pid, signal.SIGTERM)
-                await process.wait()
+                await server.stop()
     print(f"{'request':32} {'status':>6} {'p50 ms':>8} {'p99 ms':>8}")
     for name, seconds in timings.items():
         ordered = sorted(seconds)

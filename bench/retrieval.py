@@ -45,10 +45,10 @@ import sys
 import tempfile
 import time
 import unicodedata
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from agent.knowledge.ingest import ingest_paths
 from agent.knowledge.lexical import QueryTerms, query_sparse_vector
@@ -455,13 +455,21 @@ def _best(sets: Sequence[SetResult]) -> str:
     return max(keys, key=score)
 
 
+T = TypeVar("T")
+
+
+def fitted_on_the_others(sets: Sequence[T], best: Callable[[list[T]], str]) -> list[str]:
+    """Leave-one-set-out: for each set, the value `best` fits on the other sets (on the set
+    itself when it is the only one), so that each set's figures are out of sample."""
+    return [best([s for s in sets if s is not held] or [held]) for held in sets]
+
+
 def leave_one_set_out(sets: Sequence[SetResult]) -> dict[str, Any]:
     """For each set: the keep value fitted on the others, and the set's figures at it."""
-    rows = []
-    for held in sets:
-        others = [r for r in sets if r is not held]
-        keep = _best(others) if others else _best([held])
-        rows.append({"set": held.name, "keep": keep, "figures": held.sweep[keep]})
+    rows = [
+        {"set": held.name, "keep": keep, "figures": held.sweep[keep]}
+        for held, keep in zip(sets, fitted_on_the_others(sets, _best), strict=True)
+    ]
     return {"per_set": rows, "fitted_on_all": _best(sets)}
 
 
@@ -490,11 +498,7 @@ def print_text(report: dict[str, Any]) -> None:
     if loso:
         print("dense_only_keep, leave-one-set-out (answerable, fitted on the other sets):")
         for row in loso["per_set"]:
-            f = row["figures"]
-            print(
-                f"  {row['set']}: keep {row['keep']} -> recall@1 {f['recall@1']:.3f}  "
-                f"recall@5 {f['recall@5']:.3f}  MRR {f['mrr']:.3f}"
-            )
+            print(f"  {row['set']}: keep {row['keep']} -> {recall_figures(row['figures'])}")
         print(f"  fitted on all sets: {loso['fitted_on_all']}")
     for run in report["scale"]:
         if "error" in run:
@@ -511,10 +515,43 @@ def print_text(report: dict[str, Any]) -> None:
         )
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+def dev_set_parser(doc: str, *, sets: str = "all") -> argparse.ArgumentParser:
+    """The options every dev-set benchmark takes: where the sets are, which, and JSON."""
+    parser = argparse.ArgumentParser(description=doc.split("\n\n")[0])
     parser.add_argument("--devsets", type=Path, default=DEFAULT_DEVSETS)
-    parser.add_argument("--sets", default=",".join(DEFAULT_SETS))
+    parser.add_argument("--sets", default=sets)
+    parser.add_argument("--json", action="store_true")
+    return parser
+
+
+def parse_dev_set_args(
+    parser: argparse.ArgumentParser, argv: Sequence[str] | None
+) -> argparse.Namespace:
+    """The parsed options, `--sets all` spelled out as every dev set."""
+    args = parser.parse_args(argv)
+    if args.sets == "all":
+        args.sets = ",".join(ALL_SETS)
+    return args
+
+
+def show_report(
+    report: dict[str, Any], *, as_json: bool, print_text: Callable[[dict[str, Any]], None]
+) -> int:
+    """Print a benchmark's report as JSON or as text; its exit code."""
+    if as_json:
+        print(json.dumps(report, indent=2))
+    else:
+        print_text(report)
+    return 0
+
+
+def recall_figures(f: dict[str, float]) -> str:
+    """One set's figures at a fitted value, as the benchmarks print them."""
+    return f"recall@1 {f['recall@1']:.3f}  recall@5 {f['recall@5']:.3f}  MRR {f['mrr']:.3f}"
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = dev_set_parser(__doc__, sets=",".join(DEFAULT_SETS))
     parser.add_argument("--scale", default="2000", help="comma-separated chunk counts")
     parser.add_argument("--embedder", default="none", help="comma-separated: none, use")
     parser.add_argument(
@@ -524,11 +561,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--engines", default="edge", help="edge (the embedded default), local (qdrant-client)"
     )
     parser.add_argument("--one-scale", help=argparse.SUPPRESS)  # internal: ENGINE:CHUNKS
-    parser.add_argument("--json", action="store_true")
     parser.add_argument("--misses", action="store_true", help="list cases not found at rank 1")
-    args = parser.parse_args(argv)
-    if args.sets == "all":
-        args.sets = ",".join(ALL_SETS)
+    args = parse_dev_set_args(parser, argv)
     if args.one_scale:
         engine, chunks = args.one_scale.split(":")
         names = [name for name in args.sets.split(",") if name]
@@ -539,12 +573,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         run = asyncio.run(scale_run(kb_dirs, questions, int(chunks), engine))
         print(json.dumps(run))
         return 0
-    report = asyncio.run(main_async(args))
-    if args.json:
-        print(json.dumps(report, indent=2))
-    else:
-        print_text(report)
-    return 0
+    return show_report(asyncio.run(main_async(args)), as_json=args.json, print_text=print_text)
 
 
 if __name__ == "__main__":

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any
+from typing import Any, ClassVar, Self
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -111,10 +111,39 @@ def _first_error(exc: ValidationError) -> str:
     return f"{where}: {err.get('msg', 'invalid')}"
 
 
-class ButtonValue(BaseModel):
-    """What a GRACE button carries: which run and which pause it answers (and option)."""
+class _CompactJson(BaseModel):
+    """A small model carried through Slack as compact JSON with one-letter keys, and
+    parsed back with a readable reason when what comes back is not one."""
 
     model_config = ConfigDict(populate_by_name=True, extra="forbid", frozen=True)
+
+    _what: ClassVar[str]
+    """What it is called in errors."""
+    _max_chars: ClassVar[int]
+    """Slack's limit on its length."""
+
+    def encode(self) -> str:
+        raw = self.model_dump_json(by_alias=True, exclude_none=True)
+        if len(raw) > self._max_chars:  # unreachable given the field bounds; kept honest
+            raise ValueError(f"{self._what} of {len(raw)} chars > {self._max_chars}")
+        return raw
+
+    @classmethod
+    def decode(cls, raw: str) -> Self:
+        """Parse one; `ValueError` with a readable reason on anything else."""
+        data = _loads_object(raw, cls._what)
+        try:
+            return cls.model_validate(data)
+        except ValidationError as exc:
+            raise ValueError(f"invalid {cls._what} ({_first_error(exc)}): {raw[:80]!r}") from exc
+
+
+class ButtonValue(_CompactJson):
+    """What a GRACE button carries: which run and which pause it answers (and option),
+    e.g. `{"r":"ab12","i":"cd34","o":2}`."""
+
+    _what = "button value"
+    _max_chars = MAX_BUTTON_VALUE
 
     run_id: str = Field(alias="r", min_length=1, max_length=_ID_MAX)
     intervention_id: str | None = Field(default=None, alias="i", min_length=1, max_length=_ID_MAX)
@@ -122,45 +151,14 @@ class ButtonValue(BaseModel):
     helpful: bool | None = Field(default=None, alias="h", strict=True)
     """On a feedback button: True for 👍, False for 👎."""
 
-    def encode(self) -> str:
-        """Compact JSON with one-letter keys, e.g. `{"r":"ab12","i":"cd34","o":2}`."""
-        raw = self.model_dump_json(by_alias=True, exclude_none=True)
-        if len(raw) > MAX_BUTTON_VALUE:  # unreachable given the field bounds; kept honest
-            raise ValueError(f"button value of {len(raw)} chars > {MAX_BUTTON_VALUE}")
-        return raw
 
-    @classmethod
-    def decode(cls, raw: str) -> ButtonValue:
-        """Parse a button value; `ValueError` with a readable reason on anything else."""
-        data = _loads_object(raw, "button value")
-        try:
-            return cls.model_validate(data)
-        except ValidationError as exc:
-            raise ValueError(f"invalid button value ({_first_error(exc)}): {raw[:80]!r}") from exc
-
-
-class ModalMetadata(BaseModel):
+class ModalMetadata(_CompactJson):
     """The modal's `private_metadata`: where the answer goes once the modal is submitted."""
 
-    model_config = ConfigDict(populate_by_name=True, extra="forbid", frozen=True)
+    _what = "modal metadata"
+    _max_chars = MAX_PRIVATE_METADATA
 
     run_id: str = Field(alias="r", min_length=1, max_length=_ID_MAX)
     intervention_id: str | None = Field(default=None, alias="i", min_length=1, max_length=_ID_MAX)
     channel: str = Field(alias="c", min_length=1, max_length=_ID_MAX)
     thread_ts: str = Field(alias="t", max_length=_ID_MAX)
-
-    def encode(self) -> str:
-        """Compact JSON, always under Slack's 3,000-character private_metadata limit."""
-        raw = self.model_dump_json(by_alias=True, exclude_none=True)
-        if len(raw) > MAX_PRIVATE_METADATA:  # unreachable given the field bounds
-            raise ValueError(f"private_metadata of {len(raw)} chars > {MAX_PRIVATE_METADATA}")
-        return raw
-
-    @classmethod
-    def decode(cls, raw: str) -> ModalMetadata:
-        """Parse a modal's private_metadata; `ValueError` with a readable reason otherwise."""
-        data = _loads_object(raw, "modal metadata")
-        try:
-            return cls.model_validate(data)
-        except ValidationError as exc:
-            raise ValueError(f"invalid modal metadata ({_first_error(exc)}): {raw[:80]!r}") from exc

@@ -19,11 +19,10 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 from sqlalchemy import delete, select, update
-from sqlalchemy.ext.asyncio import AsyncEngine, async_sessionmaker
 
 from agent.schemas import utcnow
-from storage.db import WriteHealth, reader, retried_write
-from storage.run_store import _rowcount, dialect_insert
+from storage.db import retried_write
+from storage.sql import SqlStore, rowcount
 from storage.tables import InboxRow
 
 PENDING = "pending"
@@ -57,13 +56,7 @@ class InboxEntry(BaseModel):
     claimed_until: datetime | None = None
 
 
-class SqlInbox:
-    def __init__(self, engine: AsyncEngine, *, health: WriteHealth | None = None) -> None:
-        self._engine = engine
-        self.health = health or WriteHealth()
-        self._sessions = async_sessionmaker(engine, expire_on_commit=False)
-        self._reads = async_sessionmaker(reader(engine), expire_on_commit=False)
-
+class SqlInbox(SqlStore):
     @retried_write
     async def add(
         self,
@@ -97,7 +90,7 @@ class SqlInbox:
         # rows are matched to their items by (event id, message key); rows are taken in
         # order, so within a batch the first item with an event id or message key wins.
         stmt = (
-            dialect_insert(self._engine, InboxRow)
+            self._insert(InboxRow)
             .on_conflict_do_nothing()
             .returning(InboxRow.id, InboxRow.event_id, InboxRow.message_key)
         )
@@ -154,7 +147,7 @@ class SqlInbox:
                 .values(owner=owner, claimed_until=until)
                 .execution_options(synchronize_session=False)
             )
-            return _rowcount(result) == 1
+            return rowcount(result) == 1
 
     @retried_write
     async def renew(self, entry_ids: Sequence[int], *, owner: str, until: datetime) -> int:
@@ -172,7 +165,7 @@ class SqlInbox:
                 .values(claimed_until=until)
                 .execution_options(synchronize_session=False)
             )
-            return _rowcount(result)
+            return rowcount(result)
 
     @retried_write
     async def attempt(self, entry_id: int) -> None:
@@ -195,7 +188,7 @@ class SqlInbox:
                 .values(status=status, done_at=utcnow())
                 .execution_options(synchronize_session=False)
             )
-            return _rowcount(result) == 1
+            return rowcount(result) == 1
 
     async def count_pending(self) -> int:
         async with self._reads.begin() as session:
@@ -211,4 +204,4 @@ class SqlInbox:
                 .where(InboxRow.status != PENDING, InboxRow.created_at < before)
                 .execution_options(synchronize_session=False)
             )
-            return _rowcount(result)
+            return rowcount(result)

@@ -9,14 +9,14 @@ when to try again.
 from __future__ import annotations
 
 from datetime import UTC, datetime
+from typing import Any
 
-from pydantic import BaseModel
+from pydantic import BaseModel, ConfigDict
 from sqlalchemy import and_, or_, select, update
-from sqlalchemy.ext.asyncio import AsyncEngine, async_sessionmaker
 
 from agent.schemas import utcnow
-from storage.db import WriteHealth, reader, retried_write
-from storage.run_store import _rowcount
+from storage.db import retried_write
+from storage.sql import SqlStore, rowcount
 from storage.tables import DeliveryRow
 
 GAVE_UP = datetime(9999, 1, 1, tzinfo=UTC)
@@ -24,6 +24,8 @@ GAVE_UP = datetime(9999, 1, 1, tzinfo=UTC)
 
 
 class Delivery(BaseModel):
+    model_config = ConfigDict(from_attributes=True)  # read from a `DeliveryRow`
+
     run_id: str
     owner: str | None = None
     lease_until: datetime | None = None
@@ -40,27 +42,7 @@ class Delivery(BaseModel):
         return self.next_attempt_at is not None and self.next_attempt_at >= GAVE_UP
 
 
-def _delivery(row: DeliveryRow) -> Delivery:
-    return Delivery(
-        run_id=row.run_id,
-        owner=row.owner,
-        lease_until=row.lease_until,
-        channel_id=row.channel_id,
-        wanted_version=row.wanted_version,
-        delivered_version=row.delivered_version,
-        attempts=row.attempts,
-        next_attempt_at=row.next_attempt_at,
-        first_failed_at=row.first_failed_at,
-        last_error=row.last_error,
-    )
-
-
-class SqlDeliveries:
-    def __init__(self, engine: AsyncEngine, *, health: WriteHealth | None = None) -> None:
-        self.health = health or WriteHealth()
-        self._sessions = async_sessionmaker(engine, expire_on_commit=False)
-        self._reads = async_sessionmaker(reader(engine), expire_on_commit=False)
-
+class SqlDeliveries(SqlStore):
     @retried_write
     async def claim(
         self, run_id: str, *, owner: str, until: datetime, dead_owner: str | None = None
@@ -87,65 +69,55 @@ class SqlDeliveries:
                 .values(owner=owner, lease_until=until, attempts=DeliveryRow.attempts + 1)
                 .execution_options(synchronize_session=False)
             )
-            if _rowcount(result) != 1:
+            if rowcount(result) != 1:
                 return None
             row = await session.get(DeliveryRow, run_id)
-            return _delivery(row) if row else None
+            return Delivery.model_validate(row) if row else None
 
-    @retried_write
-    async def delivered(self, run_id: str, *, owner: str, version: int) -> None:
+    async def _update_claimed(self, run_id: str, owner: str, **values: Any) -> None:
+        """Update the delivery only while `owner` still holds its claim, releasing it."""
         async with self._sessions.begin() as session:
             await session.execute(
                 update(DeliveryRow)
                 .where(DeliveryRow.run_id == run_id, DeliveryRow.owner == owner)
-                .values(
-                    delivered_version=version,
-                    attempts=0,
-                    owner=None,
-                    lease_until=None,
-                    next_attempt_at=None,
-                    first_failed_at=None,
-                    last_error=None,
-                    updated_at=utcnow(),
-                )
+                .values(**values, owner=None, lease_until=None, updated_at=utcnow())
                 .execution_options(synchronize_session=False)
             )
+
+    @retried_write
+    async def delivered(self, run_id: str, *, owner: str, version: int) -> None:
+        await self._update_claimed(
+            run_id,
+            owner,
+            delivered_version=version,
+            attempts=0,
+            next_attempt_at=None,
+            first_failed_at=None,
+            last_error=None,
+        )
 
     @retried_write
     async def release(self, run_id: str, *, owner: str) -> None:
         """Give the claim up unfinished (shutdown): the next pass searches before posting."""
-        async with self._sessions.begin() as session:
-            await session.execute(
-                update(DeliveryRow)
-                .where(DeliveryRow.run_id == run_id, DeliveryRow.owner == owner)
-                .values(owner=None, lease_until=None, updated_at=utcnow())
-                .execution_options(synchronize_session=False)
-            )
+        await self._update_claimed(run_id, owner)
 
     @retried_write
     async def failed(
         self, run_id: str, *, owner: str, error: str, retry_at: datetime, first_failed_at: datetime
     ) -> None:
         """Release the claim and say when to try again (`GAVE_UP`: never)."""
-        async with self._sessions.begin() as session:
-            await session.execute(
-                update(DeliveryRow)
-                .where(DeliveryRow.run_id == run_id, DeliveryRow.owner == owner)
-                .values(
-                    owner=None,
-                    lease_until=None,
-                    next_attempt_at=retry_at,
-                    first_failed_at=first_failed_at,
-                    last_error=error[:500],
-                    updated_at=utcnow(),
-                )
-                .execution_options(synchronize_session=False)
-            )
+        await self._update_claimed(
+            run_id,
+            owner,
+            next_attempt_at=retry_at,
+            first_failed_at=first_failed_at,
+            last_error=error[:500],
+        )
 
     async def get(self, run_id: str) -> Delivery | None:
         async with self._reads.begin() as session:
             row = await session.get(DeliveryRow, run_id)
-            return _delivery(row) if row else None
+            return Delivery.model_validate(row) if row else None
 
     async def due(self, *, now: datetime | None = None, limit: int = 200) -> list[Delivery]:
         """Deliveries to work on now: behind and not waiting out a backoff (held ones
@@ -161,7 +133,7 @@ class SqlDeliveries:
             .limit(limit)
         )
         async with self._reads.begin() as session:
-            return [_delivery(row) for row in await session.scalars(query)]
+            return [Delivery.model_validate(row) for row in await session.scalars(query)]
 
     async def undelivered(
         self, *, channel_id: str | None = None, limit: int = 20
@@ -178,4 +150,4 @@ class SqlDeliveries:
             query = query.where(DeliveryRow.channel_id == channel_id)
         query = query.order_by(DeliveryRow.first_failed_at).limit(limit)
         async with self._reads.begin() as session:
-            return [_delivery(row) for row in await session.scalars(query)]
+            return [Delivery.model_validate(row) for row in await session.scalars(query)]

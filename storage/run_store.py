@@ -32,15 +32,11 @@ from storage.interventions import SqlInterventions
 from storage.leases import SqlLeases
 from storage.message_refs import SqlMessageRefs
 from storage.runs import RecordedEvent, SqlRuns
-from storage.sql import dialect_insert
-from storage.sql import rowcount as _rowcount
 from storage.stats import SqlStats
 from storage.verified_answers import SqlVerifiedAnswers
 from storage.workspace_notes import SqlWorkspaceNotes
 
-# `_rowcount` and `dialect_insert` are storage/inbox.py's and outbox.py's imports from
-# here: they now live in storage/sql.py (drop these once those two import from there).
-__all__ = ["DEFAULT_THRESHOLDS_NAME", "RecordedEvent", "SqlRunStore", "_rowcount", "dialect_insert"]
+__all__ = ["DEFAULT_THRESHOLDS_NAME", "RecordedEvent", "SqlRunStore"]
 
 
 class SqlRunStore:

@@ -13,17 +13,7 @@ from storage.tables import VerifiedAnswerRow
 
 
 def _record(row: VerifiedAnswerRow) -> VerifiedAnswer:
-    return VerifiedAnswer(
-        answer_id=row.answer_id,
-        question=row.question,
-        answer=row.answer,
-        verified_by=row.verified_by,
-        verified_by_name=row.verified_by_name,
-        verified_at=row.verified_at,
-        review_by=row.review_by,
-        permalink=row.permalink,
-        run_id=row.run_id,
-    )
+    return VerifiedAnswer.model_validate(row, from_attributes=True)
 
 
 class SqlVerifiedAnswers(SqlStore):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import os
 from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
@@ -14,6 +15,16 @@ from tests.databases import BACKENDS, Cluster, create_database, drop_database, s
 pytest_plugins = ["tests.fakes.gemini_fixtures", "tests.ordering"]
 
 DB_NAMES = {"sqlite": "SQLite", "postgresql": "PostgreSQL"}
+
+
+@pytest.fixture
+def clean_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> pytest.MonkeyPatch:
+    """Settings read the process environment: start a test from an empty one."""
+    for key in list(os.environ):
+        if key.startswith(("GRACE_", "GOOGLE_", "SLACK_", "QDRANT_")):
+            monkeypatch.delenv(key)
+    monkeypatch.chdir(tmp_path)  # no stray .env
+    return monkeypatch
 
 
 @pytest.fixture(scope="session")

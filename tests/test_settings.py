@@ -13,16 +13,6 @@ from pydantic import ValidationError
 from bot.service.settings import Settings
 
 
-@pytest.fixture
-def clean_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> pytest.MonkeyPatch:
-    """Settings read the process environment: start each test from an empty one."""
-    for key in list(os.environ):
-        if key.startswith(("GRACE_", "GOOGLE_", "SLACK_", "QDRANT_")):
-            monkeypatch.delenv(key)
-    monkeypatch.chdir(tmp_path)  # no stray .env
-    return monkeypatch
-
-
 def test_defaults_are_the_embedded_offline_setup(clean_env: pytest.MonkeyPatch) -> None:
     settings = Settings()
     assert settings.use_gemini is False

@@ -36,7 +36,7 @@ from typing import Any
 from aiohttp import WSMsgType, web
 
 from bot.simulator.webapi import RecordedCall
-from bot.simulator.workspace import SlackWorkspace, WorkspaceEvent
+from bot.simulator.workspace import SlackWorkspace, Subscribers, WorkspaceEvent
 
 log = logging.getLogger(__name__)
 
@@ -122,7 +122,7 @@ class SocketModeServer:
         self._connected = asyncio.Event()
         self._round_robin = itertools.count()
         self._tasks: set[asyncio.Task[None]] = set()
-        self._subscribers: list[Callable[[WorkspaceEvent], None]] = []
+        self._subscribers = Subscribers(log, "socket mode")
 
     # ------------------------------------------------------------------ wiring
 
@@ -141,21 +141,10 @@ class SocketModeServer:
 
     def subscribe(self, callback: Callable[[WorkspaceEvent], None]) -> Callable[[], None]:
         """Be told about connections and failed deliveries; returns the unsubscriber."""
-        self._subscribers.append(callback)
-
-        def unsubscribe() -> None:
-            with contextlib.suppress(ValueError):
-                self._subscribers.remove(callback)
-
-        return unsubscribe
+        return self._subscribers.subscribe(callback)
 
     def _emit(self, kind: str, **data: Any) -> None:
-        event = WorkspaceEvent(kind=kind, channel=None, ts=None, data=data)
-        for callback in list(self._subscribers):
-            try:
-                callback(event)
-            except Exception:
-                log.exception("socket mode subscriber failed on %s", kind)
+        self._subscribers.emit(WorkspaceEvent(kind=kind, channel=None, ts=None, data=data))
 
     # ------------------------------------------------------------------ connections
 

@@ -29,6 +29,7 @@ import asyncio
 import contextlib
 import json
 import logging
+from collections.abc import Awaitable, Callable
 from dataclasses import asdict
 from importlib import resources
 from typing import Any
@@ -325,59 +326,61 @@ class SimulatorUI:
             return self._error(exc)
         return web.json_response({"ok": True, "message": message_json(message)})
 
-    async def _command(self, request: web.Request) -> web.Response:
+    async def _interaction(
+        self,
+        request: web.Request,
+        act: Callable[[str, dict[str, Any]], Awaitable[InteractionResult]],
+    ) -> web.Response:
+        """`act(user, body)` for the person the JSON body names; an unknown person or a
+        refused interaction is a 400 with the workspace's error."""
         body = await self._body(request)
         try:
-            user = self._user(body)
-            channel = str(body.get("channel") or "")
-            self.workspace.channel_info(channel)
-            thread_ts = str(body.get("thread_ts") or "") or None
-            result = await self.relay.command(
-                user, channel, str(body.get("text") or ""), thread_ts=thread_ts
-            )
+            result = await act(self._user(body), body)
         except WorkspaceError as exc:
             return self._error(exc)
         return self._result(result)
 
+    async def _command(self, request: web.Request) -> web.Response:
+        async def command(user: str, body: dict[str, Any]) -> InteractionResult:
+            channel = str(body.get("channel") or "")
+            self.workspace.channel_info(channel)
+            thread_ts = str(body.get("thread_ts") or "") or None
+            return await self.relay.command(
+                user, channel, str(body.get("text") or ""), thread_ts=thread_ts
+            )
+
+        return await self._interaction(request, command)
+
     async def _action(self, request: web.Request) -> web.Response:
-        body = await self._body(request)
-        try:
-            user = self._user(body)
+        async def click(user: str, body: dict[str, Any]) -> InteractionResult:
             value = body.get("value")
-            result = await self.relay.click(
+            return await self.relay.click(
                 user,
                 str(body.get("channel") or ""),
                 str(body.get("message_ts") or ""),
                 str(body.get("action_id") or ""),
                 value=str(value) if value is not None else None,
             )
-        except WorkspaceError as exc:
-            return self._error(exc)
-        return self._result(result)
+
+        return await self._interaction(request, click)
 
     async def _submit_view(self, request: web.Request) -> web.Response:
-        body = await self._body(request)
-        raw = body.get("values") or {}
-        values = {
-            str(block): {str(action): str(text) for action, text in actions.items()}
-            for block, actions in raw.items()
-            if isinstance(actions, dict)
-        }
-        try:
-            user = self._user(body)
-            result = await self.relay.submit_view(user, request.match_info["view_id"], values)
-        except WorkspaceError as exc:
-            return self._error(exc)
-        return self._result(result)
+        async def submit(user: str, body: dict[str, Any]) -> InteractionResult:
+            raw = body.get("values") or {}
+            values = {
+                str(block): {str(action): str(text) for action, text in actions.items()}
+                for block, actions in raw.items()
+                if isinstance(actions, dict)
+            }
+            return await self.relay.submit_view(user, request.match_info["view_id"], values)
+
+        return await self._interaction(request, submit)
 
     async def _close_view(self, request: web.Request) -> web.Response:
-        body = await self._body(request)
-        try:
-            user = self._user(body)
-            result = await self.relay.close_view(user, request.match_info["view_id"])
-        except WorkspaceError as exc:
-            return self._error(exc)
-        return self._result(result)
+        async def close(user: str, _: dict[str, Any]) -> InteractionResult:
+            return await self.relay.close_view(user, request.match_info["view_id"])
+
+        return await self._interaction(request, close)
 
     async def _reset(self, request: web.Request) -> web.Response:
         self.workspace.reset()

@@ -172,6 +172,33 @@ class WorkspaceEvent:
     data: dict[str, Any]
 
 
+class Subscribers:
+    """Who is told of each `WorkspaceEvent` (a simulator UI, Socket Mode). An observer's
+    bug is logged, never raised: it must not fail the API call that changed state."""
+
+    def __init__(self, logger: logging.Logger, what: str) -> None:
+        self._callbacks: list[Callable[[WorkspaceEvent], None]] = []
+        self._log = logger
+        self._what = what
+
+    def subscribe(self, callback: Callable[[WorkspaceEvent], None]) -> Callable[[], None]:
+        """Call `callback` on every event; returns a function that unsubscribes."""
+        self._callbacks.append(callback)
+
+        def unsubscribe() -> None:
+            with contextlib.suppress(ValueError):
+                self._callbacks.remove(callback)
+
+        return unsubscribe
+
+    def emit(self, event: WorkspaceEvent) -> None:
+        for callback in list(self._callbacks):
+            try:
+                callback(event)
+            except Exception:
+                self._log.exception("%s subscriber failed on %s", self._what, event.kind)
+
+
 def check_blocks(blocks: list[Any]) -> None:
     """Reject blocks the way Slack does (`invalid_blocks`), using slack_sdk's validation."""
     if not isinstance(blocks, list):
@@ -242,7 +269,7 @@ class SlackWorkspace:
         self._views: dict[str, StoredView] = {}
         self._used_triggers: set[str] = set()
         self._triggers: dict[str, str] = {}
-        self._subscribers: list[Callable[[WorkspaceEvent], None]] = []
+        self._subscribers = Subscribers(log, "workspace")
         self.refuse_streaming: str | None = None
         """An error code (`feature_not_enabled`…) for every `chat.startStream`: a
         workspace without streaming, to exercise the bot's fallback."""
@@ -277,21 +304,10 @@ class SlackWorkspace:
 
     def subscribe(self, callback: Callable[[WorkspaceEvent], None]) -> Callable[[], None]:
         """Call `callback` on every change; returns a function that unsubscribes."""
-        self._subscribers.append(callback)
-
-        def unsubscribe() -> None:
-            with contextlib.suppress(ValueError):
-                self._subscribers.remove(callback)
-
-        return unsubscribe
+        return self._subscribers.subscribe(callback)
 
     def _emit(self, kind: str, channel: str | None, ts: str | None, **data: Any) -> None:
-        event = WorkspaceEvent(kind=kind, channel=channel, ts=ts, data=data)
-        for callback in list(self._subscribers):
-            try:
-                callback(event)
-            except Exception:  # an observer's bug must not fail the API call that changed state
-                log.exception("workspace subscriber failed on %s", kind)
+        self._subscribers.emit(WorkspaceEvent(kind=kind, channel=channel, ts=ts, data=data))
 
     def add_user(
         self, user_id: str, *, name: str | None = None, is_bot: bool = False, tz: str = "UTC"

@@ -19,6 +19,7 @@ from agent.ports import (
     Evaluation,
     EvaluationRequest,
     KnowledgeBase,
+    LanguageModel,
     LLMReply,
     PlanRequest,
     ReasoningRequest,
@@ -118,6 +119,32 @@ class ScriptedModel:
         self.evaluate_requests.append(request)
         reply = await self._offline.evaluate(request)
         return LLMReply(value=reply.value, usage=self._priced(reply.usage), model=self._name)
+
+
+class GatedModel:
+    """A language model whose planning waits at a gate the test opens: a run started
+    behind it cannot finish, or even post its plan, before the test says so. `reached`
+    is set once a run is waiting at the gate."""
+
+    def __init__(self, model: LanguageModel) -> None:
+        self._model = model
+        self.reached = asyncio.Event()
+        self.gate = asyncio.Event()
+
+    @property
+    def name(self) -> str:
+        return self._model.name
+
+    async def plan(self, request: PlanRequest) -> LLMReply[PlanDraft]:
+        self.reached.set()
+        await self.gate.wait()
+        return await self._model.plan(request)
+
+    async def reason(self, request: ReasoningRequest) -> LLMReply[str]:
+        return await self._model.reason(request)
+
+    async def evaluate(self, request: EvaluationRequest) -> LLMReply[Evaluation]:
+        return await self._model.evaluate(request)
 
 
 @dataclass

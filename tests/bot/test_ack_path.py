@@ -6,14 +6,7 @@ from __future__ import annotations
 import asyncio
 
 from agent.llm.offline import OfflineModel
-from agent.ports import (
-    Evaluation,
-    EvaluationRequest,
-    LLMReply,
-    PlanDraft,
-    PlanRequest,
-    ReasoningRequest,
-)
+from tests.agent.doubles import GatedModel
 
 from .conftest import VACATION_Q, HarnessFactory
 
@@ -23,39 +16,15 @@ TURNS = 50
 """Loop turns given to background work that should not take any of them."""
 
 
-class GatedModel:
-    """The offline model, but planning waits at a gate: a run blocked in the agent."""
-
-    def __init__(self) -> None:
-        self._model = OfflineModel()
-        self.planning = asyncio.Event()
-        self.gate = asyncio.Event()
-
-    @property
-    def name(self) -> str:
-        return self._model.name
-
-    async def plan(self, request: PlanRequest) -> LLMReply[PlanDraft]:
-        self.planning.set()
-        await self.gate.wait()
-        return await self._model.plan(request)
-
-    async def reason(self, request: ReasoningRequest) -> LLMReply[str]:
-        return await self._model.reason(request)
-
-    async def evaluate(self, request: EvaluationRequest) -> LLMReply[Evaluation]:
-        return await self._model.evaluate(request)
-
-
 async def test_an_event_is_stored_and_acked_while_a_run_is_blocked_in_the_agent(
     make_harness: HarnessFactory,
 ) -> None:
-    model = GatedModel()
+    model = GatedModel(OfflineModel())
     harness = await make_harness(llm=model)
     try:
         first = await harness.mention(VACATION_Q, ts="1700009000.000100", settle=False)
         assert first.status == 200
-        await asyncio.wait_for(model.planning.wait(), BOUND)
+        await asyncio.wait_for(model.reached.wait(), BOUND)
 
         second = await asyncio.wait_for(
             harness.mention(VACATION_Q, ts="1700009000.000200", settle=False), BOUND

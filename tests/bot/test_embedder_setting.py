@@ -3,9 +3,6 @@ lexical-only path; the shipped encoder when asked; Gemini's with the Gemini mode
 
 from __future__ import annotations
 
-import os
-from pathlib import Path
-
 import pytest
 
 from agent.errors import InvalidInputError
@@ -15,18 +12,14 @@ from bot.service.settings import Settings
 from bot.service.wiring import build_models
 
 
-@pytest.fixture
-def clean_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> pytest.MonkeyPatch:
-    for key in list(os.environ):
-        if key.startswith(("GRACE_", "GOOGLE_", "SLACK_", "QDRANT_")):
-            monkeypatch.delenv(key)
-    monkeypatch.chdir(tmp_path)  # no stray .env
-    return monkeypatch
-
-
-def test_offline_default_stays_lexical(clean_env: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize("embedder", ["auto", "none"])
+def test_offline_default_and_none_stay_lexical(
+    clean_env: pytest.MonkeyPatch, embedder: str
+) -> None:
+    if embedder != "auto":  # auto: the default, left unset
+        clean_env.setenv("GRACE_EMBEDDER", embedder)
     settings = Settings()
-    assert settings.embedder == "auto"
+    assert settings.embedder == embedder
     _, agreement, dense = build_models(settings)
     assert dense is None
     assert isinstance(agreement, HashingEmbedder)
@@ -37,15 +30,6 @@ def test_use_m3_searches_with_the_shipped_encoder(clean_env: pytest.MonkeyPatch)
     _, agreement, dense = build_models(Settings())
     assert isinstance(dense, SentenceEncoder)
     assert isinstance(agreement, HashingEmbedder)  # source agreement unchanged
-
-
-def test_none_keeps_the_lexical_only_path(clean_env: pytest.MonkeyPatch) -> None:
-    clean_env.setenv("GRACE_EMBEDDER", "none")
-    settings = Settings()
-    assert settings.embedder == "none"
-    _, agreement, dense = build_models(settings)
-    assert dense is None
-    assert isinstance(agreement, HashingEmbedder)
 
 
 def test_gemini_embedder_without_a_key_is_refused(clean_env: pytest.MonkeyPatch) -> None:

@@ -7,16 +7,9 @@ import asyncio
 import json
 
 from agent.llm.offline import OfflineModel
-from agent.ports import (
-    Evaluation,
-    EvaluationRequest,
-    LanguageModel,
-    LLMReply,
-    PlanRequest,
-    ReasoningRequest,
-)
-from agent.schemas import PlanDraft, RunStatus
+from agent.schemas import RunStatus
 from blocks import ids
+from tests.agent.doubles import GatedModel
 from tests.fakes.fake_slack import FakeSlack, message_envelope
 
 from .conftest import (
@@ -33,31 +26,6 @@ from .conftest import (
 )
 
 TS = "1700001000.000100"
-
-
-class GatedModel:
-    """A language model whose planning waits at a gate the test opens: a run started
-    behind it cannot finish, or even post its plan, before the test says so."""
-
-    def __init__(self, model: LanguageModel) -> None:
-        self._model = model
-        self.reached = asyncio.Event()
-        self.gate = asyncio.Event()
-
-    @property
-    def name(self) -> str:
-        return self._model.name
-
-    async def plan(self, request: PlanRequest) -> LLMReply[PlanDraft]:
-        self.reached.set()
-        await self.gate.wait()
-        return await self._model.plan(request)
-
-    async def reason(self, request: ReasoningRequest) -> LLMReply[str]:
-        return await self._model.reason(request)
-
-    async def evaluate(self, request: EvaluationRequest) -> LLMReply[Evaluation]:
-        return await self._model.evaluate(request)
 
 
 async def test_mention_is_acked_then_planned_edited_and_answered_in_its_thread(

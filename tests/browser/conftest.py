@@ -175,17 +175,27 @@ class GraceDev:
         return [(str(status), int(version)) for status, version in rows]
 
 
-@pytest.fixture
-async def grace_dev(tmp_path: Path, request: pytest.FixtureRequest) -> AsyncIterator[GraceDev]:
-    """A running `grace dev` with the sample knowledge base on a fresh data dir."""
-    log_path = ARTIFACTS / f"{request.node.name.removeprefix('test_')}-grace-dev.log"
+@contextlib.asynccontextmanager
+async def running_dev(
+    tmp_path: Path, name: str, *options: str, kind: type[GraceDev] = GraceDev
+) -> AsyncIterator[GraceDev]:
+    """A running `grace dev` (with these options) on a fresh data dir; its log is
+    `NAME-grace-dev.log` under the artifacts."""
+    log_path = ARTIFACTS / f"{name}-grace-dev.log"
     log_path.unlink(missing_ok=True)
-    dev = GraceDev(tmp_path / "grace-data", log_path, cwd=tmp_path)
+    dev = kind(tmp_path / "grace-data", log_path, cwd=tmp_path, options=options)
     await dev.start()
     try:
         yield dev
     finally:
         await dev.stop()
+
+
+@pytest.fixture
+async def grace_dev(tmp_path: Path, request: pytest.FixtureRequest) -> AsyncIterator[GraceDev]:
+    """A running `grace dev` with the sample knowledge base on a fresh data dir."""
+    async with running_dev(tmp_path, request.node.name.removeprefix("test_")) as dev:
+        yield dev
 
 
 # --------------------------------------------------------------------------- browser

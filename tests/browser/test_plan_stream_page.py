@@ -13,35 +13,21 @@ from pathlib import Path
 import pytest
 from playwright.async_api import expect
 
-from .conftest import ARTIFACTS, BOT, FEEDBACK, GraceDev, SimPage
+from .conftest import BOT, FEEDBACK, GraceDev, SimPage, running_dev
 
 VACATION_Q = "How many vacation days do new employees get?"
 
 
-async def _dev(tmp_path: Path, name: str, *options: str) -> GraceDev:
-    log_path = ARTIFACTS / f"{name}-grace-dev.log"
-    log_path.unlink(missing_ok=True)
-    dev = GraceDev(tmp_path / "grace-data", log_path, cwd=tmp_path, options=options)
-    await dev.start()
-    return dev
-
-
 @pytest.fixture
 async def paced_dev(tmp_path: Path) -> AsyncIterator[GraceDev]:
-    dev = await _dev(tmp_path, "streamed_plan", "--pace", "0.8")
-    try:
+    async with running_dev(tmp_path, "streamed_plan", "--pace", "0.8") as dev:
         yield dev
-    finally:
-        await dev.stop()
 
 
 @pytest.fixture
 async def refusing_dev(tmp_path: Path) -> AsyncIterator[GraceDev]:
-    dev = await _dev(tmp_path, "no_streaming", "--no-streaming")
-    try:
+    async with running_dev(tmp_path, "no_streaming", "--no-streaming") as dev:
         yield dev
-    finally:
-        await dev.stop()
 
 
 async def test_streamed_plan_progresses_then_answers(paced_dev: GraceDev, sim: SimPage) -> None:

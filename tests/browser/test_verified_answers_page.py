@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from playwright.async_api import expect
 
-from .conftest import ALICE, ARTIFACTS, BOT, FEEDBACK, MONGOLIA_Q, GraceDev, SimPage
+from .conftest import ALICE, BOT, FEEDBACK, MONGOLIA_Q, GraceDev, SimPage, running_dev
 
 CAROL = "U0CAROL"
 SAVE_VERIFIED = "grace_save_verified"
@@ -31,14 +31,9 @@ class GraceDevWithApprover(GraceDev):
 async def dev_with_approver(
     tmp_path: Path, request: pytest.FixtureRequest
 ) -> AsyncIterator[GraceDev]:
-    log_path = ARTIFACTS / f"{request.node.name.removeprefix('test_')}-grace-dev.log"
-    log_path.unlink(missing_ok=True)
-    dev = GraceDevWithApprover(tmp_path / "grace-data", log_path, cwd=tmp_path)
-    await dev.start()
-    try:
+    name = request.node.name.removeprefix("test_")
+    async with running_dev(tmp_path, name, kind=GraceDevWithApprover) as dev:
         yield dev
-    finally:
-        await dev.stop()
 
 
 async def test_a_reply_saved_by_an_approver_answers_the_next_question(

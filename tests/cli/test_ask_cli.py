@@ -91,12 +91,7 @@ def test_unanswerable_question_escalates_after_replanning(env: dict[str, str]) -
 async def test_failed_json_when_the_model_returns_garbage(env: dict[str, str]) -> None:
     async with FakeGemini() as fake:
         fake.reply_json("this is not a plan", times=4)
-        gemini_env = {
-            **env,
-            "GOOGLE_API_KEY": "test-key",
-            "GRACE_LLM__BASE_URL": fake.base_url,
-            "GRACE_LLM__RETRY_ATTEMPTS": "1",
-        }
+        gemini_env = env | fake.grace_env()
         code, out, err = await grace_here_async(
             gemini_env, "ask", "How many vacation days?", "--json"
         )

@@ -4,19 +4,13 @@ ingest reads nothing that did not change, and an answer cites the page's address
 
 from __future__ import annotations
 
-from pathlib import Path
+from tests.durable.helpers import grace_here_async
 
-from tests.durable.helpers import grace_env, grace_here_async
-from tests.knowledge.test_crawl import Serve, serve, start_handbook
-
-__all__ = ["serve"]  # the fixture, used by name below
+from .conftest import Handbook
 
 
-async def test_ingest_a_site_then_again_with_nothing_changed(tmp_path: Path, serve: Serve) -> None:
-    site, _ = await start_handbook(serve)
-    env = grace_env(tmp_path / "data") | {"GRACE_KNOWLEDGE__CRAWL_DELAY_SECONDS": "0"}
-    start = f"{site.base}/handbook/"
-
+async def test_ingest_a_site_then_again_with_nothing_changed(handbook: Handbook) -> None:
+    site, env, start = handbook.site, handbook.env, handbook.start
     code, out, err = await grace_here_async(env, "ingest", start)
     assert code == 0, err
     assert f"added {site.base}/handbook/leave.html" in out
@@ -40,11 +34,9 @@ async def test_ingest_a_site_then_again_with_nothing_changed(tmp_path: Path, ser
     assert f"{site.base}/handbook/leave.html" in out
 
 
-async def test_max_pages_limits_the_crawl(tmp_path: Path, serve: Serve) -> None:
-    site, _ = await start_handbook(serve)
-    env = grace_env(tmp_path / "data") | {"GRACE_KNOWLEDGE__CRAWL_DELAY_SECONDS": "0"}
+async def test_max_pages_limits_the_crawl(handbook: Handbook) -> None:
     code, out, err = await grace_here_async(
-        env, "ingest", f"{site.base}/handbook/", "--max-pages", "1"
+        handbook.env, "ingest", handbook.start, "--max-pages", "1"
     )
     assert code == 0, err
     assert out.count("added ") == 1, out

@@ -3,18 +3,14 @@ not read; a page no link or sitemap entry leads to any more is removed."""
 
 from __future__ import annotations
 
-from pathlib import Path
+from tests.durable.helpers import grace_here_async
+from tests.knowledge.test_crawl import page
 
-from tests.durable.helpers import grace_env, grace_here_async
-from tests.knowledge.test_crawl import Serve, page, serve, start_handbook
-
-__all__ = ["serve"]  # the fixture, used by name below
+from .conftest import Handbook
 
 
-async def test_sync_of_a_site_reads_only_what_changed(tmp_path: Path, serve: Serve) -> None:
-    site, _ = await start_handbook(serve)
-    env = grace_env(tmp_path / "data") | {"GRACE_KNOWLEDGE__CRAWL_DELAY_SECONDS": "0"}
-    start = f"{site.base}/handbook/"
+async def test_sync_of_a_site_reads_only_what_changed(handbook: Handbook) -> None:
+    site, env, start = handbook.site, handbook.env, handbook.start
     code, out, err = await grace_here_async(env, "ingest", start)
     assert code == 0, err
     assert f"added {site.base}/handbook/remote.html" in out

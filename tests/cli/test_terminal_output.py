@@ -182,12 +182,7 @@ async def test_google_genai_chatter_shows_only_at_debug(tmp_path: Path) -> None:
     function calling off, so the line is gone at every level, DEBUG included."""
     async with FakeGemini() as fake:
         fake.reply_json("this is not a plan", times=12)
-        env = {
-            **default_env(tmp_path / "data"),
-            "GOOGLE_API_KEY": "test-key",
-            "GRACE_LLM__BASE_URL": fake.base_url,
-            "GRACE_LLM__RETRY_ATTEMPTS": "1",
-        }
+        env = default_env(tmp_path / "data") | fake.grace_env()
         args = [*GRACE, "ask", "How many vacation days?"]
 
         def on_terminal() -> str:

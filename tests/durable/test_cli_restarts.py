@@ -95,10 +95,8 @@ async def test_a_run_killed_mid_step_is_recovered_without_redoing_completed_step
     async with FakeGemini() as fake:
         env = grace_env(
             data_dir,
+            **fake.grace_env(),
             GRACE_DATABASE_URL=url,
-            GOOGLE_API_KEY="test-key",
-            GRACE_LLM__BASE_URL=fake.base_url,
-            GRACE_LLM__RETRY_ATTEMPTS="1",
             GRACE_KNOWLEDGE__COLLECTION="gemini_docs",
             GRACE_INTERVENTION__PAUSE_ON_CONFIRM="false",  # fake embeddings score modestly
         )

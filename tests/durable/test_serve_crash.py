@@ -21,6 +21,7 @@ from tests.faults.helpers import (
     mention,
     send,
     serve_env,
+    serving,
     start_server,
     wait_until,
 )
@@ -78,8 +79,7 @@ async def test_questions_waiting_for_a_slot_survive_a_crash_and_are_answered_onc
         assert len(waiting) >= 2, f"expected questions queued behind the busy one: {taken}"
 
         fake.set_delay("chat.postMessage", 0)
-        second = await start_server(env, port, tmp_path / "serve-2.log")
-        try:
+        async with serving(env, tmp_path / "serve-2.log", port=port):
             answered = await _wait_for(
                 url, lambda s: all(status is RunStatus.ANSWERED for status in s.values())
             )
@@ -89,9 +89,6 @@ async def test_questions_waiting_for_a_slot_survive_a_crash_and_are_answered_onc
                 within=60,
                 what="an answer to reach Slack in every thread",
             )
-        finally:
-            code = await second.stop()
-        assert code == 0, second.stderr()
 
     assert sorted(answered) == THREADS
     for ts in THREADS:

@@ -60,9 +60,7 @@ async def _replicas(
     for name in ("replica-a", "replica-b"):
         env = grace_env(
             copy_data_dir(sample_data_dir, tmp_path / name),
-            GOOGLE_API_KEY="test-key",
-            GRACE_LLM__BASE_URL=fake.base_url,
-            GRACE_LLM__RETRY_ATTEMPTS="1",
+            **fake.grace_env(),
             # the slow reasoning call lasts as long as the test needs — on a starved machine
             # (a parallel test run) `grace recover` and `grace show` may take a minute or
             # more meanwhile: no call, step or run deadline cuts it

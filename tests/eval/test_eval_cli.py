@@ -151,12 +151,7 @@ async def test_the_configured_model_answers(tmp_path: Path) -> None:
     cases = tmp_path / "two.jsonl"
     cases.write_text("\n".join(CASES.read_text(encoding="utf-8").splitlines()[:2]) + "\n")
     async with FakeGemini() as fake:
-        env = {
-            **grace_env(tmp_path / "data"),
-            "GOOGLE_API_KEY": "test-key",
-            "GRACE_LLM__BASE_URL": fake.base_url,
-            "GRACE_LLM__RETRY_ATTEMPTS": "1",
-        }
+        env = grace_env(tmp_path / "data") | fake.grace_env()
         code, out, err = await grace_here_async(
             env, "eval", str(cases), "--kb", str(KB), "--json", "--concurrency", "2"
         )

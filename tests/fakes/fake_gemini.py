@@ -360,6 +360,15 @@ class FakeGemini:
         """What to pass as `base_url` (the SDK adds `/v1beta/...`)."""
         return f"http://{self.host}:{self.port}"
 
+    def grace_env(self) -> dict[str, str]:
+        """The environment that points `grace` at this fake, one attempt per call (a
+        scripted failure is not retried away)."""
+        return {
+            "GOOGLE_API_KEY": "test-key",
+            "GRACE_LLM__BASE_URL": self.base_url,
+            "GRACE_LLM__RETRY_ATTEMPTS": "1",
+        }
+
     # ------------------------------------------------------------------ scripting
 
     def enqueue(self, route: str, *responses: CannedResponse | dict[str, Any]) -> None:

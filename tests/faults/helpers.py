@@ -8,6 +8,8 @@ import os
 import signal
 import sys
 import time
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -93,6 +95,18 @@ async def start_server(env: dict[str, str], port: int, log: Path) -> Server:
             except aiohttp.ClientError:
                 pass
             await asyncio.sleep(0.2)
+
+
+@asynccontextmanager
+async def serving(env: dict[str, str], log: Path, *, port: int = 0) -> AsyncIterator[Server]:
+    """`grace serve` for the block (on `port`, or a free one); on leaving it the process
+    is stopped with SIGTERM and, unless the block failed, must have exited cleanly."""
+    server = await start_server(env, port or free_port(), log)
+    try:
+        yield server
+    finally:
+        code = await server.stop()
+    assert code == 0, server.stderr()[-3000:]
 
 
 @dataclass
@@ -192,3 +206,14 @@ async def wait_settled(db_url: str, *, within: float = 120) -> None:
         )
     finally:
         await engine.dispose()
+
+
+async def wait_answered(fake: FakeSlack, threads: list[str], db_url: str, *, within: float) -> None:
+    """Wait for an answer in every thread, then until `wait_settled`: a duplicate would
+    be posted by then."""
+    await wait_until(
+        lambda: all(answers(fake, ts) >= 1 for ts in threads),
+        within=within,
+        what="an answer in every thread",
+    )
+    await wait_settled(db_url)

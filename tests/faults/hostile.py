@@ -3,18 +3,13 @@
 
 from __future__ import annotations
 
-import asyncio
 import hashlib
 import hmac
 import json
-import sys
 import time
 from dataclasses import dataclass, field
-from pathlib import Path
 
 import aiohttp
-
-from tests.durable.helpers import free_port as free_port  # re-exported for the bench
 
 SECRET = "hostile-signing-secret-0123456789"
 JSON_TYPE = "application/json"
@@ -98,33 +93,6 @@ def unhandled_event(n: int) -> bytes:
             },
         }
     ).encode()
-
-
-# --------------------------------------------------------------------------- a real server
-
-
-async def start_serve(
-    env: dict[str, str], port: int, stderr_path: Path
-) -> asyncio.subprocess.Process:
-    """`grace serve` on `port`, stderr to a file; returns once /healthz answers."""
-    with stderr_path.open("wb") as stderr:
-        process = await asyncio.create_subprocess_exec(
-            sys.executable, "-m", "bot.cli", "serve", "--port", str(port), "--host", "127.0.0.1",
-            env=env, stdout=asyncio.subprocess.DEVNULL, stderr=stderr,
-        )  # fmt: skip
-    deadline = time.monotonic() + 60
-    async with aiohttp.ClientSession() as http:
-        while True:
-            if process.returncode is not None:
-                raise AssertionError(f"grace serve exited with {process.returncode}")
-            assert time.monotonic() < deadline, "grace serve never became healthy"
-            try:
-                async with http.get(f"http://127.0.0.1:{port}/healthz") as response:
-                    if response.status == 200:
-                        return process
-            except aiohttp.ClientConnectionError:
-                pass
-            await asyncio.sleep(0.1)
 
 
 async def send(

@@ -21,9 +21,9 @@ from .helpers import (
     redeliver_unacked,
     send,
     serve_env,
+    serving,
     start_server,
-    wait_settled,
-    wait_until,
+    wait_answered,
 )
 
 BURST = 50
@@ -75,22 +75,13 @@ async def test_kill_9_after_the_ack_loses_no_question_and_doubles_no_answer(
         await first.process.wait()
         acked = [d for d in deliveries if d.acked]
 
-        second = await start_server(env, free_port(), tmp_path / "second.log")
-        try:
+        async with serving(env, tmp_path / "second.log") as second:
             # Slack retries what we did not ack; and one acked event arrives again.
             await redeliver_unacked(http, second.base, deliveries)
             assert all(d.acked for d in deliveries), [d.statuses for d in deliveries]
             if acked:
                 await send(http, second.base, Delivery(acked[0].envelope), retry_num=1)
-            await wait_until(
-                lambda: all(answers(fake, ts) >= 1 for ts in threads),
-                within=300,
-                what="an answer in every thread",
-            )
-            await wait_settled(fresh_db_url)  # a duplicate would be posted by now
-        finally:
-            code = await second.stop()
-        assert code == 0, second.stderr()[-3000:]
+            await wait_answered(fake, threads, fresh_db_url, within=300)
 
     counts = {ts: answers(fake, ts) for ts in threads}
     assert all(n == 1 for n in counts.values()), {ts: n for ts, n in counts.items() if n != 1}

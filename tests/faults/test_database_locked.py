@@ -19,13 +19,12 @@ from tests.fakes.fake_slack import FakeSlack
 
 from .helpers import (
     answers,
-    free_port,
     mention,
     redeliver_unacked,
     send,
     serve_env,
-    start_server,
-    wait_settled,
+    serving,
+    wait_answered,
     wait_until,
 )
 
@@ -79,48 +78,41 @@ async def test_a_locked_database_delays_questions_but_loses_none(
     deliveries = [mention(ts) for ts in threads]
     async with FakeSlack() as fake, aiohttp.ClientSession() as http:
         env = serve_env(data_dir, fake, GRACE_DATABASE_URL=fresh_db_url)
-        server = await start_server(env, free_port(), tmp_path / "serve.log")
-        command, locked_s = _holder_command(fresh_db_url)
-        holder = await asyncio.create_subprocess_exec(*command, stdout=asyncio.subprocess.PIPE)
-        try:
-            assert holder.stdout is not None
-            assert (await asyncio.wait_for(holder.stdout.readline(), 30)).strip() == b"locked"
+        async with serving(env, tmp_path / "serve.log") as server:
+            command, locked_s = _holder_command(fresh_db_url)
+            holder = await asyncio.create_subprocess_exec(*command, stdout=asyncio.subprocess.PIPE)
+            try:
+                assert holder.stdout is not None
+                assert (await asyncio.wait_for(holder.stdout.readline(), 30)).strip() == b"locked"
 
-            await asyncio.gather(*(send(http, server.base, d) for d in deliveries))
-            degraded: list[dict[str, object]] = []
+                await asyncio.gather(*(send(http, server.base, d) for d in deliveries))
+                degraded: list[dict[str, object]] = []
 
-            async def reports_degraded() -> bool:
-                status, body = await _health(http, server.base)
-                if status == 503:
-                    degraded.append(body)
-                return status == 503
+                async def reports_degraded() -> bool:
+                    status, body = await _health(http, server.base)
+                    if status == 503:
+                        degraded.append(body)
+                    return status == 503
 
-            await wait_until(reports_degraded, within=locked_s, what="/healthz to degrade")
-            assert degraded[0] == {
-                "ok": False,
-                "status": "degraded",
-                "reason": "database unavailable",
-            }
-            assert holder.returncode is None, "the database was still locked"
+                await wait_until(reports_degraded, within=locked_s, what="/healthz to degrade")
+                assert degraded[0] == {
+                    "ok": False,
+                    "status": "degraded",
+                    "reason": "database unavailable",
+                }
+                assert holder.returncode is None, "the database was still locked"
 
-            await asyncio.wait_for(holder.wait(), timeout=locked_s + 30)
-            await redeliver_unacked(http, server.base, deliveries)  # Slack's retries
-            assert all(d.acked for d in deliveries), [d.statuses for d in deliveries]
+                await asyncio.wait_for(holder.wait(), timeout=locked_s + 30)
+                await redeliver_unacked(http, server.base, deliveries)  # Slack's retries
+                assert all(d.acked for d in deliveries), [d.statuses for d in deliveries]
 
-            async def healthy() -> bool:
-                return (await _health(http, server.base))[0] == 200
+                async def healthy() -> bool:
+                    return (await _health(http, server.base))[0] == 200
 
-            await wait_until(healthy, within=120, what="/healthz to recover")
-            await wait_until(
-                lambda: all(answers(fake, ts) >= 1 for ts in threads),
-                within=180,
-                what="an answer in every thread",
-            )
-            await wait_settled(fresh_db_url)  # a duplicate would be posted by now
-        finally:
-            if holder.returncode is None:
-                holder.kill()
-                await holder.wait()
-            code = await server.stop()
-    assert code == 0, server.stderr()[-3000:]
+                await wait_until(healthy, within=120, what="/healthz to recover")
+                await wait_answered(fake, threads, fresh_db_url, within=180)
+            finally:
+                if holder.returncode is None:
+                    holder.kill()
+                    await holder.wait()
     assert {ts: answers(fake, ts) for ts in threads} == dict.fromkeys(threads, 1)

@@ -13,16 +13,7 @@ from storage.run_store import SqlRunStore
 from tests.durable.helpers import copy_data_dir
 from tests.fakes.fake_slack import FakeSlack
 
-from .helpers import (
-    answers,
-    free_port,
-    mention,
-    send,
-    serve_env,
-    start_server,
-    wait_settled,
-    wait_until,
-)
+from .helpers import answers, mention, send, serve_env, serving, wait_answered
 
 
 async def test_one_message_under_two_event_ids_and_a_retry_is_one_run(
@@ -32,20 +23,12 @@ async def test_one_message_under_two_event_ids_and_a_retry_is_one_run(
     thread = "1700050000.000100"
     first, second = mention(thread, event_id="Ev0DUP0001"), mention(thread, event_id="Ev0DUP0002")
     async with FakeSlack() as fake, aiohttp.ClientSession() as http:
-        server = await start_server(
-            serve_env(data_dir, fake, GRACE_DATABASE_URL=fresh_db_url),
-            free_port(),
-            tmp_path / "serve.log",
-        )
-        try:
+        env = serve_env(data_dir, fake, GRACE_DATABASE_URL=fresh_db_url)
+        async with serving(env, tmp_path / "serve.log") as server:
             await asyncio.gather(send(http, server.base, first), send(http, server.base, second))
             await send(http, server.base, first, retry_num=1)
             assert first.statuses == [200, 200] and second.statuses == [200]
-            await wait_until(lambda: answers(fake, thread) >= 1, within=120, what="the answer")
-            await wait_settled(fresh_db_url)  # a duplicate would be posted by now
-        finally:
-            code = await server.stop()
-    assert code == 0, server.stderr()[-3000:]
+            await wait_answered(fake, [thread], fresh_db_url, within=120)
     engine = make_engine(fresh_db_url)
     try:
         runs = await SqlRunStore(engine).list_runs(limit=10)

@@ -4,10 +4,7 @@ events we do not handle get 200, and no response says which server software runs
 
 from __future__ import annotations
 
-import asyncio
 import json
-import os
-import signal
 import statistics
 from pathlib import Path
 
@@ -16,15 +13,14 @@ import pytest
 
 from tests.durable.helpers import grace_env
 from tests.fakes.fake_slack import FakeSlack
+from tests.faults.helpers import serving
 from tests.faults.hostile import (
     JSON_TYPE,
     SECRET,
     Hostile,
     catalogue,
-    free_port,
     send,
     signed,
-    start_serve,
     unhandled_event,
 )
 
@@ -47,7 +43,6 @@ def _error_lines(log: str) -> list[str]:
 
 @pytest.mark.db("sqlite", reason="refused before any database is touched: one is enough")
 async def test_hostile_bodies_are_refused_before_parsing(tmp_path: Path) -> None:
-    port = free_port()
     log_path = tmp_path / "serve.log"
     async with FakeSlack() as fake:
         env = grace_env(
@@ -58,10 +53,9 @@ async def test_hostile_bodies_are_refused_before_parsing(tmp_path: Path) -> None
             GRACE_LLM__PROVIDER="offline",
         )
         env["GRACE_LOG_LEVEL"] = "INFO"
-        process = await start_serve(env, port, log_path)
-        url = f"http://127.0.0.1:{port}/slack/events"
-        timings: dict[str, list[float]] = {}
-        try:
+        async with serving(env, log_path) as server:
+            url = f"{server.base}/slack/events"
+            timings: dict[str, list[float]] = {}
             async with aiohttp.ClientSession() as http:
                 for _ in range(5):  # fresh timestamps each round
                     for case in catalogue():
@@ -80,12 +74,9 @@ async def test_hostile_bodies_are_refused_before_parsing(tmp_path: Path) -> None
                     ("GET", "/slack/events", 405),
                     ("GET", "/no-such-page", 404),
                 ]:
-                    async with http.request(method, f"http://127.0.0.1:{port}{path}") as response:
+                    async with http.request(method, f"{server.base}{path}") as response:
                         assert response.status == expected, path
                         assert "Server" not in response.headers, path
-        finally:
-            os.kill(process.pid, signal.SIGTERM)
-            await asyncio.wait_for(process.wait(), 60)
     log = log_path.read_text()
     assert _error_lines(log) == [], "hostile input must not log errors or tracebacks"
     assert "Traceback" not in log

@@ -1,9 +1,19 @@
-"""Real documents made in the tests: a small PDF written by hand (text on numbered pages),
-an encrypted copy, an image-only one, Word files written by python-docx."""
+"""Real documents made in the tests: text files in a new folder, a small PDF written by
+hand (text on numbered pages), an encrypted copy, an image-only one, Word files written
+by python-docx."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
+
+
+def write_docs(folder: Path, texts: Mapping[str, str]) -> Path:
+    """A new folder holding one UTF-8 file per name in `texts`."""
+    folder.mkdir()
+    for name, text in texts.items():
+        (folder / name).write_text(text, encoding="utf-8")
+    return folder
 
 
 def _escape(text: str) -> str:

@@ -18,7 +18,7 @@ from agent.knowledge.edge_client import EdgeClient
 from agent.knowledge.ingest import SAMPLE_KB_DIR, ingest_paths
 from agent.knowledge.local_migration import BACKUP_DIR
 from agent.knowledge.qdrant_kb import EDGE_DIR, QdrantKnowledgeBase, open_knowledge_base
-from tests.knowledge.sample_queries import SAMPLE_QUERIES
+from tests.knowledge.sample_queries import SAMPLE_QUERIES, same_ranking
 
 
 def _local(directory: Path) -> QdrantKnowledgeBase:
@@ -38,12 +38,7 @@ async def test_edge_ranks_and_scores_like_local_mode(tmp_path: Path) -> None:
         assert await edge.count(edge.default_collection) == await local.count(
             local.default_collection
         )
-        for query in SAMPLE_QUERIES:
-            a = await edge.search(query, limit=5)
-            b = await local.search(query, limit=5)
-            assert a, query
-            assert [h.chunk_id for h in a] == [h.chunk_id for h in b], query
-            assert [h.score for h in a] == pytest.approx([h.score for h in b], rel=1e-5)
+        for a, b in await same_ranking(edge, local, rel=1e-5):
             assert [h.stale for h in a] == [h.stale for h in b]
     finally:
         await edge.close()

@@ -13,6 +13,7 @@ from agent.knowledge.ingest import ingest, load_file
 from agent.knowledge.lexical import sparse_vector
 from agent.knowledge.qdrant_kb import LEXICAL_VERSION_KEY, open_knowledge_base
 from agent.knowledge.tokenize import LEXICAL_VERSION, search_terms
+from tests.knowledge.documents_made import write_docs
 
 COLLECTION = "grace_docs"
 MEETINGS = "# Meetings\n\nWeekly 1:1 meetings with your manager last 30 minutes.\n"
@@ -44,11 +45,7 @@ async def _older_grace_collection(data: Path, docs: Path) -> None:
 
 @pytest.fixture
 def docs(tmp_path: Path) -> Path:
-    folder = tmp_path / "docs"
-    folder.mkdir()
-    (folder / "meetings.md").write_text(MEETINGS, encoding="utf-8")
-    (folder / "travel.md").write_text(TRAVEL, encoding="utf-8")
-    return folder
+    return write_docs(tmp_path / "docs", {"meetings.md": MEETINGS, "travel.md": TRAVEL})
 
 
 async def test_fresh_ingest_is_stamped_current_and_never_warns(

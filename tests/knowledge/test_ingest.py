@@ -17,6 +17,7 @@ from agent.knowledge.ingest import (
     load_file,
 )
 from agent.knowledge.qdrant_kb import QdrantKnowledgeBase
+from tests.knowledge.documents_made import write_docs
 
 MARKDOWN = """# Travel Guide
 
@@ -177,13 +178,14 @@ def test_sample_kb_loads() -> None:
 
 
 async def test_ingest_reports_and_is_idempotent(kb: QdrantKnowledgeBase, tmp_path: Path) -> None:
-    docs = tmp_path / "docs"
-    docs.mkdir()
-    (docs / "policy.md").write_text(
-        "# Policy\n\n## One\n\nFirst rule.\n\n## Two\n\nSecond rule.", encoding="utf-8"
+    docs = write_docs(
+        tmp_path / "docs",
+        {
+            "policy.md": "# Policy\n\n## One\n\nFirst rule.\n\n## Two\n\nSecond rule.",
+            "faq.csv": "question,answer\nQ1?,A1.\nQ2?,A2.\nQ3?,A3.\n",
+            "notes.txt": "Some notes.",
+        },
     )
-    (docs / "faq.csv").write_text("question,answer\nQ1?,A1.\nQ2?,A2.\nQ3?,A3.\n", "utf-8")
-    (docs / "notes.txt").write_text("Some notes.", encoding="utf-8")
 
     first = await ingest_paths(kb, [docs], collection="team")
     assert [(r.source, r.chunks, r.replaced) for r in first] == [

@@ -12,6 +12,7 @@ import pytest
 from agent.knowledge.ingest import ingest_paths
 from agent.knowledge.qdrant_kb import open_knowledge_base
 from agent.llm.sentence_encoder import SentenceEncoder
+from tests.knowledge.documents_made import write_docs
 
 PARKING_JA = (
     "# 駐車場の利用\n\n"
@@ -24,11 +25,7 @@ QUESTION = "How much does visitor parking cost per day?"
 
 @pytest.fixture
 def docs(tmp_path: Path) -> Path:
-    folder = tmp_path / "docs"
-    folder.mkdir()
-    (folder / "駐車場.md").write_text(PARKING_JA, encoding="utf-8")
-    (folder / "canteen.md").write_text(CANTEEN_EN, encoding="utf-8")
-    return folder
+    return write_docs(tmp_path / "docs", {"駐車場.md": PARKING_JA, "canteen.md": CANTEEN_EN})
 
 
 async def test_an_english_question_finds_the_japanese_passage(tmp_path: Path, docs: Path) -> None:

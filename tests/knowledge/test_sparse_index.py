@@ -12,7 +12,7 @@ from qdrant_client import AsyncQdrantClient
 from agent.knowledge.ingest import SAMPLE_KB_DIR, ingest_paths
 from agent.knowledge.qdrant_kb import QdrantKnowledgeBase
 from agent.knowledge.sparse_index import SparseIndex, idf
-from tests.knowledge.sample_queries import SAMPLE_QUERIES
+from tests.knowledge.sample_queries import same_ranking
 
 
 @pytest.fixture
@@ -37,13 +37,8 @@ async def test_same_hits_and_scores_as_qdrant(
     pair: tuple[QdrantKnowledgeBase, QdrantKnowledgeBase],
 ) -> None:
     ours, theirs = pair
-    for query in SAMPLE_QUERIES:
-        a = await ours.search(query, limit=5)
-        b = await theirs.search(query, limit=5)
-        assert a, query
-        assert [h.chunk_id for h in a] == [h.chunk_id for h in b], query
-        # Qdrant keeps float32 weights; the in-process index float64.
-        assert [h.score for h in a] == pytest.approx([h.score for h in b], rel=1e-6)
+    # Qdrant keeps float32 weights; the in-process index float64.
+    for a, b in await same_ranking(ours, theirs, rel=1e-6):
         assert [h.similarity for h in a] == [h.similarity for h in b]
 
 

@@ -17,6 +17,7 @@ from agent.knowledge.versions import (
     title_key,
     version_in,
 )
+from tests.knowledge.documents_made import write_docs
 
 
 def test_names_without_dates_and_version_marks_match() -> None:
@@ -77,10 +78,13 @@ Take at least 30 days of rest every year.
 async def test_search_prefers_the_current_version_and_flags_the_old_one(
     kb: QdrantKnowledgeBase, tmp_path: Path
 ) -> None:
-    docs = tmp_path / "docs"
-    docs.mkdir()
-    (docs / "time-off_2022-12-19.md").write_text(POLICY.format(days=15), "utf-8")
-    (docs / "time-off.md").write_text(POLICY.format(days=10), "utf-8")
+    docs = write_docs(
+        tmp_path / "docs",
+        {
+            "time-off_2022-12-19.md": POLICY.format(days=15),
+            "time-off.md": POLICY.format(days=10),
+        },
+    )
     await ingest(kb, [docs])
 
     hits = await kb.search("how many business days of time off need approval", limit=5)

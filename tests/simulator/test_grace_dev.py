@@ -7,7 +7,6 @@ from __future__ import annotations
 import asyncio
 import socket
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -16,6 +15,7 @@ from agent.schemas import RunStatus, ThreadKey
 from blocks import ids
 from bot.simulator.workspace import StoredMessage
 from bot.slack.dev import DevEnvironment, run_dev
+from tests.bot.conftest import message_text
 
 from .conftest import (
     ALICE,
@@ -53,24 +53,6 @@ def buttons(message: StoredMessage) -> dict[str, str]:
     return found
 
 
-def everything_said(message: StoredMessage) -> str:
-    """The fallback text and every text in the blocks."""
-    parts = [message.text]
-
-    def visit(node: Any) -> None:
-        if isinstance(node, dict):
-            if isinstance(node.get("text"), str):
-                parts.append(node["text"])
-            for value in node.values():
-                visit(value)
-        elif isinstance(node, list):
-            for item in node:
-                visit(item)
-
-    visit(message.blocks)
-    return "\n".join(parts)
-
-
 def replies(env: DevEnvironment, thread_ts: str) -> list[StoredMessage]:
     """A thread's replies in #general, oldest first."""
     return env.simulator.workspace.thread(CHANNEL, thread_ts)[1:]
@@ -96,8 +78,8 @@ async def test_a_mention_is_answered_in_its_thread(dev: DevEnvironment, page: Pa
     assert plan.user == answer.user == dev.simulator.workspace.bot_user_id
     assert plan.thread_ts == answer.thread_ts == question_ts
     assert plan.edits >= 1  # posted once, then edited in place as the steps ran
-    assert "✅ answered" in everything_said(plan)
-    said = everything_said(answer)
+    assert "✅ answered" in message_text(plan)
+    said = message_text(answer)
     assert "15 days" in said and "*Sources*" in said and "vacation-policy.md" in said
     assert set(buttons(answer)) == {ids.DETAILS, ids.FEEDBACK}
     assert await run_in(dev, question_ts) is RunStatus.ANSWERED
@@ -138,9 +120,9 @@ async def test_a_button_click_from_the_page_resumes_a_paused_run(
     assert status is RunStatus.ANSWERED
     plan = dev.simulator.workspace.message(CHANNEL, plan.ts)
     assert ids.PLAN_RUN not in buttons(plan)  # the same message, edited: no more buttons
-    assert f"approved by <@{ALICE}>" in everything_said(plan)
+    assert f"approved by <@{ALICE}>" in message_text(plan)
     answer = replies(dev, question_ts)[-1]
-    assert "*Sources*" in everything_said(answer)
+    assert "*Sources*" in message_text(answer)
 
 
 async def test_the_modify_modal_validates_and_replans(dev: DevEnvironment, page: Page) -> None:
@@ -171,7 +153,7 @@ async def test_the_modify_modal_validates_and_replans(dev: DevEnvironment, page:
     assert done["ok"] and done["view_closed"]
     await settle(dev)
     assert (await page.state(ALICE))["views"] == []
-    said = everything_said(dev.simulator.workspace.message(CHANNEL, plan.ts))
+    said = message_text(dev.simulator.workspace.message(CHANNEL, plan.ts))
     assert "I changed the plan once" in said and f"Plan edited by <@{ALICE}>" in said
 
 
@@ -206,18 +188,18 @@ async def test_a_thread_reply_answers_a_question_and_a_dm_needs_no_mention(
     await settle(dev)
     assert await run_in(dev, question_ts) is RunStatus.PAUSED
     asked = replies(dev, question_ts)[-1]
-    assert "Which product" in everything_said(asked)
+    assert "Which product" in message_text(asked)
 
     await page.say(ALICE, "Beacon Server", thread_ts=question_ts)
     await settle(dev)
     assert await run_in(dev, question_ts) is RunStatus.ANSWERED
-    assert "4.2" in everything_said(replies(dev, question_ts)[-1])
+    assert "4.2" in message_text(replies(dev, question_ts)[-1])
 
     dm = "D0ALICE"
     asked_ts = (await page.say(ALICE, VACATION_Q, channel=dm))["message"]["ts"]
     await settle(dev)
     answer = dev.simulator.workspace.thread(dm, asked_ts)[-1]
-    assert "15 days" in everything_said(answer)
+    assert "15 days" in message_text(answer)
 
 
 async def test_the_bot_ignores_its_own_messages_and_edits(dev: DevEnvironment, page: Page) -> None:

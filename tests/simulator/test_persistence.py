@@ -17,9 +17,10 @@ import aiohttp
 from agent.schemas import RunStatus, ThreadKey
 from blocks import ids
 from bot.simulator.workspace import AutoSaver, SlackWorkspace
+from tests.bot.conftest import message_text
 
 from .conftest import ALICE, CHANNEL, COMPARE_Q, Page, settle, start_dev, until
-from .test_grace_dev import buttons, everything_said
+from .test_grace_dev import buttons
 
 
 async def test_history_and_a_paused_run_survive_a_restart(
@@ -52,7 +53,7 @@ async def test_history_and_a_paused_run_survive_a_restart(
         state = await env.bot.services.store.latest_run_in_thread(key)
         assert state is not None and state.status in (RunStatus.ANSWERED, RunStatus.PAUSED)
         edited = env.simulator.workspace.message(CHANNEL, plan.ts)
-        assert f"approved by <@{ALICE}>" in everything_said(edited)
+        assert f"approved by <@{ALICE}>" in message_text(edited)
         # new messages sort after the old ones: timestamps keep increasing
         newest = env.simulator.workspace.all_messages(CHANNEL)[-1]
         assert newest.ts > plan.ts
