@@ -7,7 +7,7 @@ The engine fuses the sparse and the dense candidates with equal weight (RRF, k=2
 fuses them here instead — `rrf`: the dense list's share scaled by each weight (1: what
 the engine does); `score`: the sparse score relative to the best one (what the
 lexical-only path ranks by, and RRF throws away) plus the weight times the cosine —,
-then re-ranks exactly as the search does (`QdrantKnowledgeBase._rerank`) and scores
+then re-ranks exactly as the search does (`agent.knowledge.rerank.rerank`) and scores
 recall@1/@5 and MRR on the answerable cases as `bench/retrieval.py` does. The weight is
 chosen leave-one-set-out: for each set, the value best on the others (mean MRR), and
 that set's figures at it. An experiment: the knowledge base itself is unchanged. The
@@ -23,7 +23,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from agent.embedding import embed_query
+from agent.embedding import dense_only_keep, embed_query
 from agent.knowledge.edge_client import RRF_K
 from agent.knowledge.ingest import ingest_paths
 from agent.knowledge.lexical import QueryTerms, query_sparse_vector
@@ -31,10 +31,11 @@ from agent.knowledge.qdrant_kb import (
     DENSE_VECTOR,
     SPARSE_VECTOR,
     QdrantKnowledgeBase,
-    _Candidate,
     _sparse_indices,
+    _stored_dense,
     open_knowledge_base,
 )
+from agent.knowledge.rerank import Candidate, rerank
 from agent.knowledge.store import SparseVector
 from agent.llm.sentence_encoder import SentenceEncoder
 from bench.retrieval import (
@@ -81,7 +82,7 @@ def _cosine(vector: list[float], point: Any) -> float:
 
 def _fused(
     lexical: list[Any], dense: list[Any], weight: float, mode: str, vector: list[float]
-) -> list[_Candidate]:
+) -> list[Candidate]:
     """`rrf`: rank fusion, the dense list's share scaled by `weight`; `score`: the sparse
     score relative to the best one, plus `weight` × the cosine (the lexical-only path
     ranks by the sparse score itself, which RRF throws away)."""
@@ -104,12 +105,12 @@ def _fused(
             scores[key] = scores.get(key, 0.0) + weight * max(0.0, _cosine(vector, point))
     ordered = sorted(scores, key=lambda key: -scores[key])
     return [
-        _Candidate(
+        Candidate(
             key,
             scores[key],
             points[key].payload,
             _sparse_indices(points[key].vector),
-            points[key].vector,
+            _stored_dense(points[key].vector),
         )
         for key in ordered
         if scores[key] > 0
@@ -129,7 +130,9 @@ async def evaluate(
                 lexical, dense, terms, vector = await _lists(kb, case.question, encoder)
                 for w in weights:
                     found = _fused(lexical, dense, w, mode, vector)
-                    hits = kb._rerank(found, terms, vector, kb.default_collection, LIMIT)
+                    hits = rerank(
+                        found, terms, vector, kb.default_collection, LIMIT, dense_only_keep(encoder)
+                    )
                     per_weight[f"{w:g}"].add(ranks(case, hits)[0])
         finally:
             await kb.close()
