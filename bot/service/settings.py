@@ -78,6 +78,13 @@ class SlackSettings(BaseModel):
     (`chat.startStream`), with the answer in it; `message` = an edited message of `plan`
     and `task_card` blocks; `auto` = stream, and for a workspace that refuses streaming,
     the message from then on (until a restart). `stream` tries again on every run."""
+    allowed_bots: list[str] = Field(default_factory=list)
+    """Bots (their `bot_id` B… or bot user id U…) whose messages may start or answer a
+    run. Empty: no bot may — two bots answering each other would loop."""
+    runs_per_thread_per_minute: int = Field(default=5, ge=1, le=1000)
+    """New runs one thread may start in a minute; more get one polite reply."""
+    runs_per_user_per_minute: int = Field(default=10, ge=1, le=1000)
+    """New runs one person may start in a minute, across threads; more get one reply."""
 
 
 class FeedbackSettings(BaseModel):

@@ -33,6 +33,7 @@ from bot.slack.listeners.actions import process_click
 from bot.slack.listeners.assistant import greet, take_question
 from bot.slack.listeners.commands import process_command
 from bot.slack.listeners.views import process_modify
+from bot.slack.senders import RunLimiter
 
 log = logging.getLogger(__name__)
 
@@ -135,6 +136,10 @@ async def create_bot(settings: Settings, *, services: Services | None = None) ->
         ledger=services.ledger,
         publisher=publisher,
         tasks=tasks,
+        limits=RunLimiter(
+            per_thread=settings.slack.runs_per_thread_per_minute,
+            per_user=settings.slack.runs_per_user_per_minute,
+        ),
     )
     intake = Intake(
         inbox=services.inbox,

@@ -11,6 +11,7 @@ from agent.orchestrator import Orchestrator
 from bot.service.settings import Settings
 from bot.service.tasks import TaskRunner
 from bot.slack.delivery.publisher import SlackPublisher
+from bot.slack.senders import RunLimiter
 from storage.ledger import SqlUsageLedger
 from storage.run_store import SqlRunStore
 
@@ -23,3 +24,4 @@ class BotDeps:
     ledger: SqlUsageLedger
     publisher: SlackPublisher
     tasks: TaskRunner = field(default_factory=TaskRunner)
+    limits: RunLimiter = field(default_factory=RunLimiter)
