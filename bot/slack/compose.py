@@ -20,6 +20,7 @@ from bot.service.settings import Settings
 from bot.service.sweeper import adopt_abandoned
 from bot.service.tasks import TaskRunner
 from bot.service.wiring import Services, build_services
+from bot.slack.access import RunAccess, SlackMembers
 from bot.slack.app import build_app, make_slack_client
 from bot.slack.conversation import process_question, process_reply
 from bot.slack.delivery.assistant_status import AssistantThreads, status_client
@@ -135,6 +136,7 @@ async def create_bot(settings: Settings, *, services: Services | None = None) ->
         store=services.store,
         ledger=services.ledger,
         publisher=publisher,
+        access=RunAccess(approvers=settings.approvers, members=SlackMembers(client)),
         tasks=tasks,
         limits=RunLimiter(
             per_thread=settings.slack.runs_per_thread_per_minute,

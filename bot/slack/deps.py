@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from agent.orchestrator import Orchestrator
 from bot.service.settings import Settings
 from bot.service.tasks import TaskRunner
+from bot.slack.access import RunAccess
 from bot.slack.delivery.publisher import SlackPublisher
 from bot.slack.senders import RunLimiter
 from storage.ledger import SqlUsageLedger
@@ -23,5 +24,7 @@ class BotDeps:
     store: SqlRunStore
     ledger: SqlUsageLedger
     publisher: SlackPublisher
+    access: RunAccess
+    """Who may read a run (Details, `/grace status RUN`, short ids)."""
     tasks: TaskRunner = field(default_factory=TaskRunner)
     limits: RunLimiter = field(default_factory=RunLimiter)

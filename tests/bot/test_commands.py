@@ -12,6 +12,7 @@ from tests.fakes.fake_slack import app_mention_envelope
 from .conftest import (
     APPROVER,
     ASKER,
+    CHANNEL,
     COMPARE_Q,
     OTHER,
     VACATION_Q,
@@ -99,11 +100,12 @@ async def test_status_of_one_run_shows_its_detail(harness: BotHarness) -> None:
     assert "Confidence" in shown(body)
 
     missing = ephemeral_body(await harness.command("status nosuchrun"))
-    assert "No recent run 'nosuchrun'" in missing["text"]
+    assert "No run 'nosuchrun'" in missing["text"]
 
 
 async def test_cancel_is_for_the_asker_or_an_approver(make_harness: HarnessFactory) -> None:
     harness = await make_harness(approvers=[APPROVER])
+    harness.fake.workspace.set_members(CHANNEL, [ASKER, OTHER])  # OTHER may read the run
     await harness.mention(COMPARE_Q, ts=TS)
     state = await harness.run_in(TS)
     plan = await harness.plan_message(state)

@@ -13,6 +13,7 @@ from typing import Any, Literal
 from slack_bolt.async_app import AsyncAck, AsyncApp
 from slack_sdk.models.blocks import Block
 
+from agent.access import not_found
 from agent.errors import GraceError
 from agent.schemas import RunOrigin, RunState, utcnow
 from blocks.common import short_id, slack_date
@@ -47,11 +48,6 @@ async def _ack_blocks(ack: AsyncAck, text: str, blocks: list[Block]) -> None:
 
 def _may_control(deps: BotDeps, state: RunState, user: str) -> bool:
     return user == state.asker or user in deps.settings.approvers
-
-
-def _may_see(deps: BotDeps, state: RunState, user: str, channel: str) -> bool:
-    """A run's question and plan are for its asker, approvers and its channel's members."""
-    return _may_control(deps, state, user) or channel == state.thread.channel_id
 
 
 async def _cancel(deps: BotDeps, run_id: str, user: str, channel: str) -> None:
@@ -126,25 +122,30 @@ async def process_command(deps: BotDeps, received: Received[Command]) -> None:
         await _retry(deps, item.run_id, item.user, item.channel, received.run_id)
 
 
-async def find_run(deps: BotDeps, ref: str, channel: str) -> RunState | str:
-    """The run a full or short id (its first characters) names, or why there is none.
+async def find_run(deps: BotDeps, ref: str, user: str, channel: str) -> RunState | str:
+    """The run a full or short id (its first characters) names, when `user` may read it;
+    otherwise `not_found(ref)` — word for word the same whether the run does not exist
+    or is hidden, so no answer tells a hidden run's id apart (the run-id oracle).
 
-    A short id is looked up among this channel's recent runs first, then everyone's.
+    A short id is matched among this channel's recent runs first, then everyone's, and
+    only runs the user may read count: a hidden run never makes a prefix ambiguous.
     """
     state = await deps.store.load(ref)
     if state is not None:
-        return state
-    ref = ref.strip("`").lower()
-    if len(ref) < MIN_SHORT_ID or not ref.isalnum():
-        return f"No run {ref!r}. `/grace status` lists your runs."
+        return state if await deps.access.may_read(state, user) else not_found(ref)
+    prefix = ref.strip("`").lower()
+    if len(prefix) < MIN_SHORT_ID or not prefix.isalnum():
+        return not_found(ref)
     for scope in (channel, None):
         runs = await deps.store.list_runs(channel_id=scope, limit=SHORT_ID_SEARCH)
-        matches = [r for r in runs if r.run_id.startswith(ref)]
+        matches = [
+            r for r in runs if r.run_id.startswith(prefix) and await deps.access.may_read(r, user)
+        ]
         if len(matches) == 1:
             return matches[0]
         if len(matches) > 1:
-            return f"More than one run starts with {ref!r}: give a few more characters."
-    return f"No recent run {ref!r}. `/grace status` lists your runs; older ones need the full id."
+            return f"More than one of your runs starts with {prefix!r}: give a few more characters."
+    return not_found(ref)
 
 
 async def handle_grace(
@@ -181,16 +182,11 @@ async def handle_grace(
             message = f"Which run? `/grace {sub} <run>` — `/grace status` lists your runs."
             await _ack_blocks(ack, message, error_blocks(message))
             return
-        found = await find_run(deps, arg, channel)
+        found = await find_run(deps, arg, user, channel)
         if isinstance(found, str):
             await _ack_blocks(ack, found, error_blocks(found))
             return
         state = found
-        if not _may_see(deps, state, user, channel):
-            # The same words as for an unknown run: a run you may not see does not exist for you.
-            message = f"No run {arg!r}. `/grace status` lists your runs."
-            await _ack_blocks(ack, message, error_blocks(message))
-            return
         if sub == "status":
             await _ack_blocks(ack, f"Run {state.run_id}", run_detail_blocks(state))
             return
