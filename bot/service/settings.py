@@ -90,6 +90,11 @@ class SlackSettings(BaseModel):
 class FeedbackSettings(BaseModel):
     counted_voters: Literal["asker_and_approvers", "everyone"] = "asker_and_approvers"
     """Whose 👍/👎 move the intervention thresholds; other votes are kept, not counted."""
+    quorum: int = Field(default=3, ge=1, le=100)
+    """Distinct people whose counted votes the feedback window must hold before the
+    shared thresholds move; each holds at most window/quorum of it (agent/feedback_quorum.py)."""
+    max_votes_per_hour: int = Field(default=30, ge=1, le=10_000)
+    """Votes one person may cast (or change) in an hour; more are not recorded."""
 
 
 class Settings(BaseSettings):

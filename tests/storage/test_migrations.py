@@ -19,7 +19,7 @@ from storage.run_store import SqlRunStore
 from storage.tables import Base
 from tests.storage.helpers import make_state
 
-HEAD = "0005_inbox_claims"
+HEAD = "0090_threshold_audit"
 
 
 def _url(tmp_path: Path, name: str = "grace.db") -> str:

@@ -30,6 +30,7 @@ from bot.slack.delivery.assistant_status import ASSISTANT_REF
 from bot.slack.deps import BotDeps
 from bot.slack.intake import Intake, Received
 from bot.slack.items import Command, stored
+from storage.threshold_audit import SqlThresholdAudit
 
 RUNS_LISTED = 20
 MINE_SEARCH = 200
@@ -38,6 +39,7 @@ answer is in the ack, within Slack's 3 s: a bounded scan, not the whole table)."
 SHORT_ID_SEARCH = 200
 """How many recent runs (of the channel, then of everyone) a short id is matched against."""
 MIN_SHORT_ID = 4
+THRESHOLD_CHANGES_SHOWN = 5
 FEEDBACK_WINDOW = 100
 """`/grace stats` counts the last this many 👍 / 👎 votes."""
 
@@ -224,7 +226,8 @@ async def handle_grace(
     if sub == "thresholds":
         t = deps.orchestrator.thresholds
         values = {"silent": t.silent, "notify": t.notify, "confirm": t.confirm}
-        await _ack_blocks(ack, "Current thresholds", thresholds_blocks(values))
+        changes = await SqlThresholdAudit(deps.store.engine).recent(THRESHOLD_CHANGES_SHOWN)
+        await _ack_blocks(ack, "Current thresholds", thresholds_blocks(values, changes))
         return
     if sub == "help":
         await _ack_blocks(ack, "GRACE help", help_blocks())
