@@ -232,11 +232,14 @@ def feedback_line(up: int, down: int, window: int) -> str:
 
 
 def stats_blocks(
-    stats: Mapping[str, float | int], *, feedback: tuple[int, int, int] | None = None
+    stats: Mapping[str, float | int],
+    *,
+    feedback: tuple[int, int, int] | None = None,
+    title: str = "GRACE — today",
 ) -> list[Block]:
     """Today's figures in words (`questions answered`, `asked a person`, `cost (USD)`), and
     the 👍 / 👎 feedback as (up, down, window) when given."""
-    blocks: list[Block] = [header("GRACE — today")]
+    blocks: list[Block] = [header(title)]
     lines = [
         f"• *{safe(STAT_LABELS.get(name, name.replace('_', ' ')), 200)}*: "
         f"{_format_stat(name, value)}"

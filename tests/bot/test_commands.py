@@ -151,7 +151,8 @@ async def test_retry_starts_a_new_run_in_the_same_thread(harness: BotHarness) ->
     assert any(f"Asked again as run `{retried.run_id[:6]}`" in t for t in harness.ephemerals(ASKER))
 
 
-async def test_stats_and_thresholds(harness: BotHarness) -> None:
+async def test_stats_and_thresholds(make_harness: HarnessFactory) -> None:
+    harness = await make_harness(approvers=[ASKER])  # workspace-wide stats are for approvers
     await harness.mention(VACATION_Q, ts=TS)
 
     stats = ephemeral_body(await harness.command("stats"))

@@ -15,6 +15,7 @@ from slack_sdk.models.blocks import Block
 
 from agent.access import not_found
 from agent.errors import GraceError
+from agent.run_stats import stats_of
 from agent.schemas import RunOrigin, RunState, utcnow
 from blocks.common import short_id, slack_date
 from blocks.limits import to_payload, truncate
@@ -217,6 +218,13 @@ async def handle_grace(
         return
     if sub == "stats":
         since = datetime.combine(utcnow().date(), time.min, tzinfo=utcnow().tzinfo)
+        if user not in deps.settings.approvers:
+            # Workspace-wide figures are for approvers; everyone else sees their own.
+            recent = await deps.store.list_runs(limit=MINE_SEARCH)
+            mine = [r for r in recent if r.asker == user and r.created_at >= since]
+            blocks = stats_blocks(stats_of(mine), title="GRACE — your questions today")
+            await _ack_blocks(ack, "Your GRACE stats for today", blocks)
+            return
         stats = await deps.store.stats(since=since)
         votes = await deps.store.recent_feedback(FEEDBACK_WINDOW)
         up = sum(1 for _, helpful in votes if helpful)
