@@ -11,6 +11,7 @@ import pytest
 
 from agent.knowledge.ingest import ingest_paths
 from agent.knowledge.qdrant_kb import open_knowledge_base
+from agent.safety import sanitize_answer
 from blocks.answer import to_mrkdwn
 from blocks.limits import escape_mrkdwn
 from blocks.sanitize import INVISIBLE, document_text, quoted, rewrite_links, scrub
@@ -101,3 +102,9 @@ def test_every_link_shows_its_address(markdown: str, url: str) -> None:
 def test_links_that_are_not_web_addresses_are_dropped_to_their_label() -> None:
     assert to_mrkdwn("[click](javascript:alert(1))").startswith("click")
     assert "javascript" not in to_mrkdwn("[click](JAVASCRIPT:alert)")
+
+
+def test_a_defused_broadcast_stays_defused_after_the_sanitiser() -> None:
+    posted = scrub({"text": sanitize_answer("Tell @channel and @here now")})["text"]
+    assert "@channel" not in posted and "@here" not in posted
+    assert "channel" in posted

@@ -170,7 +170,8 @@ async def handle_grace(
         await _ack_blocks(ack, text, runs_list_blocks(runs, undelivered=late))
         return
     if sub == "status" and arg is not None and arg.lower() == "all":
-        runs = await deps.store.list_runs(channel_id=channel, limit=RUNS_LISTED)
+        listed = await deps.store.list_runs(channel_id=channel, limit=RUNS_LISTED)
+        runs = [r for r in listed if await deps.access.may_read(r, user)]  # members: all
         blocks = runs_list_blocks(
             runs,
             title="GRACE — recent questions in this channel",
