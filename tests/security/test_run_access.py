@@ -100,3 +100,14 @@ async def test_the_command_line_as_reads_only_what_that_person_may(secure: Secur
     assert hidden[2].replace(run_id, "X") == unknown[2].replace("0" * 12, "X")
     assert VACATION_Q not in hidden[1] + hidden[2]
     assert (await show(run_id, "--as", ASKER))[0] == 0
+
+
+async def test_status_all_lists_a_channels_runs_only_to_its_members(
+    secure: SecureFactory,
+) -> None:
+    h = await secure()
+    run_id = await hidden_run(h)
+    member = await h.command("status all", user=OTHER, channel=PRIVATE)
+    assert run_id[:6] in member.text
+    stranger = await h.command("status all", user=STRANGER, channel=PRIVATE)
+    assert run_id[:6] not in stranger.text and VACATION_Q not in stranger.text
