@@ -76,9 +76,14 @@ class RunLimiter:
     )
     _told: dict[tuple[Scope, str], float] = field(default_factory=dict)
 
+    max_keys: int = 10_000
+    """Past this many threads and people tracked, those idle for a window are forgotten."""
+
     def admit(self, thread: str, user: str) -> Refusal | None:
         """None (and the start counted) when a run may start; else why not."""
         now = self.clock()
+        if len(self._starts) > self.max_keys:
+            self._forget_idle(now)
         checks: tuple[tuple[Scope, str, int], ...] = (
             ("thread", thread, self.per_thread),
             ("user", user, self.per_user),
@@ -96,3 +101,11 @@ class RunLimiter:
         for scope, key, _ in checks:
             self._starts[(scope, key)].append(now)
         return None
+
+    def _forget_idle(self, now: float) -> None:
+        idle = [
+            k for k, starts in self._starts.items() if not starts or starts[-1] <= now - self.window
+        ]
+        for key in idle:
+            del self._starts[key]
+            self._told.pop(key, None)
