@@ -50,6 +50,7 @@ async def test_help(harness: BotHarness) -> None:
 
 
 async def test_status_lists_my_runs_and_status_all_the_channels(harness: BotHarness) -> None:
+    harness.fake.workspace.set_members(CHANNEL, [ASKER, OTHER])  # `all` is for its members
     await harness.mention(COMPARE_Q, ts=TS)
     await harness.mention(VACATION_Q, ts="1700007000.000200", user=OTHER)
     mine = await harness.run_in(TS)
