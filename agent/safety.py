@@ -49,7 +49,8 @@ def sanitize_answer(text: str, allowed_urls: Iterable[str] = ()) -> str:
     - `<!channel>`, `<!here>`, `<!everyone>`, `<@U…>`, `<!subteam^…>`, `<#C…>` and
       any other `<…>` Slack control sequence lose their angle brackets' power: the
       brackets become `&lt;`/`&gt;`, so Slack shows the text instead of acting on it.
-    - a bare `@channel` / `@here` / `@everyone` gets a zero-width joiner after the `@`.
+    - a bare `@channel` / `@here` / `@everyone` gets a full-width `＠` (a zero-width
+      joiner would not survive the output sanitiser, `blocks.sanitize`, which strips it).
     - `<url|label>` and bare URLs not among `allowed_urls` become "label (link removed)"
       / "(link removed)"; allowed ones stay.
     """
@@ -74,5 +75,5 @@ def sanitize_answer(text: str, allowed_urls: Iterable[str] = ()) -> str:
             continue
         part = _URL.sub(lambda m: _bare(m.group(0), allowed), part)
         part = part.replace("<!", "&lt;!").replace("<@", "&lt;@").replace("<#", "&lt;#")
-        parts[index] = _BARE_BROADCAST.sub(lambda m: "@\u200d" + m.group(1), part)
+        parts[index] = _BARE_BROADCAST.sub(lambda m: "＠" + m.group(1), part)
     return "".join(parts)

@@ -44,6 +44,7 @@ from blocks.limits import (
     split_text,
     truncate,
 )
+from blocks.sanitize import literal, quoted, rewrite_links
 
 MAX_SOURCES_SHOWN = 10
 SOURCE_SNIPPET_LIMIT = 160
@@ -52,26 +53,17 @@ ANSWER_SECTIONS_PER_MESSAGE = 12
 
 _BOLD = re.compile(r"\*\*(.+?)\*\*", re.DOTALL)
 _HEADING = re.compile(r"^#{1,6}\s+(.+?)\s*#*$", re.MULTILINE)
-_LINK = re.compile(r"\[([^\]\n]+)\]\((https?://[^\s)]+)\)")
 _PLAIN_URL = re.compile(r"^[^\s<>|]+$")
-
-
-def _visible_link(match: re.Match[str]) -> str:
-    """`[label](url)` → `label (<url>)`: the reader sees where a link goes (a masked
-    `<url|label>` could hide any address behind a friendly name from a document)."""
-    label, url = match.group(1), match.group(2)
-    if label.strip() == url:
-        return f"<{url}>"
-    return f"{label} (<{url}>)"
 
 
 def to_mrkdwn(markdown: str) -> str:
     """LLM Markdown → Slack mrkdwn: escape, then `**b**`→`*b*`, headings, links (with
-    their URL shown)."""
+    their URL shown: a masked `<url|label>` could hide any address behind a friendly
+    name from a document; `blocks.sanitize.rewrite_links`)."""
     text = escape_mrkdwn(markdown)
     text = _HEADING.sub(r"*\1*", text)
     text = _BOLD.sub(r"*\1*", text)
-    return _LINK.sub(_visible_link, text)
+    return rewrite_links(text)
 
 
 def unique_sources(sources: list[Source]) -> list[Source]:
@@ -91,7 +83,7 @@ def source_name(src: Source) -> str:
     mention, which Slack shows as their name ("@alice"), not their id."""
     if src.from_person:
         return with_mentions(one_line(src.source) or "unnamed", 200)
-    return safe(one_line(src.citation) or "unnamed", 200)
+    return literal(safe(one_line(src.citation) or "unnamed", 200))
 
 
 def cite_people(text: str, sources: list[Source]) -> str:
@@ -118,7 +110,7 @@ def source_lines(sources: list[Source], answer: str = "") -> list[str]:
         same = [s for s in sources if s.source == src.source]
         snippet = used_sentence(same, answer) or one_line(passage_body(src.text))
         if snippet:
-            line += f" — “{safe(snippet, SOURCE_SNIPPET_LIMIT)}”"
+            line += f" — “{truncate(quoted(snippet), SOURCE_SNIPPET_LIMIT)}”"
         lines.append(line)
     if len(unique) > MAX_SOURCES_SHOWN:
         lines.append(f"_…and {len(unique) - MAX_SOURCES_SHOWN} more sources_")

@@ -7,12 +7,12 @@ that they always stay under Slack's 2,000-character button value limit.
 
 from __future__ import annotations
 
-import json
 import re
 from typing import Any, ClassVar, Self
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from agent.bounded_json import loads_bounded
 from blocks.limits import MAX_BUTTON_VALUE, MAX_PRIVATE_METADATA
 
 # --------------------------------------------------------------------------- action ids
@@ -93,13 +93,13 @@ def parse_option_action_id(action_id: str) -> int | None:
 _ID_MAX = 200  # far above real ids (12 hex chars), far below the 2,000-char value limit
 
 
-def _loads_object(raw: str, what: str) -> dict[str, Any]:
-    if not isinstance(raw, str):
-        raise ValueError(f"{what} must be a string, got {type(raw).__name__}")
-    try:
-        data = json.loads(raw)
-    except json.JSONDecodeError as exc:
-        raise ValueError(f"{what} is not JSON: {raw[:80]!r}") from exc
+_MAX_DEPTH = 2
+"""A button value or modal metadata is one flat object: anything deeper is not ours."""
+
+
+def _loads_object(raw: str, what: str, max_chars: int) -> dict[str, Any]:
+    """A flat JSON object, bounded (`agent.bounded_json`): only `ValueError` escapes."""
+    data = loads_bounded(raw, max_chars=max_chars, max_depth=_MAX_DEPTH, what=what)
     if not isinstance(data, dict):
         raise ValueError(f"{what} is not a JSON object: {raw[:80]!r}")
     return data
@@ -131,7 +131,7 @@ class _CompactJson(BaseModel):
     @classmethod
     def decode(cls, raw: str) -> Self:
         """Parse one; `ValueError` with a readable reason on anything else."""
-        data = _loads_object(raw, cls._what)
+        data = _loads_object(raw, cls._what, cls._max_chars)
         try:
             return cls.model_validate(data)
         except ValidationError as exc:

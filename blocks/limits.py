@@ -15,6 +15,8 @@ from slack_sdk.errors import SlackObjectFormationError
 from slack_sdk.models.blocks import Block
 from slack_sdk.models.views import View
 
+from blocks.sanitize import escape_once, strip_invisible
+
 MAX_BLOCKS_PER_MESSAGE = 50
 MAX_BLOCKS_PER_VIEW = 100
 MAX_SECTION_TEXT = 3000
@@ -106,9 +108,10 @@ def escape_mrkdwn(text: str) -> str:
     """Escape the three characters Slack treats as control characters in mrkdwn.
 
     Applied to every user- or LLM-provided text so that it cannot ping `<!channel>` or
-    break a link.
+    break a link. Through the one sanitiser (`blocks.sanitize`): invisible characters
+    removed, and escaped once — `&lt;` already there is not escaped again.
     """
-    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    return escape_once(strip_invisible(text))
 
 
 def to_payload(blocks: Iterable[Block | dict[str, Any]]) -> list[dict[str, Any]]:

@@ -29,6 +29,7 @@ from blocks.common import one_line
 from blocks.explain import document_names, step_outcome
 from blocks.limits import escape_mrkdwn, truncate
 from blocks.plan import clarification_for, plan_head, plan_message, plan_tail
+from blocks.sanitize import rewrite_links
 
 TASK_TITLE_LIMIT = 150
 TASK_TEXT_LIMIT = 500
@@ -58,7 +59,6 @@ PLAN_TITLE: dict[RunStatus, str] = {
 }
 
 _MARKS = re.compile(r"[*_`]")
-_LINK = re.compile(r"\[([^\]\n]+)\]\((https?://[^\s)]+)\)")
 
 
 @dataclass(frozen=True)
@@ -228,17 +228,11 @@ def title_chunk(state: RunState) -> PlanUpdateChunk:
     return PlanUpdateChunk(title=plan_title(state))
 
 
-def _visible_link(match: re.Match[str]) -> str:
-    """`[label](url)` → `label (url)`: the reader sees where a link goes."""
-    label, url = match.group(1), match.group(2)
-    return url if label.strip() == url else f"{label} ({url})"
-
-
 def answer_markdown(state: RunState) -> list[MarkdownTextChunk]:
     """The answer as `markdown_text` chunks of at most 12,000 characters: Markdown as the
     model wrote it, with `<`, `>` and `&` escaped (no `<!channel>` from a document) and
     links shown with their address."""
-    text = _LINK.sub(_visible_link, escape_mrkdwn(state.final_answer.strip()))
+    text = rewrite_links(escape_mrkdwn(state.final_answer.strip()), brackets=False)
     if not text:
         text = "_No answer was produced._"
     pieces: list[str] = []

@@ -6,6 +6,7 @@ from collections.abc import Mapping, Sequence
 
 from slack_sdk.models.blocks import Block, DividerBlock
 
+from agent.feedback_quorum import ThresholdChange
 from agent.schemas import ConfidenceScore, InterventionLevel, InterventionStatus, RunState
 from blocks.common import (
     FACTOR_WORDS,
@@ -247,11 +248,12 @@ def stats_blocks(
     *,
     feedback: tuple[int, int, int] | None = None,
     notes: Sequence[str] = (),
+    title: str = "GRACE — today",
 ) -> list[Block]:
     """Today's figures in words (`questions answered`, `asked a person`, `cost (USD)`), the
     👍 / 👎 feedback as (up, down, window) when given, and `notes` on the knowledge base
     (a collection searched by keywords only) under a warning sign."""
-    blocks: list[Block] = [header("GRACE — today")]
+    blocks: list[Block] = [header(title)]
     lines = [
         f"• *{safe(STAT_LABELS.get(name, name.replace('_', ' ')), 200)}*: "
         f"{_format_stat(name, value)}"
@@ -271,8 +273,26 @@ def stats_blocks(
 _THRESHOLD_ORDER = (InterventionLevel.SILENT, InterventionLevel.NOTIFY, InterventionLevel.CONFIRM)
 
 
-def thresholds_blocks(thresholds: Mapping[str, float]) -> list[Block]:
-    """The current decide_action cut-offs, as the bands a score falls into."""
+def threshold_change_line(change: ThresholdChange) -> str:
+    """`• 2026-11-26 21:30 <@U1>: silent 0.90 → 0.95, … (raised: …)`."""
+    b, a = change.before, change.after
+    moves = ", ".join(
+        f"{name} {old:.2f} → {new:.2f}"
+        for name, old, new in (
+            ("silent", b.silent, a.silent),
+            ("notify", b.notify, a.notify),
+            ("confirm", b.confirm, a.confirm),
+        )
+    )
+    who = mention(change.changed_by) if change.changed_by.isalnum() else safe(change.changed_by, 80)
+    return f"• {slack_date(change.changed_at)} {who}'s vote: {moves} ({safe(change.reason, 200)})"
+
+
+def thresholds_blocks(
+    thresholds: Mapping[str, float], changes: Sequence[ThresholdChange] = ()
+) -> list[Block]:
+    """The current decide_action cut-offs, as the bands a score falls into, and the
+    latest recorded changes (who, when, from → to)."""
     lines: list[str] = []
     for level in _THRESHOLD_ORDER:
         if level.value in thresholds:
@@ -289,7 +309,17 @@ def thresholds_blocks(thresholds: Mapping[str, float]) -> list[Block]:
     )
     blocks: list[Block] = [header("GRACE — confidence thresholds")]
     blocks.extend(sections(lines) if lines else [section("_No thresholds set._")])
-    blocks.append(context("Adjusted from 👍 / 👎 feedback on recent answers, within fixed bounds."))
+    blocks.append(
+        context(
+            "Adjusted from 👍 / 👎 feedback on recent answers, within fixed bounds, once "
+            "enough different people have voted: no one moves them alone."
+        )
+    )
+    if changes:
+        blocks.append(section("*Latest changes*"))
+        blocks.extend(sections(threshold_change_line(c) for c in changes))
+    else:
+        blocks.append(context("No change recorded yet."))
     return _cap(blocks)
 
 

@@ -24,11 +24,13 @@ from agent.schemas import utcnow
 from storage.db import retried_write
 from storage.sql import SqlStore
 from storage.tables import FeedbackRow, RunRow, ThresholdsRow
+from storage.threshold_audit import change_row
 
 DEFAULT_THRESHOLDS_NAME = "default"
 
-Adjust = Callable[[Thresholds, list[tuple[float, bool]]], tuple[Thresholds, str] | None]
-"""(current thresholds, counted window oldest first) → (new thresholds, why) or None."""
+Adjust = Callable[[Thresholds, list[tuple[float, bool, str]]], tuple[Thresholds, str] | None]
+"""(current thresholds, counted votes oldest first as (confidence, 👍, voter)) → (new
+thresholds, why) or None."""
 
 _PG_FEEDBACK_LOCK_KEY = 0x6772616366  # serialises votes across PostgreSQL replicas
 
@@ -87,9 +89,11 @@ class SqlFeedback(SqlStore):
         window: int,
         default: Thresholds,
         adjust: Adjust,
+        fetch: int | None = None,
     ) -> VoteOutcome:
         """Store the vote (one per person per run: a new vote replaces the old one) and,
-        when it counts, let `adjust` move the thresholds from the counted window."""
+        when it counts, let `adjust` move the thresholds from the newest `fetch` (default
+        `window`) counted votes; a change is recorded with it (storage/threshold_audit.py)."""
         async with self._sessions.begin() as session:
             if self._engine.dialect.name == "postgresql":
                 await session.execute(
@@ -102,18 +106,28 @@ class SqlFeedback(SqlStore):
             if not voters.counts(user_id, asker):
                 return VoteOutcome(first=first, counted=False, thresholds=current, change=None)
             rows = await session.execute(
-                select(FeedbackRow.confidence, FeedbackRow.was_correct)
+                select(FeedbackRow.confidence, FeedbackRow.was_correct, FeedbackRow.user_id)
                 .join(RunRow, RunRow.run_id == FeedbackRow.run_id)
                 .where(voters.clause())
                 .order_by(FeedbackRow.created_at.desc(), FeedbackRow.id.desc())
-                .limit(window)
+                .limit(fetch or window)
             )
-            history = [(float(c), bool(ok)) for c, ok in rows][::-1]
+            history = [(float(c), bool(ok), str(who)) for c, ok, who in rows][::-1]
             moved = adjust(current, history)
             if moved is None or moved[0] == current:
                 return VoteOutcome(first=first, counted=True, thresholds=current, change=None)
             new, why = moved
             await session.execute(self._upsert_thresholds(new))
+            session.add(
+                change_row(
+                    DEFAULT_THRESHOLDS_NAME,
+                    changed_by=user_id,
+                    run_id=run_id,
+                    reason=why,
+                    old=current,
+                    new=new,
+                )
+            )
             return VoteOutcome(first=first, counted=True, thresholds=new, change=why)
 
     async def recent_feedback(self, limit: int = 10) -> list[tuple[float, bool]]:

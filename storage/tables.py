@@ -329,3 +329,23 @@ class CalibrationRow(Base):
     answers: Mapped[int] = mapped_column(Integer)
     folds: Mapped[int] = mapped_column(Integer)
     fitted_at: Mapped[datetime] = mapped_column(UTCDateTime())
+
+
+class ThresholdChangeRow(Base):
+    """Every change of the shared thresholds (0010): who, when, why, from what to what."""
+
+    __tablename__ = "threshold_changes"
+    __table_args__ = (Index("ix_threshold_changes_changed_at", "changed_at"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    name: Mapped[str] = mapped_column(String(64))
+    changed_by: Mapped[str] = mapped_column(SLACK_ID)
+    run_id: Mapped[str | None] = mapped_column(ID)
+    reason: Mapped[str] = mapped_column(Text)
+    old_silent: Mapped[float] = mapped_column(Float)
+    old_notify: Mapped[float] = mapped_column(Float)
+    old_confirm: Mapped[float] = mapped_column(Float)
+    new_silent: Mapped[float] = mapped_column(Float)
+    new_notify: Mapped[float] = mapped_column(Float)
+    new_confirm: Mapped[float] = mapped_column(Float)
+    changed_at: Mapped[datetime] = mapped_column(UTCDateTime())

@@ -60,6 +60,8 @@ METHOD_SCOPES: dict[str, set[str]] = {
     "conversations_replies": {"channels:history", "groups:history", "im:history"},
     "conversations_history": {"channels:history", "groups:history", "im:history"},
     "conversations_open": {"im:write"},
+    # who may read a run (bot/slack/access.py): the run's channel's members
+    "conversations_members": {"channels:read", "groups:read", "im:read"},
     "reactions_add": {"reactions:write"},
     "users_info": {"users:read"},
     "assistant_threads_setStatus": {"assistant:write"},

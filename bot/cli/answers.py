@@ -65,6 +65,8 @@ async def run_feedback(args: argparse.Namespace, services: Services) -> int:
         user=args.user,
         up=args.vote == "up",
         counted_voters=services.settings.feedback.counted_voters,
+        quorum=services.settings.feedback.quorum,
+        max_votes_per_hour=services.settings.feedback.max_votes_per_hour,
     )
     print(reply.text)
     return 0

@@ -32,10 +32,19 @@ def print_run(state: RunState, as_json: bool, progress: TerminalObserver | None 
     return 1 if state.status is RunStatus.FAILED else 0
 
 
-async def load_run(services: Services, run_id: str) -> RunState:
-    """The run `run_id` names, or the `not_found` error (exit code 2)."""
+async def load_run(services: Services, run_id: str, reader: str | None = None) -> RunState:
+    """The run `run_id` names, or the `not_found` error (exit code 2). With `reader`
+    (`--as`), a run that person may not read (`agent.access`; the command line cannot
+    ask Slack who is in a channel, so: the asker and approvers) is not found either."""
+    from agent.access import may_read
+
     state = await services.store.load(run_id)
-    if state is None:
+    hidden = (
+        state is not None
+        and reader is not None
+        and not may_read(state, reader, approvers=services.settings.approvers, in_channel=False)
+    )
+    if state is None or hidden:
         raise CommandError(
             "not_found", f"No run {run_id!r}. `grace runs` lists them.", ExitCode.BAD_INPUT
         )

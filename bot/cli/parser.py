@@ -75,6 +75,7 @@ def build_parser() -> argparse.ArgumentParser:
     show = sub.add_parser("show", help="show one run")
     show.add_argument("run_id")
     show.add_argument("--json", action="store_true")
+    show.add_argument("--as", dest="user", default=None, help="show it only if USER may read it")
 
     resume = sub.add_parser("resume", help="answer a paused run")
     resume.add_argument("run_id")

@@ -37,7 +37,7 @@ async def run_runs(args: argparse.Namespace, services: Services) -> int:
 async def run_show(args: argparse.Namespace, services: Services) -> int:
     from bot.cli.report import run_json, run_text
 
-    state = await load_run(services, args.run_id)
+    state = await load_run(services, args.run_id, reader=args.user)
     if args.json:
         print(json.dumps(run_json(state), ensure_ascii=False))
     else:

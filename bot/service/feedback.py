@@ -1,17 +1,22 @@
 """👍/👎 feedback: one vote per person per answer; the asker's and approvers' votes
-(or everyone's, by setting) teach the thresholds, atomically (storage/feedback.py)."""
+(or everyone's, by setting) teach the thresholds, atomically (storage/feedback.py) —
+but only a quorum of distinct people can move them (agent/feedback_quorum.py), each
+person's votes are rate-limited, and every change is recorded (storage/threshold_audit.py)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import timedelta
 from typing import Literal
 
 from agent.config import InterventionConfig, Thresholds
+from agent.feedback_quorum import FeedbackQuorum
 from agent.intervention import DynamicThresholdAdjuster
 from agent.orchestrator import Orchestrator
-from agent.schemas import RunState
+from agent.schemas import RunState, utcnow
 from storage.feedback import SqlFeedback, Voters
 from storage.run_store import SqlRunStore
+from storage.threshold_audit import SqlThresholdAudit
 
 CountedVoters = Literal["asker_and_approvers", "everyone"]
 
@@ -40,17 +45,32 @@ async def record_feedback(
     user: str,
     up: bool,
     counted_voters: CountedVoters = "asker_and_approvers",
+    quorum: int = 3,
+    max_votes_per_hour: int | None = None,
 ) -> FeedbackReply:
-    """Store the vote and, when it counts, let the adjuster look at the recent window of
-    counted votes; the message quotes the thresholds exactly as stored."""
+    """Store the vote and, when it counts, let the adjuster look at the fair window of
+    counted votes (a quorum of people, none filling it alone); the message quotes the
+    thresholds exactly as stored."""
     if state.overall_confidence is None:
         return FeedbackReply(f"Run {state.run_id} has no answer yet; feedback is for answers.")
+    if max_votes_per_hour is not None:
+        since = utcnow() - timedelta(hours=1)
+        if await SqlThresholdAudit(store.engine).votes_since(user, since) >= max_votes_per_hour:
+            return FeedbackReply(
+                f"You have voted {max_votes_per_hour} times in the last hour, my limit; "
+                "this vote was not recorded. Thank you — try again later.",
+                counted=False,
+            )
+    fair = FeedbackQuorum(quorum)
 
     def adjust(
-        current: Thresholds, history: list[tuple[float, bool]]
+        current: Thresholds, history: list[tuple[float, bool, str]]
     ) -> tuple[Thresholds, str] | None:
+        window = fair.window(history, config.feedback_window)
+        if window is None:
+            return None  # not enough people's votes yet: nobody moves the thresholds alone
         adjuster = DynamicThresholdAdjuster(current, config)
-        change = adjuster.update(history)
+        change = adjuster.update(window)
         return (adjuster.thresholds, change) if change else None
 
     outcome = await SqlFeedback(store.engine).vote(
@@ -64,6 +84,7 @@ async def record_feedback(
         window=config.feedback_window,
         default=orchestrator.thresholds,
         adjust=adjust,
+        fetch=fair.fetch(config.feedback_window),
     )
     orchestrator.thresholds = outcome.thresholds
     vote = "👍" if up else "👎"

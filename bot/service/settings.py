@@ -89,11 +89,23 @@ class SlackSettings(BaseModel):
     (`chat.startStream`), with the answer in it; `message` = an edited message of `plan`
     and `task_card` blocks; `auto` = stream, and for a workspace that refuses streaming,
     the message from then on (until a restart). `stream` tries again on every run."""
+    allowed_bots: list[str] = Field(default_factory=list)
+    """Bots (their `bot_id` B… or bot user id U…) whose messages may start or answer a
+    run. Empty: no bot may — two bots answering each other would loop."""
+    runs_per_thread_per_minute: int = Field(default=5, ge=1, le=1000)
+    """New runs one thread may start in a minute; more get one polite reply."""
+    runs_per_user_per_minute: int = Field(default=10, ge=1, le=1000)
+    """New runs one person may start in a minute, across threads; more get one reply."""
 
 
 class FeedbackSettings(BaseModel):
     counted_voters: Literal["asker_and_approvers", "everyone"] = "asker_and_approvers"
     """Whose 👍/👎 move the intervention thresholds; other votes are kept, not counted."""
+    quorum: int = Field(default=3, ge=1, le=100)
+    """Distinct people whose counted votes the feedback window must hold before the
+    shared thresholds move; each holds at most window/quorum of it (agent/feedback_quorum.py)."""
+    max_votes_per_hour: int = Field(default=30, ge=1, le=10_000)
+    """Votes one person may cast (or change) in an hour; more are not recorded."""
 
 
 class Settings(BaseSettings):

@@ -109,6 +109,7 @@ class FakeSlack:
             "users.info": self._users_info,
             "conversations.history": self._conversations_history,
             "conversations.info": self._conversations_info,
+            "conversations.members": self._conversations_members,
         }
         # ---- the assistant pane (assistant.threads.*): see bot/simulator/assistant.py
         self.assistant = AssistantPane(self.workspace)
@@ -481,6 +482,16 @@ class FakeSlack:
             "messages": [m.to_api() for m in newest_first[:limit]],
             "has_more": len(newest_first) > limit,
         }
+
+    def _conversations_members(self, params: dict[str, Any], call: RecordedCall) -> dict[str, Any]:
+        """Paged as Slack pages it: `limit` (default 100) and an opaque `cursor`."""
+        members = self.workspace.channel_members(str(params.get("channel", "")))
+        limit = max(1, min(int(params.get("limit") or 100), 1000))
+        cursor = str(params.get("cursor") or "")
+        start = int(cursor) if cursor.isdigit() else 0
+        page = members[start : start + limit]
+        more = str(start + limit) if start + limit < len(members) else ""
+        return {"members": page, "response_metadata": {"next_cursor": more}}
 
     def _conversations_info(self, params: dict[str, Any], call: RecordedCall) -> dict[str, Any]:
         return {"channel": self.workspace.channel_info(str(params.get("channel", "")))}

@@ -259,6 +259,8 @@ class SlackWorkspace:
         self.bot_name = bot_name
         self.users: dict[str, dict[str, Any]] = {}
         self.channels: dict[str, dict[str, Any]] = {}
+        self.members: dict[str, list[str]] = {}
+        """channel → its members, when a test set them (`set_members`)."""
         self.add_user(bot_user_id, name=bot_name, is_bot=True)
         self._clock = clock
         self._ts_counter = itertools.count(1)
@@ -357,6 +359,22 @@ class SlackWorkspace:
         if channel_id[:1] in {"C", "G", "D"} and channel_id.isalnum():
             return self.add_channel(channel_id, channel_id.lower(), is_im=channel_id[0] == "D")
         raise WorkspaceError("channel_not_found")
+
+    def set_members(self, channel_id: str, users: list[str]) -> None:
+        """Who is in a channel (the bot always is), as `conversations.members` answers."""
+        self.channel_info(channel_id)
+        self.members[channel_id] = [*dict.fromkeys([*users, self.bot_user_id])]
+
+    def channel_members(self, channel_id: str) -> list[str]:
+        """A channel's members: as set, else a DM's person and the bot, else every user the
+        workspace knows and everyone who wrote in the channel."""
+        info = self.channel_info(channel_id)
+        if channel_id in self.members:
+            return list(self.members[channel_id])
+        if info.get("is_im") and info.get("user"):
+            return [str(info["user"]), self.bot_user_id]
+        authors = [m.user for m in self.all_messages(channel_id) if m.user]
+        return [*dict.fromkeys([*self.users, *authors])]
 
     # ------------------------------------------------------------------ messages
 

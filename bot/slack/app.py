@@ -17,7 +17,9 @@ from slack_sdk.http_retry.builtin_async_handlers import (
     AsyncRateLimitErrorRetryHandler,
 )
 from slack_sdk.web.async_client import AsyncWebClient
+from slack_sdk.web.async_slack_response import AsyncSlackResponse
 
+from blocks.sanitize import scrub
 from bot.slack.deps import BotDeps
 from bot.slack.identity import fixed_authorize
 from bot.slack.intake import Intake, NotStored
@@ -60,9 +62,38 @@ def make_slack_client(
         if retries
         else []
     )
-    return AsyncWebClient(
+    return SanitisingWebClient(
         token=token, base_url=url, timeout=max(1, round(timeout)), retry_handlers=handlers
     )
+
+
+class SanitisingWebClient(AsyncWebClient):
+    """Every Web API call's payload — `text`, blocks, stream chunks, views — passes the
+    one output sanitiser (`blocks.sanitize.scrub`: no bidi or zero-width characters),
+    whichever builder made it."""
+
+    async def api_call(  # type: ignore[override]
+        self,
+        api_method: str,
+        *,
+        http_verb: str = "POST",
+        files: dict[str, Any] | None = None,
+        data: Any = None,
+        params: dict[str, Any] | None = None,
+        json: dict[str, Any] | None = None,
+        headers: dict[str, Any] | None = None,
+        auth: dict[str, Any] | None = None,
+    ) -> AsyncSlackResponse:
+        return await super().api_call(
+            api_method,
+            http_verb=http_verb,
+            files=files,
+            data=scrub(data) if isinstance(data, dict) else data,
+            params=scrub(params),
+            json=scrub(json),
+            headers=headers,
+            auth=auth,
+        )
 
 
 async def _ignore_event(event: dict[str, Any]) -> None:

@@ -21,6 +21,7 @@ from bot.service.sweeper import adopt_abandoned
 from bot.service.tasks import TaskRunner
 from bot.service.verified import VerifiedKeeper
 from bot.service.wiring import Services, build_services
+from bot.slack.access import RunAccess, SlackMembers
 from bot.slack.app import build_app, make_slack_client
 from bot.slack.conversation import process_question, process_reply
 from bot.slack.delivery.assistant_status import AssistantThreads, status_client
@@ -35,6 +36,7 @@ from bot.slack.listeners.assistant import greet, take_question
 from bot.slack.listeners.commands import process_command
 from bot.slack.listeners.views import process_modify
 from bot.slack.people import PersonNames
+from bot.slack.senders import RunLimiter
 
 log = logging.getLogger(__name__)
 
@@ -136,6 +138,7 @@ async def create_bot(settings: Settings, *, services: Services | None = None) ->
         store=services.store,
         ledger=services.ledger,
         publisher=publisher,
+        access=RunAccess(approvers=settings.approvers, members=SlackMembers(client)),
         tasks=tasks,
         verified=VerifiedKeeper(
             store=services.store.verified,
@@ -143,6 +146,10 @@ async def create_bot(settings: Settings, *, services: Services | None = None) ->
             review_days=settings.knowledge.verified_review_days,
         ),
         names=PersonNames(client),
+        limits=RunLimiter(
+            per_thread=settings.slack.runs_per_thread_per_minute,
+            per_user=settings.slack.runs_per_user_per_minute,
+        ),
     )
     intake = Intake(
         inbox=services.inbox,

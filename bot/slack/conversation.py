@@ -107,6 +107,16 @@ async def on_question(
             "I'm still working on the question in this thread; I'll answer it first.",
         )
         return None
+    refused = deps.limits.admit(f"{key.channel_id}:{key.thread_ts}", user)
+    if refused is not None:
+        log.warning("run cap reached", extra={"scope": refused.scope, "user": user})
+        if refused.tell and refused.scope == "thread":
+            await deps.publisher.post_text(key.channel_id, key.thread_ts, refused.text)
+        elif refused.tell:
+            await deps.publisher.ephemeral(
+                key.channel_id, user, refused.text, thread_ts=key.thread_ts
+            )
+        return None
     context = follow_up_context(existing) if existing is not None else ""
     try:
         state = await deps.orchestrator.register(

@@ -11,8 +11,10 @@ from agent.orchestrator import Orchestrator
 from bot.service.settings import Settings
 from bot.service.tasks import TaskRunner
 from bot.service.verified import VerifiedKeeper
+from bot.slack.access import RunAccess
 from bot.slack.delivery.publisher import SlackPublisher
 from bot.slack.people import PersonNames
+from bot.slack.senders import RunLimiter
 from storage.ledger import SqlUsageLedger
 from storage.run_store import SqlRunStore
 
@@ -24,7 +26,10 @@ class BotDeps:
     store: SqlRunStore
     ledger: SqlUsageLedger
     publisher: SlackPublisher
+    access: RunAccess
+    """Who may read a run (Details, `/grace status RUN`, short ids)."""
     tasks: TaskRunner = field(default_factory=TaskRunner)
+    limits: RunLimiter = field(default_factory=RunLimiter)
     verified: VerifiedKeeper | None = None
     """Verified answers (the Save button, `/grace verified`, `/grace forget`)."""
     names: PersonNames | None = None

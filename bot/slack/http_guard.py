@@ -17,13 +17,14 @@ from __future__ import annotations
 
 import hashlib
 import hmac
-import json
 import time
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import parse_qs
 
 from aiohttp import web
+
+from agent.bounded_json import JsonRejected, loads_bounded
 
 MAX_BODY_BYTES = 1024 * 1024
 """Slack's largest payloads (a modal's state, a long message) are far below 1 MiB."""
@@ -101,12 +102,10 @@ def nesting_depth(value: Any, limit: int) -> int:
 def json_problem(text: str, max_depth: int) -> str | None:
     """Why `text` is not JSON Bolt may parse, or None."""
     try:
-        # The C parser stops at the interpreter's recursion limit: deep input is cheap.
-        parsed = json.loads(text)
-    except RecursionError:
-        return "JSON nested too deeply"
-    except ValueError:
-        return "body is not valid JSON"
+        # Depth is scanned before parsing (agent.bounded_json): deep input is cheap.
+        parsed = loads_bounded(text, max_chars=len(text), max_depth=max_depth, what="body")
+    except JsonRejected as exc:
+        return "JSON nested too deeply" if exc.reason == "too_deep" else "body is not valid JSON"
     if nesting_depth(parsed, max_depth) > max_depth:
         return "JSON nested too deeply"
     return None

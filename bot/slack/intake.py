@@ -27,6 +27,9 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any, Generic, TypeVar
 
+from pydantic import ValidationError
+
+from agent.bounded_json import JsonRejected
 from agent.schemas import utcnow
 from agent.workers import is_dead_here, new_worker_id, retire
 from bot.service.tasks import TaskRunner
@@ -208,6 +211,10 @@ class Intake:
                 )
                 return
             await self._inbox.done(entry.id)
+        except (ValidationError, JsonRejected) as exc:
+            # Unreadable now, unreadable on every retry: dropped at once, not a poison row.
+            log.error("dropped a Slack request GRACE cannot read (%s)", type(exc).__name__)
+            await self._inbox.done(entry.id, status="failed")
         except Exception:
             log.exception("processing a Slack request failed; it stays in the inbox")
             await self._inbox.attempt(entry.id)

@@ -12,6 +12,7 @@ from tests.fakes.fake_slack import app_mention_envelope
 from .conftest import (
     APPROVER,
     ASKER,
+    CHANNEL,
     COMPARE_Q,
     OTHER,
     VACATION_Q,
@@ -49,6 +50,7 @@ async def test_help(harness: BotHarness) -> None:
 
 
 async def test_status_lists_my_runs_and_status_all_the_channels(harness: BotHarness) -> None:
+    harness.fake.workspace.set_members(CHANNEL, [ASKER, OTHER])  # `all` is for its members
     await harness.mention(COMPARE_Q, ts=TS)
     await harness.mention(VACATION_Q, ts="1700007000.000200", user=OTHER)
     mine = await harness.run_in(TS)
@@ -99,11 +101,12 @@ async def test_status_of_one_run_shows_its_detail(harness: BotHarness) -> None:
     assert "Confidence" in shown(body)
 
     missing = ephemeral_body(await harness.command("status nosuchrun"))
-    assert "No recent run 'nosuchrun'" in missing["text"]
+    assert "No run 'nosuchrun'" in missing["text"]
 
 
 async def test_cancel_is_for_the_asker_or_an_approver(make_harness: HarnessFactory) -> None:
     harness = await make_harness(approvers=[APPROVER])
+    harness.fake.workspace.set_members(CHANNEL, [ASKER, OTHER])  # OTHER may read the run
     await harness.mention(COMPARE_Q, ts=TS)
     state = await harness.run_in(TS)
     plan = await harness.plan_message(state)
@@ -149,7 +152,8 @@ async def test_retry_starts_a_new_run_in_the_same_thread(harness: BotHarness) ->
     assert any(f"Asked again as run `{retried.run_id[:6]}`" in t for t in harness.ephemerals(ASKER))
 
 
-async def test_stats_and_thresholds(harness: BotHarness) -> None:
+async def test_stats_and_thresholds(make_harness: HarnessFactory) -> None:
+    harness = await make_harness(approvers=[ASKER])  # workspace-wide stats are for approvers
     await harness.mention(VACATION_Q, ts=TS)
 
     stats = ephemeral_body(await harness.command("stats"))

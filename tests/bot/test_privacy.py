@@ -28,12 +28,14 @@ from .conftest import (
 
 TS = "1700090000.000100"
 ELSEWHERE = "C0ELSEWHERE9"
+STRANGER = "U0STRANGER9"
 
 
 async def test_status_of_a_run_is_for_its_asker_approvers_and_channel(
     make_harness: HarnessFactory,
 ) -> None:
     harness = await make_harness(approvers=[APPROVER])
+    harness.fake.workspace.set_members(CHANNEL, [ASKER, OTHER])  # checked with Slack
     await harness.mention(VACATION_Q, ts=TS)
     state = await harness.run_in(TS)
 
@@ -46,10 +48,12 @@ async def test_status_of_a_run_is_for_its_asker_approvers_and_channel(
 
     assert await sees(ASKER, ELSEWHERE), "the asker, from anywhere"
     assert await sees(APPROVER, ELSEWHERE), "an approver, from anywhere"
-    assert await sees(OTHER, CHANNEL), "someone in the run's channel"
-    assert not await sees(OTHER, ELSEWHERE), "anyone else, from another channel"
+    assert await sees(OTHER, CHANNEL), "a member of the run's channel"
+    assert await sees(OTHER, ELSEWHERE), "a member of the run's channel, from anywhere"
+    assert not await sees(STRANGER, CHANNEL), "not a member: the request's channel is no proof"
+    assert not await sees(STRANGER, ELSEWHERE), "anyone else, from another channel"
     for sub in ("cancel", "retry"):
-        reply = await harness.command(f"{sub} {state.run_id}", user=OTHER, channel=ELSEWHERE)
+        reply = await harness.command(f"{sub} {state.run_id}", user=STRANGER, channel=ELSEWHERE)
         assert "No run" in reply.json()["text"]
         assert VACATION_Q not in reply.text
 

@@ -207,7 +207,8 @@ def test_feedback_moves_thresholds_and_they_survive_a_restart(
     sample_data_dir: Path, tmp_path: Path, fresh_db_url: str
 ) -> None:
     data_dir = copy_data_dir(sample_data_dir, tmp_path / "data")
-    env = grace_env(data_dir, GRACE_DATABASE_URL=fresh_db_url)
+    # one person votes here: a one-person install's quorum (issue 22 needs 3 by default)
+    env = grace_env(data_dir, GRACE_DATABASE_URL=fresh_db_url, GRACE_FEEDBACK__QUORUM="1")
     assert grace_here(env, "thresholds").stdout.strip() == "silent 0.90  notify 0.70  confirm 0.40"
     run_ids = asyncio.run(answered_runs(data_dir, fresh_db_url, 10))
     messages = [grace_here(env, "feedback", run_id, "down").stdout for run_id in run_ids]

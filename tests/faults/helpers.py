@@ -41,6 +41,10 @@ def serve_env(data_dir: Path, fake: FakeSlack, **extra: str) -> dict[str, str]:
     """These faults hit `chat.postMessage`: the plan is the posted message, not a stream
     (streams under faults: tests/bot/test_plan_stream.py)."""
     extra.setdefault("GRACE_SLACK__PLAN_DISPLAY", "message")
+    # Bursts of questions from one fake user are these tests' load, not a person flooding
+    # the bot: the per-person and per-thread run caps (issue 22) are lifted.
+    extra.setdefault("GRACE_SLACK__RUNS_PER_USER_PER_MINUTE", "1000")
+    extra.setdefault("GRACE_SLACK__RUNS_PER_THREAD_PER_MINUTE", "1000")
     return grace_env(
         data_dir,
         SLACK_BOT_TOKEN="xoxb-test",

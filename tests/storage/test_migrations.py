@@ -23,7 +23,7 @@ from storage.tables import Base
 from storage.workspace_notes import SqlWorkspaceNotes
 from tests.storage.helpers import make_state
 
-HEAD = "0009_calibrations"
+HEAD = "0010_threshold_audit"
 
 
 def _url(tmp_path: Path, name: str = "grace.db") -> str:

@@ -103,10 +103,14 @@ async def handle_click(deps: BotDeps, client: AsyncWebClient, click: ClickData) 
         )
         return
     state = await deps.store.load(value.run_id)
+    unknown = f"I don't know run {value.run_id} any more; nothing was changed."
     if state is None:
-        await tell(f"I don't know run {value.run_id} any more; nothing was changed.")
+        await tell(unknown)
         return
     if click.action_id == ids.DETAILS:
+        if not await deps.access.may_read(state, click.user):
+            await tell(unknown)  # a run this person may not read does not exist for them
+            return
         request = pending_request(state, value.intervention_id)
         try:
             await client.views_open(trigger_id=click.trigger_id, view=details_modal(state, request))
@@ -129,6 +133,8 @@ async def handle_click(deps: BotDeps, client: AsyncWebClient, click: ClickData) 
             user=click.user,
             up=up,
             counted_voters=deps.settings.feedback.counted_voters,
+            quorum=deps.settings.feedback.quorum,
+            max_votes_per_hour=deps.settings.feedback.max_votes_per_hour,
         )
         await deps.publisher.ephemeral(
             click.channel,

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import hashlib
 import logging
+from collections.abc import Collection
 from typing import Any
 
 from slack_bolt.async_app import AsyncApp
@@ -27,6 +28,7 @@ from bot.slack.deps import BotDeps
 from bot.slack.intake import FollowUp, Intake, Received
 from bot.slack.items import AssistantQuestion, InboxKind, InThread, ThreadStarted, stored
 from bot.slack.listeners.events import message_row, thread_key
+from bot.slack.senders import sender
 from storage.inbox import InboxItem
 
 log = logging.getLogger(__name__)
@@ -102,7 +104,7 @@ def started_row(body: dict[str, Any], event: dict[str, Any]) -> InboxItem | None
     return stored(item, event_id=event_id)
 
 
-def register(app: AsyncApp, intake: Intake) -> None:
+def register(app: AsyncApp, intake: Intake, allowed_bots: Collection[str] = ()) -> None:
     assistant = AsyncAssistant(logger=logging.getLogger("slack_bolt"))
 
     @assistant.thread_started
@@ -113,11 +115,12 @@ def register(app: AsyncApp, intake: Intake) -> None:
 
     @assistant.user_message
     async def on_user_message(body: dict[str, Any], event: dict[str, Any]) -> None:
+        user = sender(event, allowed_bots)
         key = thread_key(body, event)
-        if key is None or "user" not in event:
-            return
+        if key is None or user is None:
+            return  # a bot (not allowed) or no one: never a run
         text = str(event.get("text", ""))
-        item = AssistantQuestion(**InThread.fields_of(key), user=str(event["user"]), text=text)
+        item = AssistantQuestion(**InThread.fields_of(key), user=user, text=text)
         await intake.accept(message_row(item, body, event))
 
     app.assistant(assistant)

@@ -13,7 +13,9 @@ from typing import Any, Literal
 from slack_bolt.async_app import AsyncAck, AsyncApp
 from slack_sdk.models.blocks import Block
 
+from agent.access import not_found
 from agent.errors import GraceError
+from agent.run_stats import stats_of
 from agent.schemas import RunOrigin, RunState, utcnow
 from blocks.common import safe, section, short_id, slack_date
 from blocks.limits import to_payload, truncate
@@ -30,6 +32,7 @@ from bot.slack.deps import BotDeps
 from bot.slack.intake import Intake, Received
 from bot.slack.items import Command, stored
 from bot.slack.listeners.verified import forget, verified_list
+from storage.threshold_audit import SqlThresholdAudit
 
 RUNS_LISTED = 20
 MINE_SEARCH = 200
@@ -38,6 +41,7 @@ answer is in the ack, within Slack's 3 s: a bounded scan, not the whole table)."
 SHORT_ID_SEARCH = 200
 """How many recent runs (of the channel, then of everyone) a short id is matched against."""
 MIN_SHORT_ID = 4
+THRESHOLD_CHANGES_SHOWN = 5
 FEEDBACK_WINDOW = 100
 """`/grace stats` counts the last this many 👍 / 👎 votes."""
 
@@ -48,11 +52,6 @@ async def _ack_blocks(ack: AsyncAck, text: str, blocks: list[Block]) -> None:
 
 def _may_control(deps: BotDeps, state: RunState, user: str) -> bool:
     return user == state.asker or user in deps.settings.approvers
-
-
-def _may_see(deps: BotDeps, state: RunState, user: str, channel: str) -> bool:
-    """A run's question and plan are for its asker, approvers and its channel's members."""
-    return _may_control(deps, state, user) or channel == state.thread.channel_id
 
 
 async def _cancel(deps: BotDeps, run_id: str, user: str, channel: str) -> None:
@@ -127,25 +126,30 @@ async def process_command(deps: BotDeps, received: Received[Command]) -> None:
         await _retry(deps, item.run_id, item.user, item.channel, received.run_id)
 
 
-async def find_run(deps: BotDeps, ref: str, channel: str) -> RunState | str:
-    """The run a full or short id (its first characters) names, or why there is none.
+async def find_run(deps: BotDeps, ref: str, user: str, channel: str) -> RunState | str:
+    """The run a full or short id (its first characters) names, when `user` may read it;
+    otherwise `not_found(ref)` — word for word the same whether the run does not exist
+    or is hidden, so no answer tells a hidden run's id apart (the run-id oracle).
 
-    A short id is looked up among this channel's recent runs first, then everyone's.
+    A short id is matched among this channel's recent runs first, then everyone's, and
+    only runs the user may read count: a hidden run never makes a prefix ambiguous.
     """
     state = await deps.store.load(ref)
     if state is not None:
-        return state
-    ref = ref.strip("`").lower()
-    if len(ref) < MIN_SHORT_ID or not ref.isalnum():
-        return f"No run {ref!r}. `/grace status` lists your runs."
+        return state if await deps.access.may_read(state, user) else not_found(ref)
+    prefix = ref.strip("`").lower()
+    if len(prefix) < MIN_SHORT_ID or not prefix.isalnum():
+        return not_found(ref)
     for scope in (channel, None):
         runs = await deps.store.list_runs(channel_id=scope, limit=SHORT_ID_SEARCH)
-        matches = [r for r in runs if r.run_id.startswith(ref)]
+        matches = [
+            r for r in runs if r.run_id.startswith(prefix) and await deps.access.may_read(r, user)
+        ]
         if len(matches) == 1:
             return matches[0]
         if len(matches) > 1:
-            return f"More than one run starts with {ref!r}: give a few more characters."
-    return f"No recent run {ref!r}. `/grace status` lists your runs; older ones need the full id."
+            return f"More than one of your runs starts with {prefix!r}: give a few more characters."
+    return not_found(ref)
 
 
 async def handle_grace(
@@ -167,7 +171,8 @@ async def handle_grace(
         await _ack_blocks(ack, text, runs_list_blocks(runs, undelivered=late))
         return
     if sub == "status" and arg is not None and arg.lower() == "all":
-        runs = await deps.store.list_runs(channel_id=channel, limit=RUNS_LISTED)
+        listed = await deps.store.list_runs(channel_id=channel, limit=RUNS_LISTED)
+        runs = [r for r in listed if await deps.access.may_read(r, user)]  # members: all
         blocks = runs_list_blocks(
             runs,
             title="GRACE — recent questions in this channel",
@@ -182,16 +187,11 @@ async def handle_grace(
             message = f"Which run? `/grace {sub} <run>` — `/grace status` lists your runs."
             await _ack_blocks(ack, message, error_blocks(message))
             return
-        found = await find_run(deps, arg, channel)
+        found = await find_run(deps, arg, user, channel)
         if isinstance(found, str):
             await _ack_blocks(ack, found, error_blocks(found))
             return
         state = found
-        if not _may_see(deps, state, user, channel):
-            # The same words as for an unknown run: a run you may not see does not exist for you.
-            message = f"No run {arg!r}. `/grace status` lists your runs."
-            await _ack_blocks(ack, message, error_blocks(message))
-            return
         if sub == "status":
             await _ack_blocks(ack, f"Run {state.run_id}", run_detail_blocks(state))
             return
@@ -220,6 +220,13 @@ async def handle_grace(
         return
     if sub == "stats":
         since = datetime.combine(utcnow().date(), time.min, tzinfo=utcnow().tzinfo)
+        if user not in deps.settings.approvers:
+            # Workspace-wide figures are for approvers; everyone else sees their own.
+            recent = await deps.store.list_runs(limit=MINE_SEARCH)
+            mine = [r for r in recent if r.asker == user and r.created_at >= since]
+            blocks = stats_blocks(stats_of(mine), title="GRACE — your questions today")
+            await _ack_blocks(ack, "Your GRACE stats for today", blocks)
+            return
         stats = await deps.store.stats(since=since)
         votes = await deps.store.recent_feedback(FEEDBACK_WINDOW)
         up = sum(1 for _, helpful in votes if helpful)
@@ -231,7 +238,8 @@ async def handle_grace(
     if sub == "thresholds":
         t = deps.orchestrator.thresholds
         values = {"silent": t.silent, "notify": t.notify, "confirm": t.confirm}
-        await _ack_blocks(ack, "Current thresholds", thresholds_blocks(values))
+        changes = await SqlThresholdAudit(deps.store.engine).recent(THRESHOLD_CHANGES_SHOWN)
+        await _ack_blocks(ack, "Current thresholds", thresholds_blocks(values, changes))
         return
     if sub == "verified":
         text, blocks = await verified_list(deps)

@@ -10,6 +10,7 @@ inbox, so a question that was acked is never lost, even if the process dies at o
 from __future__ import annotations
 
 import logging
+from collections.abc import Collection
 from typing import Any
 
 from slack_bolt.async_app import AsyncApp
@@ -17,6 +18,7 @@ from slack_bolt.async_app import AsyncApp
 from agent.schemas import ThreadKey
 from bot.slack.intake import Intake
 from bot.slack.items import AssistantQuestion, InThread, Question, Reply, stored
+from bot.slack.senders import sender
 from storage.inbox import InboxItem
 
 log = logging.getLogger(__name__)
@@ -43,13 +45,16 @@ def message_row(
     return stored(item, event_id=event_id, message_key=message_key)
 
 
-def register(app: AsyncApp, intake: Intake) -> None:
+def register(app: AsyncApp, intake: Intake, allowed_bots: Collection[str] = ()) -> None:
     @app.event("app_mention")
     async def handle_mention(body: dict[str, Any], event: dict[str, Any]) -> None:
+        user = sender(event, allowed_bots)
+        if user is None:
+            return  # a bot (not allowed) or no one: never a run
         key = thread_key(body, event)
         if key is None:
             return
-        user, text = str(event.get("user", "")), str(event.get("text", ""))
+        text = str(event.get("text", ""))
         question = Question(**InThread.fields_of(key), user=user, text=text)
         await intake.accept(message_row(question, body, event))
 
@@ -57,8 +62,11 @@ def register(app: AsyncApp, intake: Intake) -> None:
     async def handle_message(
         body: dict[str, Any], event: dict[str, Any], context: dict[str, Any]
     ) -> None:
-        if event.get("subtype") or event.get("bot_id") or "user" not in event:
-            return  # edits, joins, bot messages (our own included)
+        if event.get("subtype") not in (None, "bot_message"):
+            return  # edits, joins, …
+        sent_by = sender(event, allowed_bots)
+        if sent_by is None or sent_by == context.get("bot_user_id"):
+            return  # bot messages (our own included), unless a setting allows the bot
         text = str(event.get("text", ""))
         bot_user = context.get("bot_user_id")
         if bot_user and f"<@{bot_user}>" in text and event.get("channel_type") != "im":
@@ -70,7 +78,7 @@ def register(app: AsyncApp, intake: Intake) -> None:
         key = thread_key(body, event)
         if key is None:
             return
-        user, where = str(event["user"]), InThread.fields_of(key)
+        user, where = sent_by, InThread.fields_of(key)
         item: Question | Reply = (
             Reply(**where, user=user, text=text.strip())
             if in_thread

@@ -1,0 +1,26 @@
+"""Who may read a run: one rule for every way of reading one (Slack's Details and
+`/grace status`, short ids, the command line's `--as`).
+
+The asker and the approvers may; so may the members of the channel the run was asked
+in — a fact the caller checks with Slack (never taken from the request). Anyone else
+gets exactly the reply an unknown run gets (`not_found`): a run they may not see does
+not exist for them, and no wording tells the two apart.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection
+
+from agent.schemas import RunState
+
+
+def may_read(state: RunState, user: str, *, approvers: Collection[str], in_channel: bool) -> bool:
+    """True for the run's asker, an approver, or (as checked) a member of its channel."""
+    if not user:
+        return False
+    return user == state.asker or user in approvers or in_channel
+
+
+def not_found(ref: str) -> str:
+    """The one reply for a run that does not exist, or that the asker may not see."""
+    return f"No run {ref!r}. `/grace status` lists your runs; older ones need the full id."

@@ -1,0 +1,46 @@
+"""Every change of the shared thresholds is recorded: who, when, why, from → to
+(issue 22: one person must never move what others get unseen).
+
+Revision ID: 0010_threshold_audit
+Revises: 0009_calibrations
+Create Date: 2026-11-26 21:30:00
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import sqlalchemy as sa
+from alembic import op
+
+revision: str = "0010_threshold_audit"
+down_revision: str | None = "0009_calibrations"
+branch_labels: str | Sequence[str] | None = None
+depends_on: str | Sequence[str] | None = None
+
+
+def upgrade() -> None:
+    op.create_table(
+        "threshold_changes",
+        sa.Column("id", sa.Integer(), autoincrement=True, nullable=False),
+        sa.Column("name", sa.String(64), nullable=False),
+        sa.Column("changed_by", sa.String(255), nullable=False),
+        sa.Column("run_id", sa.String(64), nullable=True),
+        sa.Column("reason", sa.Text(), nullable=False),
+        sa.Column("old_silent", sa.Float(), nullable=False),
+        sa.Column("old_notify", sa.Float(), nullable=False),
+        sa.Column("old_confirm", sa.Float(), nullable=False),
+        sa.Column("new_silent", sa.Float(), nullable=False),
+        sa.Column("new_notify", sa.Float(), nullable=False),
+        sa.Column("new_confirm", sa.Float(), nullable=False),
+        sa.Column("changed_at", sa.DateTime(timezone=True), nullable=False),
+        sa.PrimaryKeyConstraint("id", name="pk_threshold_changes"),
+    )
+    op.create_index(
+        "ix_threshold_changes_changed_at", "threshold_changes", ["changed_at"], unique=False
+    )
+
+
+def downgrade() -> None:
+    op.drop_index("ix_threshold_changes_changed_at", table_name="threshold_changes")
+    op.drop_table("threshold_changes")

@@ -1,0 +1,67 @@
+"""The record of threshold changes (0010) and the per-voter vote count a rate limit
+reads. A change row is written in the same transaction as the change itself
+(storage/feedback.py), so a change is never stored without its record."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from sqlalchemy import func, select
+from sqlalchemy.ext.asyncio import AsyncEngine, async_sessionmaker
+
+from agent.config import Thresholds
+from agent.feedback_quorum import ThresholdChange
+from agent.schemas import utcnow
+from storage.tables import FeedbackRow, ThresholdChangeRow
+
+
+def change_row(
+    name: str, *, changed_by: str, run_id: str | None, reason: str, old: Thresholds, new: Thresholds
+) -> ThresholdChangeRow:
+    return ThresholdChangeRow(
+        name=name,
+        changed_by=changed_by,
+        run_id=run_id,
+        reason=reason,
+        old_silent=old.silent,
+        old_notify=old.notify,
+        old_confirm=old.confirm,
+        new_silent=new.silent,
+        new_notify=new.notify,
+        new_confirm=new.confirm,
+        changed_at=utcnow(),
+    )
+
+
+class SqlThresholdAudit:
+    def __init__(self, engine: AsyncEngine) -> None:
+        self._sessions = async_sessionmaker(engine, expire_on_commit=False)
+
+    async def recent(self, limit: int = 5) -> list[ThresholdChange]:
+        """The newest changes first."""
+        query = (
+            select(ThresholdChangeRow)
+            .order_by(ThresholdChangeRow.changed_at.desc(), ThresholdChangeRow.id.desc())
+            .limit(limit)
+        )
+        async with self._sessions() as session:
+            rows = list(await session.scalars(query))
+        return [
+            ThresholdChange(
+                changed_by=r.changed_by,
+                changed_at=r.changed_at,
+                reason=r.reason,
+                before=Thresholds(silent=r.old_silent, notify=r.old_notify, confirm=r.old_confirm),
+                after=Thresholds(silent=r.new_silent, notify=r.new_notify, confirm=r.new_confirm),
+                run_id=r.run_id,
+            )
+            for r in rows
+        ]
+
+    async def votes_since(self, user_id: str, since: datetime) -> int:
+        """How many votes `user_id` cast (or changed) since `since`."""
+        query = select(func.count()).where(
+            FeedbackRow.user_id == user_id, FeedbackRow.updated_at >= since
+        )
+        async with self._sessions() as session:
+            return int(await session.scalar(query) or 0)

@@ -1,0 +1,51 @@
+"""Fixtures for the fault-and-abuse suite: the real Bolt app over HTTP with signed
+requests (tests/bot/conftest.py), with settings a test may tighten."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.bot.conftest import (  # noqa: F401  (fixtures)
+    BotHarness,
+    data_dir,
+    fake,
+    harness,
+    kb_template,
+    make_harness,
+    make_settings,
+)
+from tests.fakes.fake_slack import FakeSlack
+
+SecureFactory = Callable[..., Awaitable[BotHarness]]
+
+
+@pytest.fixture
+async def secure(fake: FakeSlack, data_dir: Path) -> AsyncIterator[SecureFactory]:  # noqa: F811
+    """`await secure(approvers=[...], slack={...}, feedback={...})`: a started bot whose
+    `SlackSettings` / `FeedbackSettings` fields are overridden as given."""
+    made: list[BotHarness] = []
+
+    async def factory(
+        *,
+        approvers: Sequence[str] = (),
+        slack: dict[str, Any] | None = None,
+        feedback: dict[str, Any] | None = None,
+    ) -> BotHarness:
+        settings = make_settings(data_dir, fake, approvers)
+        update: dict[str, Any] = {}
+        if slack:
+            update["slack"] = settings.slack.model_copy(update=slack)
+        if feedback:
+            update["feedback"] = settings.feedback.model_copy(update=feedback)
+        started = BotHarness(fake, settings.model_copy(update=update))
+        await started.start()
+        made.append(started)
+        return started
+
+    yield factory
+    for bot in made:
+        await bot.close()
