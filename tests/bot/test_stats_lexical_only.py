@@ -1,6 +1,7 @@
 """Issue 23 point 5, the Slack half: `/grace stats` names a collection that has no dense
 vectors although a dense model is now configured (ingested before it was), with the
-command that fixes it; with no dense model configured there is nothing to say."""
+command that fixes it, to an approver (who sees the workspace's figures); with no dense
+model configured there is nothing to say."""
 
 from __future__ import annotations
 
@@ -8,16 +9,17 @@ from pathlib import Path
 
 from tests.fakes.fake_slack import FakeSlack
 
-from .conftest import BotHarness, make_settings
+from .conftest import APPROVER, BotHarness, make_settings
 from .test_commands import ephemeral_body, shown
 
 
 async def _stats(fake: FakeSlack, data_dir: Path, embedder: str) -> str:
-    settings = make_settings(data_dir, fake).model_copy(update={"embedder": embedder})
+    settings = make_settings(data_dir, fake, [APPROVER]).model_copy(update={"embedder": embedder})
     harness = BotHarness(fake, settings)
     await harness.start()
     try:
-        return shown(ephemeral_body(await harness.command("stats")))
+        # the workspace's figures, and notes on its knowledge base, are for approvers
+        return shown(ephemeral_body(await harness.command("stats", user=APPROVER)))
     finally:
         await harness.close()
 
