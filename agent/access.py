@@ -24,3 +24,18 @@ def may_read(state: RunState, user: str, *, approvers: Collection[str], in_chann
 def not_found(ref: str) -> str:
     """The one reply for a run that does not exist, or that the asker may not see."""
     return f"No run {ref!r}. `/grace status` lists your runs; older ones need the full id."
+
+
+SHORT_ID_SEARCH = 200
+"""How many recent runs a short id is matched against (a bounded scan, not the table)."""
+MIN_SHORT_ID = 4
+"""A short id is at least this many characters (Slack's cards show six)."""
+
+
+def short_id_prefix(ref: str) -> str | None:
+    """`ref` as a short-id prefix (lower case, backticks dropped), or None when it cannot
+    be one (too short, or not letters and digits)."""
+    prefix = ref.strip("`").lower()
+    if len(prefix) < MIN_SHORT_ID or not prefix.isalnum():
+        return None
+    return prefix

@@ -33,19 +33,32 @@ def print_run(state: RunState, as_json: bool, progress: TerminalObserver | None 
 
 
 async def load_run(services: Services, run_id: str, reader: str | None = None) -> RunState:
-    """The run `run_id` names, or the `not_found` error (exit code 2). With `reader`
-    (`--as`), a run that person may not read (`agent.access`; the command line cannot
-    ask Slack who is in a channel, so: the asker and approvers) is not found either."""
-    from agent.access import may_read
+    """The run `run_id` names — its full id, or the short id Slack's cards show (its first
+    characters, matched among recent runs) — or the `not_found` error (exit code 2). With
+    `reader` (`--as`), a run that person may not read (`agent.access`; the command line
+    cannot ask Slack who is in a channel, so: the asker and approvers) is not found
+    either, and never makes a short id ambiguous."""
+    from agent.access import SHORT_ID_SEARCH, may_read, short_id_prefix
+
+    def readable(state: RunState) -> bool:
+        approvers = services.settings.approvers
+        return reader is None or may_read(state, reader, approvers=approvers, in_channel=False)
 
     state = await services.store.load(run_id)
-    hidden = (
-        state is not None
-        and reader is not None
-        and not may_read(state, reader, approvers=services.settings.approvers, in_channel=False)
+    if state is not None and readable(state):
+        return state
+    prefix = short_id_prefix(run_id) if state is None else None
+    if prefix is not None:
+        recent = await services.store.list_runs(limit=SHORT_ID_SEARCH)
+        matches = [r for r in recent if r.run_id.startswith(prefix) and readable(r)]
+        if len(matches) == 1:
+            return matches[0]
+        if len(matches) > 1:
+            raise CommandError(
+                "ambiguous",
+                f"More than one run starts with {prefix!r}: give a few more characters.",
+                ExitCode.BAD_INPUT,
+            )
+    raise CommandError(
+        "not_found", f"No run {run_id!r}. `grace runs` lists them.", ExitCode.BAD_INPUT
     )
-    if state is None or hidden:
-        raise CommandError(
-            "not_found", f"No run {run_id!r}. `grace runs` lists them.", ExitCode.BAD_INPUT
-        )
-    return state

@@ -201,3 +201,41 @@ def test_the_terminal_prompt_numbers_options_from_1(env: dict[str, str]) -> None
         child.close()
     assert child.exitstatus == 0
     assert "4.2" in (child.before or "")
+
+
+def test_show_takes_the_short_id_the_cards_show(env: dict[str, str]) -> None:
+    """Slack's cards name a run by `short_id` (six characters): `grace show` takes it."""
+    from blocks.common import short_id
+
+    run = json.loads(grace_here(env, "ask", "How many vacation days?", "--json").stdout)
+    shown = grace_here(env, "show", short_id(run["run_id"]))
+    assert shown.returncode == 0, shown.stderr
+    assert run["run_id"] in shown.stdout
+    too_short = grace_here(env, "show", run["run_id"][:3])
+    assert too_short.returncode == 2 and "No run" in too_short.stderr
+
+
+def test_a_short_id_two_runs_share_is_refused_as_ambiguous(env: dict[str, str]) -> None:
+    """Never one of them picked at random: exit 2, asking for more characters."""
+    import asyncio
+
+    from storage.db import make_engine
+    from storage.run_store import SqlRunStore
+    from tests.storage.helpers import make_state
+
+    async def two_runs_sharing_a_prefix() -> None:
+        engine = make_engine(f"sqlite+aiosqlite:///{env['GRACE_DATA_DIR']}/grace.db")
+        store = SqlRunStore(engine)
+        for n, run_id in enumerate(("abcd12345678", "abcd98765432")):
+            state = make_state(thread_ts=f"1700000000.00010{n}")
+            state.run_id = run_id
+            await store.save(state)
+        await engine.dispose()
+
+    grace_here(env, "runs")  # the database exists, migrated
+    asyncio.run(two_runs_sharing_a_prefix())
+    one = grace_here(env, "show", "abcd12")
+    assert one.returncode == 0, one.stderr  # six characters name one of them
+    ambiguous = grace_here(env, "show", "abcd")
+    assert ambiguous.returncode == 2
+    assert "More than one run starts with 'abcd'" in ambiguous.stderr

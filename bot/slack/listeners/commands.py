@@ -13,7 +13,7 @@ from typing import Any, Literal
 from slack_bolt.async_app import AsyncAck, AsyncApp
 from slack_sdk.models.blocks import Block
 
-from agent.access import not_found
+from agent.access import SHORT_ID_SEARCH, not_found, short_id_prefix
 from agent.errors import GraceError
 from agent.run_stats import stats_of
 from agent.schemas import RunOrigin, RunState, utcnow
@@ -38,9 +38,6 @@ RUNS_LISTED = 20
 MINE_SEARCH = 200
 """How many of the newest runs `/grace status` looks through for the asker's own (the
 answer is in the ack, within Slack's 3 s: a bounded scan, not the whole table)."""
-SHORT_ID_SEARCH = 200
-"""How many recent runs (of the channel, then of everyone) a short id is matched against."""
-MIN_SHORT_ID = 4
 THRESHOLD_CHANGES_SHOWN = 5
 FEEDBACK_WINDOW = 100
 """`/grace stats` counts the last this many 👍 / 👎 votes."""
@@ -137,8 +134,8 @@ async def find_run(deps: BotDeps, ref: str, user: str, channel: str) -> RunState
     state = await deps.store.load(ref)
     if state is not None:
         return state if await deps.access.may_read(state, user) else not_found(ref)
-    prefix = ref.strip("`").lower()
-    if len(prefix) < MIN_SHORT_ID or not prefix.isalnum():
+    prefix = short_id_prefix(ref)
+    if prefix is None:
         return not_found(ref)
     for scope in (channel, None):
         runs = await deps.store.list_runs(channel_id=scope, limit=SHORT_ID_SEARCH)
