@@ -116,12 +116,17 @@ class Request:
 
 
 def mention_requests(count: int, prefix: str) -> list[Request]:
-    """`count` signed app_mention events, each in its own thread with its own event id."""
+    """`count` signed app_mention events, each in its own thread with its own event id,
+    asked by as many people (a burst is a workspace, not one person: GRACE caps runs per
+    person per minute)."""
     requests = []
     for n in range(count):
         thread = next(_threads)
         envelope = app_mention_envelope(
-            text=QUESTION, ts=f"{1_700_000_000 + thread}.000100", event_id=f"Ev{prefix}{n:06d}"
+            text=QUESTION,
+            user=f"U{thread:09d}",
+            ts=f"{1_700_000_000 + thread}.000100",
+            event_id=f"Ev{prefix}{n:06d}",
         )
         body = json_body(envelope)
         requests.append(Request(body, signed_headers(SECRET, body, content_type=JSON_CONTENT_TYPE)))
