@@ -38,20 +38,13 @@ async def test_kill_9_just_after_start_stream_leaves_no_stream_open(
             data_dir, fake, GRACE_DATABASE_URL=fresh_db_url, GRACE_SLACK__PLAN_DISPLAY="stream"
         )
         first: Server | None = None
-        workspace = fake.workspace
+        started = fake.handler("chat.startStream")
 
         def start(params: dict[str, Any], call: RecordedCall) -> dict[str, Any]:
-            message = workspace.start_stream(
-                str(params["channel"]),
-                thread_ts=params.get("thread_ts") or None,
-                recipient_user_id=params.get("recipient_user_id") or None,
-                recipient_team_id=params.get("recipient_team_id") or None,
-                task_display_mode=params.get("task_display_mode") or None,
-                chunks=params.get("chunks"),
-            )
+            reply = started(params, call)
             if first is not None and len(fake.calls_to("chat.startStream")) == 1:
                 first.kill()  # Slack has the stream; the process never hears of it
-            return {"channel": message.channel, "ts": message.ts}
+            return reply
 
         fake.add_method("chat.startStream", start)
         first = await start_server(env, free_port(), tmp_path / "first.log")
