@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import argparse
 import json
-from collections.abc import Sequence
+from collections.abc import AsyncIterator, Sequence
+from contextlib import asynccontextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -87,8 +88,10 @@ async def run_calibrate_command(args: argparse.Namespace, settings: Settings) ->
     return await _calibrate(args, settings)
 
 
-async def _stored(settings: Settings) -> tuple[SqlCalibrationStore, Any]:
-    """The store of fitted maps in the configured database (migrated first), and its engine."""
+@asynccontextmanager
+async def _stored(settings: Settings) -> AsyncIterator[SqlCalibrationStore]:
+    """The store of fitted maps in the configured database (migrated first), for one
+    read or write: its engine is disposed of on the way out."""
     from storage.calibrations import SqlCalibrationStore
     from storage.db import make_engine, migrate
 
@@ -96,18 +99,18 @@ async def _stored(settings: Settings) -> tuple[SqlCalibrationStore, Any]:
     settings.data_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
     await migrate(url)
     engine = make_engine(url)
-    return SqlCalibrationStore(engine), engine
+    try:
+        yield SqlCalibrationStore(engine)
+    finally:
+        await engine.dispose()
 
 
 async def _show(settings: Settings, *, as_json: bool) -> int:
     from agent.confidence import CALIBRATIONS
 
     provider = configured_provider(settings)
-    store, engine = await _stored(settings)
-    try:
+    async with _stored(settings) as store:
         fit = await store.get(provider)
-    finally:
-        await engine.dispose()
     calibration = fit.calibration if fit else CALIBRATIONS.get(provider)
     source = "fitted" if fit else "shipped" if calibration else "default"
     if as_json:
@@ -127,11 +130,8 @@ async def _show(settings: Settings, *, as_json: bool) -> int:
 
 async def _reset(settings: Settings, *, as_json: bool) -> int:
     provider = configured_provider(settings)
-    store, engine = await _stored(settings)
-    try:
+    async with _stored(settings) as store:
         removed = await store.reset(provider)
-    finally:
-        await engine.dispose()
     if as_json:
         print(json.dumps({"provider": provider, "reset": removed}))
     elif removed:
@@ -166,11 +166,8 @@ async def _calibrate(args: argparse.Namespace, settings: Settings) -> int:
     if "log_level" not in settings.model_fields_set:
         configure_logging("WARNING", settings.log_format)  # as `grace eval`: the table first
     provider = configured_provider(settings)
-    store, engine = await _stored(settings)
-    try:
+    async with _stored(settings) as store:
         current = await store.load()
-    finally:
-        await engine.dispose()
     maps = in_force(current)
     before_fit = next((f for f in current if f.provider == provider), None)
     async with scratch_services(settings, args, command="calibrate", verb="calibrate") as (
@@ -194,11 +191,8 @@ async def _calibrate(args: argparse.Namespace, settings: Settings) -> int:
                 raise InvalidInputError(str(exc)) from None
     stored = args.force or not worse(result)
     if stored:
-        store, engine = await _stored(settings)
-        try:
+        async with _stored(settings) as store:
             await store.save(result.fit)
-        finally:
-            await engine.dispose()
     before = provenance(before_fit, maps.get(provider))
     if args.json:
         out = {
