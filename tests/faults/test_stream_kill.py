@@ -10,7 +10,6 @@ from typing import Any
 import aiohttp
 import pytest
 
-from tests.durable.helpers import copy_data_dir
 from tests.fakes.fake_slack import DEFAULT_CHANNEL_ID, FakeSlack, RecordedCall
 
 from .helpers import (
@@ -30,9 +29,8 @@ THREAD = "1700090000.000100"
 
 @pytest.mark.parametrize("db_backend", ["sqlite"])
 async def test_kill_9_just_after_start_stream_leaves_no_stream_open(
-    sample_data_dir: Path, tmp_path: Path, fresh_db_url: str
+    data_dir: Path, tmp_path: Path, fresh_db_url: str
 ) -> None:
-    data_dir = copy_data_dir(sample_data_dir, tmp_path / "data")
     async with FakeSlack() as fake, aiohttp.ClientSession() as http:
         env = serve_env(
             data_dir, fake, GRACE_DATABASE_URL=fresh_db_url, GRACE_SLACK__PLAN_DISPLAY="stream"
