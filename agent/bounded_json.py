@@ -10,6 +10,7 @@ outside strings, without recursion, so `[[[…10,000…]]]` costs a loop, not a
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from typing import Any, Literal
 
 Reason = Literal["too_large", "too_deep", "not_json", "not_text"]
@@ -24,12 +25,13 @@ class JsonRejected(ValueError):
         self.what = what
 
 
-def nesting_depth(text: str, limit: int) -> int:
-    """How deep JSON text nests (brackets outside strings), counting no further than
-    `limit` + 1. Not a validator: malformed text is left to the parser."""
-    depth = deepest = 0
+def outside_strings(text: str, start: int = 0) -> Iterator[tuple[int, str]]:
+    """(index, char) of each character of `text` from `start` that is not inside a JSON
+    string (the quotes themselves are skipped too): the one scanner both the depth check
+    here and the model-reply repair (agent/llm/json_repair.py) walk brackets with."""
     in_string = escaped = False
-    for char in text:
+    for index in range(start, len(text)):
+        char = text[index]
         if in_string:
             if escaped:
                 escaped = False
@@ -39,7 +41,16 @@ def nesting_depth(text: str, limit: int) -> int:
                 in_string = False
         elif char == '"':
             in_string = True
-        elif char in "[{":
+        else:
+            yield index, char
+
+
+def nesting_depth(text: str, limit: int) -> int:
+    """How deep JSON text nests (brackets outside strings), counting no further than
+    `limit` + 1. Not a validator: malformed text is left to the parser."""
+    depth = deepest = 0
+    for _, char in outside_strings(text):
+        if char in "[{":
             depth += 1
             if depth > deepest:
                 deepest = depth

@@ -1,7 +1,10 @@
 """Domain schemas shared by every layer (SPEC §2.1).
 
 Everything that crosses a boundary — the LLM, the run store, the Slack layer — is a
-pydantic model here, so a run can be saved as JSON and loaded back unchanged.
+pydantic model here, so a run can be saved as JSON and loaded back unchanged. It stays
+one module a little over 500 lines because the models nest into one document (a
+`RunState` holds its plan, step results, interventions, sources and replans) and every
+layer imports them from this one place; split, the parts would only import each other.
 """
 
 from __future__ import annotations

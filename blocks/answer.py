@@ -7,12 +7,10 @@ import re
 from slack_sdk.models.blocks import (
     ActionsBlock,
     Block,
-    ButtonElement,
     ContextActionsBlock,
     DividerBlock,
     FeedbackButtonObject,
     FeedbackButtonsElement,
-    PlainTextObject,
 )
 
 from agent.evidence.conflicts import states_conflict
@@ -20,6 +18,7 @@ from agent.knowledge.verified import rests_on_a_reply
 from agent.schemas import InterventionLevel, RunState, Source
 from blocks import ids
 from blocks.common import (
+    button,
     context,
     level_for,
     mention,
@@ -179,10 +178,10 @@ def verify_block(run_id: str) -> ActionsBlock:
     return ActionsBlock(
         block_id=ids.VERIFY_ACTIONS_BLOCK,
         elements=[
-            ButtonElement(
-                text=PlainTextObject(text="Save as verified answer", emoji=True),
-                action_id=ids.SAVE_VERIFIED,
-                value=ids.ButtonValue(run_id=run_id).encode(),
+            button(
+                "Save as verified answer",
+                ids.SAVE_VERIFIED,
+                ids.ButtonValue(run_id=run_id).encode(),
             )
         ],
     )
@@ -210,10 +209,8 @@ def _tail(state: RunState) -> list[Block]:
         blocks.append(context("No sources: this answer is not backed by the knowledge base."))
 
     how_sure = section(f"*How sure I am:* {confidence_words(state)}")
-    how_sure.accessory = ButtonElement(
-        text=PlainTextObject(text="Details", emoji=True),
-        action_id=ids.DETAILS,
-        value=ids.ButtonValue(run_id=state.run_id).encode(),
+    how_sure.accessory = button(
+        "Details", ids.DETAILS, ids.ButtonValue(run_id=state.run_id).encode()
     )
     blocks.append(how_sure)
     level = state.level or (

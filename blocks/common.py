@@ -8,6 +8,8 @@ from datetime import datetime
 
 from slack_sdk.models.blocks import (
     Block,
+    ButtonElement,
+    ConfirmObject,
     ContextBlock,
     HeaderBlock,
     MarkdownTextObject,
@@ -22,6 +24,7 @@ from agent.schemas import (
     StepStatus,
 )
 from blocks.limits import (
+    MAX_BUTTON_TEXT,
     MAX_CONTEXT_ELEMENTS,
     MAX_CONTEXT_TEXT,
     MAX_HEADER_TEXT,
@@ -210,3 +213,36 @@ def pack_lines(lines: Iterable[str], limit: int = MAX_SECTION_TEXT) -> list[str]
 def sections(lines: Iterable[str], limit: int = MAX_SECTION_TEXT) -> list[Block]:
     """Lines packed into as few section blocks as possible."""
     return [section(text) for text in pack_lines(lines, limit)]
+
+
+def button(
+    text: str,
+    action_id: str,
+    value: str,
+    *,
+    style: str | None = None,
+    confirm: ConfirmObject | None = None,
+) -> ButtonElement:
+    return ButtonElement(
+        text=PlainTextObject(text=truncate(text, MAX_BUTTON_TEXT), emoji=True),
+        action_id=action_id,
+        value=value,
+        style=style,
+        confirm=confirm,
+    )
+
+
+def cancel_button(action_id: str, value: str) -> ButtonElement:
+    """The red Cancel of a paused run's cards, asking "Cancel this run?" first."""
+    return button(
+        "🛑 Cancel",
+        action_id,
+        value,
+        style="danger",
+        confirm=ConfirmObject(
+            title="Cancel this run?",
+            text="GRACE will stop and not answer this question.",
+            confirm="Cancel run",
+            deny="Keep it",
+        ),
+    )

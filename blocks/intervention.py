@@ -6,7 +6,6 @@ from slack_sdk.models.blocks import (
     ActionsBlock,
     Block,
     ButtonElement,
-    ConfirmObject,
     InputBlock,
     PlainTextInputElement,
     PlainTextObject,
@@ -23,6 +22,8 @@ from agent.schemas import (
 )
 from blocks import ids
 from blocks.common import (
+    button,
+    cancel_button,
     context,
     mention,
     one_line,
@@ -70,32 +71,6 @@ def _value(request: InterventionRequest, option: int | None = None) -> str:
     ).encode()
 
 
-def _button(
-    text: str,
-    action_id: str,
-    value: str,
-    *,
-    style: str | None = None,
-    confirm: ConfirmObject | None = None,
-) -> ButtonElement:
-    return ButtonElement(
-        text=PlainTextObject(text=truncate(text, MAX_BUTTON_TEXT), emoji=True),
-        action_id=action_id,
-        value=value,
-        style=style,
-        confirm=confirm,
-    )
-
-
-def _cancel_confirm() -> ConfirmObject:
-    return ConfirmObject(
-        title="Cancel this run?",
-        text="GRACE will stop and not answer this question.",
-        confirm="Cancel run",
-        deny="Keep it",
-    )
-
-
 def _who_and_when(request: InterventionRequest) -> list[str]:
     parts: list[str] = []
     if request.allowed_responders:
@@ -137,7 +112,7 @@ def _step_sources(state: RunState, request: InterventionRequest) -> list[Source]
 
 def details_button(request: InterventionRequest) -> ButtonElement:
     """ "Details": opens the factor names, numbers and penalties behind a card."""
-    return _button("Details", ids.DETAILS, _value(request))
+    return button("Details", ids.DETAILS, _value(request))
 
 
 def _why_section(text: str, request: InterventionRequest) -> SectionBlock:
@@ -177,15 +152,9 @@ def confirm_message(state: RunState, request: InterventionRequest) -> list[Block
         ActionsBlock(
             block_id=ids.CONFIRM_ACTIONS_BLOCK,
             elements=[
-                _button("✅ Proceed", ids.CONFIRM_PROCEED, value, style="primary"),
-                _button("✏️ Modify…", ids.CONFIRM_MODIFY, value),
-                _button(
-                    "🛑 Cancel",
-                    ids.CONFIRM_CANCEL,
-                    value,
-                    style="danger",
-                    confirm=_cancel_confirm(),
-                ),
+                button("✅ Proceed", ids.CONFIRM_PROCEED, value, style="primary"),
+                button("✏️ Modify…", ids.CONFIRM_MODIFY, value),
+                cancel_button(ids.CONFIRM_CANCEL, value),
             ],
         )
     )
@@ -250,7 +219,7 @@ def escalate_message(state: RunState, request: InterventionRequest) -> list[Bloc
             ActionsBlock(
                 block_id=f"{ids.ESCALATE_OPTIONS_BLOCK}:{chunk_start // MAX_ACTIONS_ELEMENTS}",
                 elements=[
-                    _button(label, ids.option_action_id(index), _value(request, index))
+                    button(label, ids.option_action_id(index), _value(request, index))
                     for index, label in enumerate(chunk, start=chunk_start)
                 ],
             )
@@ -261,14 +230,8 @@ def escalate_message(state: RunState, request: InterventionRequest) -> list[Bloc
             ActionsBlock(
                 block_id=ids.ESCALATE_ACTIONS_BLOCK,
                 elements=[
-                    _button("⏩ Proceed anyway", ids.ESCALATE_PROCEED, value),
-                    _button(
-                        "🛑 Cancel",
-                        ids.ESCALATE_CANCEL,
-                        value,
-                        style="danger",
-                        confirm=_cancel_confirm(),
-                    ),
+                    button("⏩ Proceed anyway", ids.ESCALATE_PROCEED, value),
+                    cancel_button(ids.ESCALATE_CANCEL, value),
                 ],
             )
         )

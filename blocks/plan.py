@@ -5,9 +5,6 @@ from __future__ import annotations
 from slack_sdk.models.blocks import (
     ActionsBlock,
     Block,
-    ButtonElement,
-    ConfirmObject,
-    PlainTextObject,
 )
 
 from agent.schemas import (
@@ -27,6 +24,8 @@ from blocks.common import (
     LEVEL_WORDS,
     RUN_STATUS_LABEL,
     STEP_EMOJI,
+    button,
+    cancel_button,
     context,
     header,
     level_for,
@@ -152,29 +151,9 @@ def _plan_buttons(request: InterventionRequest) -> ActionsBlock:
     return ActionsBlock(
         block_id=ids.PLAN_ACTIONS_BLOCK,
         elements=[
-            ButtonElement(
-                text=PlainTextObject(text="▶️ Run plan", emoji=True),
-                action_id=ids.PLAN_RUN,
-                value=value,
-                style="primary",
-            ),
-            ButtonElement(
-                text=PlainTextObject(text="✏️ Edit…", emoji=True),
-                action_id=ids.PLAN_EDIT,
-                value=value,
-            ),
-            ButtonElement(
-                text=PlainTextObject(text="🛑 Cancel", emoji=True),
-                action_id=ids.PLAN_CANCEL,
-                value=value,
-                style="danger",
-                confirm=ConfirmObject(
-                    title="Cancel this run?",
-                    text="GRACE will stop and not answer this question.",
-                    confirm="Cancel run",
-                    deny="Keep it",
-                ),
-            ),
+            button("▶️ Run plan", ids.PLAN_RUN, value, style="primary"),
+            button("✏️ Edit…", ids.PLAN_EDIT, value),
+            cancel_button(ids.PLAN_CANCEL, value),
         ],
     )
 

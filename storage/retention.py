@@ -19,12 +19,11 @@ from datetime import datetime
 from sqlalchemy import and_, delete, or_, select
 
 from storage.db import retried_write
-from storage.inbox import PENDING
+from storage.inbox import SqlInbox
 from storage.outbox import GAVE_UP
 from storage.sql import SqlStore, rowcount
 from storage.tables import (
     DeliveryRow,
-    InboxRow,
     InterventionRow,
     MessageRefRow,
     RunEventRow,
@@ -69,7 +68,8 @@ class SqlRetention(SqlStore):
             total += batch
             if batch.runs < BATCH:
                 break
-        return total + Purged(inbox=await self._purge_inbox(before))
+        inbox = SqlInbox(self.engine, health=self.health)
+        return total + Purged(inbox=await inbox.prune(before=before))
 
     async def _purgeable(self, before: datetime) -> list[str]:
         delivered = or_(
@@ -123,13 +123,3 @@ class SqlRetention(SqlStore):
                 )
                 counts[name] = rowcount(result)
         return Purged(**counts)
-
-    @retried_write
-    async def _purge_inbox(self, before: datetime) -> int:
-        async with self._sessions.begin() as session:
-            result = await session.execute(
-                delete(InboxRow)
-                .where(InboxRow.status != PENDING, InboxRow.created_at < before)
-                .execution_options(synchronize_session=False)
-            )
-            return rowcount(result)

@@ -7,13 +7,10 @@ from datetime import datetime
 
 from sqlalchemy import case, func, select
 
+from agent.run_stats import figures
 from agent.schemas import RunStatus
 from storage.sql import SqlStore
 from storage.tables import InterventionRow, RunRow, UsageRow
-
-
-def _ratio(part: int, whole: int) -> float:
-    return part / whole if whole else 0.0
 
 
 class SqlStats(SqlStore):
@@ -65,17 +62,12 @@ class SqlStats(SqlStore):
             )
         runs, n_replanned, n_replan_ok = (int(v) for v in totals)
         count = {status: int(by_status.get(status.value, 0)) for status in RunStatus}
-        return {
-            "runs": runs,
-            "answered": count[RunStatus.ANSWERED],
-            "cancelled": count[RunStatus.CANCELLED],
-            "failed": count[RunStatus.FAILED],
-            "paused": count[RunStatus.PAUSED],
-            "running": count[RunStatus.RUNNING] + count[RunStatus.PLANNING],
-            "completion_rate": _ratio(count[RunStatus.ANSWERED], runs),
-            "hitl_rate": _ratio(int(with_hitl or 0), runs),
-            "replan_rate": _ratio(n_replanned, runs),
-            "replan_success_rate": _ratio(n_replan_ok, n_replanned),
-            "avg_confidence": float(avg_confidence or 0.0),
-            "cost_usd": float(cost or 0.0),
-        }
+        return figures(
+            count,
+            runs=runs,
+            with_hitl=int(with_hitl or 0),
+            replanned=n_replanned,
+            replanned_answered=n_replan_ok,
+            avg_confidence=float(avg_confidence or 0.0),
+            cost_usd=float(cost or 0.0),
+        )

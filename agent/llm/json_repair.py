@@ -15,6 +15,7 @@ from typing import Any, TypeVar
 
 from pydantic import ValidationError
 
+from agent.bounded_json import outside_strings
 from agent.llm.transport import short
 
 M = TypeVar("M")
@@ -27,20 +28,8 @@ def _balanced_end(text: str, start: int) -> int | None:
     opening = text[start]
     closing = "}" if opening == "{" else "]"
     depth = 0
-    in_string = False
-    escaped = False
-    for index in range(start, len(text)):
-        char = text[index]
-        if in_string:
-            if escaped:
-                escaped = False
-            elif char == "\\":
-                escaped = True
-            elif char == '"':
-                in_string = False
-        elif char == '"':
-            in_string = True
-        elif char == opening:
+    for index, char in outside_strings(text, start):
+        if char == opening:
             depth += 1
         elif char == closing:
             depth -= 1

@@ -5,7 +5,9 @@ question whole and part by part, retries a weak answer with searches that really
 (agent/llm/rephrase.py), answers by quoting the sentences or table rows that hold the fact
 (agent/evidence.py) with citations, each part of a two-part question answered, and
 evaluates by overlap. It is honest about what it is: its name appears on every answer
-it produces.
+it produces. The answer writing below `OfflineModel` stays in this module (a little over
+500 lines) because it is the model's `reason` step and no other code calls it; the
+evidence it quotes from is already its own module.
 """
 
 from __future__ import annotations

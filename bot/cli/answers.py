@@ -60,13 +60,10 @@ async def run_feedback(args: argparse.Namespace, services: Services) -> int:
     reply = await record_feedback(
         store=services.store,
         orchestrator=services.orchestrator,
-        config=services.settings.intervention,
+        settings=services.settings,
         state=state,
         user=args.user,
         up=args.vote == "up",
-        counted_voters=services.settings.feedback.counted_voters,
-        quorum=services.settings.feedback.quorum,
-        max_votes_per_hour=services.settings.feedback.max_votes_per_hour,
     )
     print(reply.text)
     return 0

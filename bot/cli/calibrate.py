@@ -12,14 +12,14 @@ from __future__ import annotations
 
 import argparse
 import json
-import tempfile
-from collections.abc import Sequence
+from collections.abc import AsyncIterator, Sequence
+from contextlib import asynccontextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from bot.cli.calibrate_output import map_lines, provenance, render
-from bot.cli.eval_cli import EVAL_COLLECTION, _scratch_root
+from bot.cli.eval_cli import add_concurrency, add_where_to_search, scratch_services
 from bot.cli.progress import EvalProgress
 
 # `grace` builds this command's parser on every start: the fitting is imported only when
@@ -45,11 +45,7 @@ def add_calibrate_parser(sub: Any) -> None:
         "is scored by a map fitted on the other folds.",
     )
     cal.add_argument("cases", type=Path, nargs="?", help="JSON Lines file, one case per line")
-    where = cal.add_mutually_exclusive_group()
-    where.add_argument("--collection", help="search this collection of the configured KB")
-    where.add_argument(
-        "--kb", type=Path, help="ingest this directory into a temporary KB and search that"
-    )
+    add_where_to_search(cal)
     cal.add_argument(
         "--show", action="store_true", help="print the map in force and where it came from"
     )
@@ -59,13 +55,7 @@ def add_calibrate_parser(sub: Any) -> None:
     cal.add_argument(
         "--folds", type=int, default=5, metavar="K", help="cross-validation folds (default 5)"
     )
-    cal.add_argument(
-        "--concurrency",
-        type=int,
-        default=1,
-        metavar="N",
-        help="ask N questions at once (worth it with Gemini; default 1)",
-    )
+    add_concurrency(cal)
     cal.add_argument(
         "--force",
         action="store_true",
@@ -98,8 +88,10 @@ async def run_calibrate_command(args: argparse.Namespace, settings: Settings) ->
     return await _calibrate(args, settings)
 
 
-async def _stored(settings: Settings) -> tuple[SqlCalibrationStore, Any]:
-    """The store of fitted maps in the configured database (migrated first), and its engine."""
+@asynccontextmanager
+async def _stored(settings: Settings) -> AsyncIterator[SqlCalibrationStore]:
+    """The store of fitted maps in the configured database (migrated first), for one
+    read or write: its engine is disposed of on the way out."""
     from storage.calibrations import SqlCalibrationStore
     from storage.db import make_engine, migrate
 
@@ -107,18 +99,18 @@ async def _stored(settings: Settings) -> tuple[SqlCalibrationStore, Any]:
     settings.data_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
     await migrate(url)
     engine = make_engine(url)
-    return SqlCalibrationStore(engine), engine
+    try:
+        yield SqlCalibrationStore(engine)
+    finally:
+        await engine.dispose()
 
 
 async def _show(settings: Settings, *, as_json: bool) -> int:
     from agent.confidence import CALIBRATIONS
 
     provider = configured_provider(settings)
-    store, engine = await _stored(settings)
-    try:
+    async with _stored(settings) as store:
         fit = await store.get(provider)
-    finally:
-        await engine.dispose()
     calibration = fit.calibration if fit else CALIBRATIONS.get(provider)
     source = "fitted" if fit else "shipped" if calibration else "default"
     if as_json:
@@ -138,11 +130,8 @@ async def _show(settings: Settings, *, as_json: bool) -> int:
 
 async def _reset(settings: Settings, *, as_json: bool) -> int:
     provider = configured_provider(settings)
-    store, engine = await _stored(settings)
-    try:
+    async with _stored(settings) as store:
         removed = await store.reset(provider)
-    finally:
-        await engine.dispose()
     if as_json:
         print(json.dumps({"provider": provider, "reset": removed}))
     elif removed:
@@ -161,9 +150,7 @@ async def _calibrate(args: argparse.Namespace, settings: Settings) -> int:
     from agent.evaluation import load_cases
     from agent.evaluation.calibration import CalibrationDataError
     from agent.evaluation.refit import check_cases, refit
-    from agent.knowledge.ingest import ingest_paths
     from bot.service.logs import configure_logging
-    from bot.service.wiring import build_services
 
     cases = load_cases(args.cases)  # a bad file is refused before anything is built
     try:
@@ -179,55 +166,33 @@ async def _calibrate(args: argparse.Namespace, settings: Settings) -> int:
     if "log_level" not in settings.model_fields_set:
         configure_logging("WARNING", settings.log_format)  # as `grace eval`: the table first
     provider = configured_provider(settings)
-    store, engine = await _stored(settings)
-    try:
+    async with _stored(settings) as store:
         current = await store.load()
-    finally:
-        await engine.dispose()
     maps = in_force(current)
     before_fit = next((f for f in current if f.provider == provider), None)
-    with tempfile.TemporaryDirectory(prefix="grace-calibrate-", dir=_scratch_root()) as tmp:
-        scratch = Path(tmp)
-        update: dict[str, object] = {"database_url": f"sqlite+aiosqlite:///{scratch / 'runs.db'}"}
-        if args.kb is not None:
-            update |= {"data_dir": scratch / "data", "qdrant_url": None}
-            update["knowledge"] = settings.knowledge.model_copy(
-                update={"collection": EVAL_COLLECTION}
-            )
-        services = await build_services(settings.model_copy(update=update))
-        try:
-            if args.kb is not None:
-                await ingest_paths(services.knowledge_base, [args.kb])
-            collection = await services.orchestrator.validate_collection(args.collection)
-            if await services.knowledge_base.count(collection) == 0:
-                raise InvalidInputError(
-                    f"The collection {collection!r} is empty: `grace ingest` documents into "
-                    "it, or calibrate on a directory with --kb DIR."
+    async with scratch_services(settings, args, command="calibrate", verb="calibrate") as (
+        services,
+        collection,
+    ):
+        runner = _Runner(services, cases, collection, args.concurrency, maps, provider)
+        with EvalProgress(3 * len(cases)) as advance:  # before, in sample, out of sample
+            runner.progress = advance
+            records = await runner.run(cases, maps.get(provider))
+            try:
+                result = await refit(
+                    records,
+                    runner.score,
+                    provider=provider,
+                    cases_file=str(args.cases),
+                    k=args.folds,
+                    now=datetime.now(UTC),
                 )
-            runner = _Runner(services, cases, collection, args.concurrency, maps, provider)
-            with EvalProgress(3 * len(cases)) as advance:  # before, in sample, out of sample
-                runner.progress = advance
-                records = await runner.run(cases, maps.get(provider))
-                try:
-                    result = await refit(
-                        records,
-                        runner.score,
-                        provider=provider,
-                        cases_file=str(args.cases),
-                        k=args.folds,
-                        now=datetime.now(UTC),
-                    )
-                except CalibrationDataError as exc:
-                    raise InvalidInputError(str(exc)) from None
-        finally:
-            await services.close()
+            except CalibrationDataError as exc:
+                raise InvalidInputError(str(exc)) from None
     stored = args.force or not worse(result)
     if stored:
-        store, engine = await _stored(settings)
-        try:
+        async with _stored(settings) as store:
             await store.save(result.fit)
-        finally:
-            await engine.dispose()
     before = provenance(before_fit, maps.get(provider))
     if args.json:
         out = {
@@ -274,25 +239,13 @@ class _Runner:
         self, cases: Sequence[EvalCase], calibration: Calibration | None
     ) -> list[CaseRecord]:
         from agent.evaluation import run_eval
-        from bot.service.wiring import build_orchestrator
 
         maps = dict(self.maps)
         if calibration is None:
             maps.pop(self.provider, None)
         else:
             maps[self.provider] = calibration
-        s = self.services
-        orchestrator = build_orchestrator(
-            s.settings,
-            llm=s.llm,
-            knowledge_base=s.knowledge_base,
-            store=s.store,
-            embedder=s.embedder,
-            ledger=s.ledger,
-            observers=[],
-            thresholds=s.orchestrator.thresholds,
-            calibrations=maps,
-        )
+        orchestrator = self.services.another_orchestrator(observers=[], calibrations=maps)
         report = await run_eval(
             orchestrator,
             cases,

@@ -13,6 +13,8 @@ import argparse
 import json
 import os
 import tempfile
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -23,6 +25,7 @@ from bot.cli.progress import EvalProgress
 if TYPE_CHECKING:
     from agent.evaluation import EvalReport
     from bot.service.settings import Settings
+    from bot.service.wiring import Services
 
 EVAL_COLLECTION = "grace_eval"
 """The collection `--kb DIR` is ingested into (inside the temporary store)."""
@@ -38,22 +41,12 @@ def add_eval_parser(sub: Any) -> None:
         "confidence means something.",
     )
     ev.add_argument("cases", type=Path, help="JSON Lines file, one case per line")
-    where = ev.add_mutually_exclusive_group()
-    where.add_argument("--collection", help="search this collection of the configured KB")
-    where.add_argument(
-        "--kb", type=Path, help="ingest this directory into a temporary KB and search that"
-    )
+    add_where_to_search(ev)
     ev.add_argument("--json", action="store_true", help="print one JSON object")
     ev.add_argument(
         "--report", type=Path, metavar="DIR", help="write report.json, summary.md and charts"
     )
-    ev.add_argument(
-        "--concurrency",
-        type=int,
-        default=1,
-        metavar="N",
-        help="ask N questions at once (worth it with Gemini; default 1)",
-    )
+    add_concurrency(ev)
     ev.add_argument(
         "--no-proceed",
         action="store_true",
@@ -61,24 +54,40 @@ def add_eval_parser(sub: Any) -> None:
     )
 
 
-async def run_eval_command(args: argparse.Namespace, settings: Settings) -> int:
+def add_where_to_search(parser: argparse.ArgumentParser) -> None:
+    """`--collection NAME` or `--kb DIR`: what the cases of `grace eval` and `grace
+    calibrate` are asked against."""
+    where = parser.add_mutually_exclusive_group()
+    where.add_argument("--collection", help="search this collection of the configured KB")
+    where.add_argument(
+        "--kb", type=Path, help="ingest this directory into a temporary KB and search that"
+    )
+
+
+def add_concurrency(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--concurrency",
+        type=int,
+        default=1,
+        metavar="N",
+        help="ask N questions at once (worth it with Gemini; default 1)",
+    )
+
+
+@asynccontextmanager
+async def scratch_services(
+    settings: Settings, args: argparse.Namespace, *, command: str, verb: str
+) -> AsyncIterator[tuple[Services, str]]:
+    """Services whose runs go to a fresh SQLite file in a temporary directory (and, with
+    `--kb DIR`, whose knowledge base is a throw-away store the directory is ingested
+    into), with the collection the cases are asked against; refused when it is empty.
+    The caller has checked that `--kb` exists.
+    `verb` completes the refusal's advice: "…, or {verb} on a directory with --kb DIR"."""
     from agent.errors import InvalidInputError
-    from agent.evaluation import load_cases, run_eval
     from agent.knowledge.ingest import ingest_paths
-    from bot.service.logs import configure_logging
     from bot.service.wiring import build_services
 
-    cases = load_cases(args.cases)  # a bad file is refused before anything is built
-    if not 1 <= args.concurrency <= 32:
-        raise InvalidInputError("--concurrency must be between 1 and 32.")
-    if args.kb is not None and not args.kb.exists():
-        raise InvalidInputError(f"--kb {args.kb}: no such file or directory")
-    if args.report is not None and args.report.exists() and not args.report.is_dir():
-        raise InvalidInputError(f"--report {args.report}: exists and is not a directory")
-    if "log_level" not in settings.model_fields_set:
-        # Every run step logs at INFO; a hundred questions would bury the table.
-        configure_logging("WARNING", settings.log_format)
-    with tempfile.TemporaryDirectory(prefix="grace-eval-", dir=_scratch_root()) as tmp:
+    with tempfile.TemporaryDirectory(prefix=f"grace-{command}-", dir=_scratch_root()) as tmp:
         scratch = Path(tmp)
         update: dict[str, object] = {
             "database_url": f"sqlite+aiosqlite:///{scratch / 'runs.db'}",
@@ -97,20 +106,42 @@ async def run_eval_command(args: argparse.Namespace, settings: Settings) -> int:
             if await kb.count(collection) == 0:
                 raise InvalidInputError(
                     f"The collection {collection!r} is empty: `grace ingest` documents into "
-                    "it, or evaluate on a directory with --kb DIR."
+                    f"it, or {verb} on a directory with --kb DIR."
                 )
-            with EvalProgress(len(cases)) as advance:
-                report = await run_eval(
-                    services.orchestrator,
-                    cases,
-                    collection=collection,
-                    proceed=not args.no_proceed,
-                    progress=advance,
-                    cases_file=str(args.cases),
-                    concurrency=args.concurrency,
-                )
+            yield services, collection
         finally:
             await services.close()
+
+
+async def run_eval_command(args: argparse.Namespace, settings: Settings) -> int:
+    from agent.errors import InvalidInputError
+    from agent.evaluation import load_cases, run_eval
+    from bot.service.logs import configure_logging
+
+    cases = load_cases(args.cases)  # a bad file is refused before anything is built
+    if not 1 <= args.concurrency <= 32:
+        raise InvalidInputError("--concurrency must be between 1 and 32.")
+    if args.kb is not None and not args.kb.exists():
+        raise InvalidInputError(f"--kb {args.kb}: no such file or directory")
+    if args.report is not None and args.report.exists() and not args.report.is_dir():
+        raise InvalidInputError(f"--report {args.report}: exists and is not a directory")
+    if "log_level" not in settings.model_fields_set:
+        # Every run step logs at INFO; a hundred questions would bury the table.
+        configure_logging("WARNING", settings.log_format)
+    async with scratch_services(settings, args, command="eval", verb="evaluate") as (
+        services,
+        collection,
+    ):
+        with EvalProgress(len(cases)) as advance:
+            report = await run_eval(
+                services.orchestrator,
+                cases,
+                collection=collection,
+                proceed=not args.no_proceed,
+                progress=advance,
+                cases_file=str(args.cases),
+                concurrency=args.concurrency,
+            )
     return _output(report, args)
 
 

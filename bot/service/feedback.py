@@ -7,18 +7,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import timedelta
-from typing import Literal
 
-from agent.config import InterventionConfig, Thresholds
+from agent.config import Thresholds
 from agent.feedback_quorum import FeedbackQuorum
 from agent.intervention import DynamicThresholdAdjuster
 from agent.orchestrator import Orchestrator
 from agent.schemas import RunState, utcnow
+from bot.service.settings import Settings
 from storage.feedback import SqlFeedback, Voters
 from storage.run_store import SqlRunStore
 from storage.threshold_audit import SqlThresholdAudit
-
-CountedVoters = Literal["asker_and_approvers", "everyone"]
 
 
 @dataclass(frozen=True)
@@ -40,28 +38,27 @@ async def record_feedback(
     *,
     store: SqlRunStore,
     orchestrator: Orchestrator,
-    config: InterventionConfig,
+    settings: Settings,
     state: RunState,
     user: str,
     up: bool,
-    counted_voters: CountedVoters = "asker_and_approvers",
-    quorum: int = 3,
-    max_votes_per_hour: int | None = None,
 ) -> FeedbackReply:
     """Store the vote and, when it counts, let the adjuster look at the fair window of
     counted votes (a quorum of people, none filling it alone); the message quotes the
-    thresholds exactly as stored."""
+    thresholds exactly as stored. `settings.feedback` says whose votes count, the quorum
+    and the hourly limit; `settings.intervention` how the thresholds move."""
     if state.overall_confidence is None:
         return FeedbackReply(f"Run {state.run_id} has no answer yet; feedback is for answers.")
-    if max_votes_per_hour is not None:
-        since = utcnow() - timedelta(hours=1)
-        if await SqlThresholdAudit(store.engine).votes_since(user, since) >= max_votes_per_hour:
-            return FeedbackReply(
-                f"You have voted {max_votes_per_hour} times in the last hour, my limit; "
-                "this vote was not recorded. Thank you — try again later.",
-                counted=False,
-            )
-    fair = FeedbackQuorum(quorum)
+    config = settings.intervention
+    limit = settings.feedback.max_votes_per_hour
+    since = utcnow() - timedelta(hours=1)
+    if await SqlThresholdAudit(store.engine).votes_since(user, since) >= limit:
+        return FeedbackReply(
+            f"You have voted {limit} times in the last hour, my limit; "
+            "this vote was not recorded. Thank you — try again later.",
+            counted=False,
+        )
+    fair = FeedbackQuorum(settings.feedback.quorum)
 
     def adjust(
         current: Thresholds, history: list[tuple[float, bool, str]]
@@ -79,7 +76,8 @@ async def record_feedback(
         confidence=state.overall_confidence,
         was_correct=up,
         voters=Voters(
-            approvers=tuple(orchestrator.approvers), everyone=counted_voters == "everyone"
+            approvers=tuple(orchestrator.approvers),
+            everyone=settings.feedback.counted_voters == "everyone",
         ),
         window=config.feedback_window,
         default=orchestrator.thresholds,

@@ -52,19 +52,34 @@ class Services:
         """These parts with an orchestrator that also tells `observers` of every
         transition (after the ones it had), built before any run starts."""
         current = self.orchestrator
-        orchestrator = build_orchestrator(
+        orchestrator = self.another_orchestrator(
+            observers=[*current.observers, *observers],
+            calibrations=self.calibrations,
+            worker_id=current.worker_id,
+        )
+        return replace(self, orchestrator=orchestrator)
+
+    def another_orchestrator(
+        self,
+        *,
+        observers: Sequence[RunObserver],
+        calibrations: Mapping[str, Calibration],
+        worker_id: str | None = None,
+    ) -> Orchestrator:
+        """An orchestrator over these same parts and thresholds, with its own observers
+        and confidence maps (`grace calibrate` scores each candidate map with one)."""
+        return build_orchestrator(
             self.settings,
             llm=self.llm,
             knowledge_base=self.knowledge_base,
             store=self.store,
             embedder=self.embedder,
             ledger=self.ledger,
-            observers=[*current.observers, *observers],
-            thresholds=current.thresholds,
-            worker_id=current.worker_id,
-            calibrations=self.calibrations,
+            observers=observers,
+            thresholds=self.orchestrator.thresholds,
+            worker_id=worker_id,
+            calibrations=calibrations,
         )
-        return replace(self, orchestrator=orchestrator)
 
     async def close(self) -> None:
         await self.knowledge_base.close()

@@ -103,6 +103,23 @@ def event_envelope(
     }
 
 
+def _user_event(
+    kind: str, *, user: str, text: str, channel: str, ts: str | None, team: str, **more: str
+) -> dict[str, Any]:
+    """The event a person's post makes (`ts` now unless given), with `more` fields."""
+    stamp = ts or f"{time.time():.6f}"
+    return {
+        "type": kind,
+        "user": user,
+        "text": text,
+        "ts": stamp,
+        "channel": channel,
+        **more,
+        "team": team,
+        "event_ts": stamp,
+    }
+
+
 def app_mention_envelope(
     *,
     text: str,
@@ -118,16 +135,9 @@ def app_mention_envelope(
     """An `app_mention` event_callback; `<@bot>` is prepended unless `text` mentions it."""
     mention = f"<@{bot_user_id}>"
     full_text = text if mention in text else f"{mention} {text}"
-    stamp = ts or f"{time.time():.6f}"
-    event: dict[str, Any] = {
-        "type": "app_mention",
-        "user": user,
-        "text": full_text,
-        "ts": stamp,
-        "channel": channel,
-        "team": team_id,
-        "event_ts": stamp,
-    }
+    event = _user_event(
+        "app_mention", user=user, text=full_text, channel=channel, ts=ts, team=team_id
+    )
     if thread_ts:
         event["thread_ts"] = thread_ts
     return event_envelope(
@@ -153,17 +163,15 @@ def message_envelope(
 
     A reply's `parent_user_id` (who wrote the thread's first message) defaults to the bot.
     """
-    stamp = ts or f"{time.time():.6f}"
-    event: dict[str, Any] = {
-        "type": "message",
-        "user": user,
-        "text": text,
-        "ts": stamp,
-        "channel": channel,
-        "channel_type": channel_type,
-        "team": team_id,
-        "event_ts": stamp,
-    }
+    event = _user_event(
+        "message",
+        user=user,
+        text=text,
+        channel=channel,
+        ts=ts,
+        team=team_id,
+        channel_type=channel_type,
+    )
     if thread_ts:
         event["thread_ts"] = thread_ts
         event["parent_user_id"] = parent_user_id or bot_user_id

@@ -134,6 +134,10 @@ class FakeSlack:
         """Answer (or override) a Web API method, e.g. `apps.connections.open`."""
         self._handlers[method] = handler
 
+    def handler(self, method: str) -> Handler:
+        """What answers `method` now: an override added with `add_method` can wrap it."""
+        return self._handlers[method]
+
     def add_routes(self, app: web.Application) -> None:
         """Mount the Web API (`/api/{method}`) on an aiohttp application."""
         app.router.add_route("*", "/api/{method}", self._dispatch)

@@ -31,7 +31,7 @@ from slack_sdk.models.views import View
 from agent.knowledge.ingest import SAMPLE_KB_DIR, ingest_paths
 from agent.knowledge.qdrant_kb import open_knowledge_base
 from agent.ports import LanguageModel
-from agent.schemas import RunState, ThreadKey
+from agent.schemas import InterventionLevel, RunState, RunStatus, ThreadKey
 from blocks import ids
 from blocks.limits import (
     MAX_BUTTON_TEXT,
@@ -539,3 +539,26 @@ async def proceed_through_confirms(h: BotHarness, thread_ts: str, *, limit: int 
         assert reply.status == 200
         state = await h.run_in(thread_ts)
     raise AssertionError(f"run still paused after {limit} Proceed clicks")
+
+
+async def stored_answers(
+    h: BotHarness, count: int, *, prefix: str, asker: str, confidence: float, ts_prefix: str
+) -> list[RunState]:
+    """`count` confident answers to VACATION_Q by `asker`, stored as finished runs in
+    threads `{ts_prefix}000.0`, `{ts_prefix}001.0`, …: a 👎 on each is a "confident but
+    wrong" vote."""
+    runs = []
+    for n in range(count):
+        state = RunState(
+            run_id=f"{prefix}{n:08d}",
+            query=VACATION_Q,
+            asker=asker,
+            thread=ThreadKey(team_id=TEAM, channel_id=CHANNEL, thread_ts=f"{ts_prefix}{n:03d}.0"),
+            status=RunStatus.ANSWERED,
+            final_answer="Twenty days.",
+            overall_confidence=confidence,
+            level=InterventionLevel.SILENT,
+        )
+        await h.store.save(state)
+        runs.append(state)
+    return runs

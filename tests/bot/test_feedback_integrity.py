@@ -13,10 +13,10 @@ import pytest
 from pydantic import ValidationError
 
 from agent.config import InterventionConfig, Thresholds
-from agent.schemas import InterventionLevel, RunState, RunStatus, ThreadKey
+from agent.schemas import RunState
 from blocks import ids
 from bot.service.settings import FeedbackSettings, load_settings
-from tests.bot.conftest import ASKER, CHANNEL, OTHER, TEAM, BotHarness, make_settings
+from tests.bot.conftest import ASKER, OTHER, BotHarness, make_settings, stored_answers
 from tests.fakes.fake_slack import FakeSlack
 
 VOTES = 14
@@ -36,22 +36,9 @@ async def _harness(fake: FakeSlack, data_dir: Path, **feedback: object) -> BotHa
 
 
 async def _answered_runs(harness: BotHarness, count: int, *, prefix: str) -> list[RunState]:
-    """Confident answers by ASKER: a 👎 on each is a "confident but wrong" vote."""
-    runs = []
-    for n in range(count):
-        state = RunState(
-            run_id=f"{prefix}{n:08d}",
-            query="How many vacation days do new employees get?",
-            asker=ASKER,
-            thread=ThreadKey(team_id=TEAM, channel_id=CHANNEL, thread_ts=f"1700080000.{n:06d}"),
-            status=RunStatus.ANSWERED,
-            final_answer="Twenty days.",
-            overall_confidence=0.9,
-            level=InterventionLevel.SILENT,
-        )
-        await harness.store.save(state)
-        runs.append(state)
-    return runs
+    return await stored_answers(
+        harness, count, prefix=prefix, asker=ASKER, confidence=0.9, ts_prefix="1700080"
+    )
 
 
 async def _thumbs_down(harness: BotHarness, runs: list[RunState], user: str) -> None:

@@ -270,22 +270,15 @@ async def test_a_refused_start_whose_stream_exists_is_taken_up_again(
     that moment leaves the same stored state): the next pass finds the stream in the
     thread — not the bot's plain notice beside it — and carries on in it: nothing left
     "in progress", no second plan."""
-    workspace = fake.workspace
+    started = fake.handler("chat.startStream")
 
     def start(params: dict[str, Any], call: RecordedCall) -> dict[str, Any]:
         if not fake.calls_to("chat.startStream")[:-1]:
-            workspace.post_message(CHANNEL, text="A notice.", thread_ts=TS)
-        message = workspace.start_stream(
-            str(params["channel"]),
-            thread_ts=params.get("thread_ts") or None,
-            recipient_user_id=params.get("recipient_user_id") or None,
-            recipient_team_id=params.get("recipient_team_id") or None,
-            task_display_mode=params.get("task_display_mode") or None,
-            chunks=params.get("chunks"),
-        )
+            fake.workspace.post_message(CHANNEL, text="A notice.", thread_ts=TS)
+        reply = started(params, call)
         if len(fake.calls_to("chat.startStream")) == 1:
             call.status = 500
-        return {"channel": message.channel, "ts": message.ts}
+        return reply
 
     fake.add_method("chat.startStream", start)
     harness = await make_harness(plan_display="auto")

@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from tests.durable.conftest import sample_data_dir
+from tests.durable.conftest import data_dir, sample_data_dir
 from tests.durable.helpers import grace_env
 from tests.knowledge.test_crawl import Serve, Site, serve, start_handbook
 
-__all__ = ["sample_data_dir", "serve"]
+__all__ = ["data_dir", "sample_data_dir", "serve"]
 
 
 @dataclass

@@ -15,7 +15,7 @@ import pytest
 
 from agent.knowledge.edge_client import EdgeClient
 from agent.knowledge.qdrant_kb import EDGE_DIR
-from tests.durable.helpers import GRACE, copy_data_dir, grace_env, grace_here
+from tests.durable.helpers import GRACE, grace_env, grace_here
 
 AMBIGUOUS_Q = "What is the latest version?"
 
@@ -46,12 +46,6 @@ def check_error(value: dict[str, Any], code: str, words: str) -> None:
     assert set(value["error"]) == {"code", "message"}
     assert value["error"]["code"] == code
     assert words in value["error"]["message"]
-
-
-@pytest.fixture
-def data_dir(sample_data_dir: Path, tmp_path: Path) -> Path:
-    """A copy of the data dir `grace ingest --sample` made once (tests/durable/conftest.py)."""
-    return copy_data_dir(sample_data_dir, tmp_path / "data")
 
 
 @pytest.mark.parametrize(

@@ -10,15 +10,14 @@ from pathlib import Path
 import pytest
 
 from agent.schemas import utcnow
-from tests.durable.helpers import copy_data_dir, grace_env, grace_here
+from tests.durable.helpers import grace_env, grace_here
 
 QUESTION = "What is the capital of Mongolia?"
 ANSWER = "It is Ulaanbaatar, according to our travel guide."
 
 
 @pytest.fixture
-def env(sample_data_dir: Path, tmp_path: Path) -> dict[str, str]:
-    data_dir = copy_data_dir(sample_data_dir, tmp_path / "data")
+def env(data_dir: Path) -> dict[str, str]:
     return grace_env(data_dir, GRACE_LLM__PROVIDER="offline")
 
 

@@ -27,7 +27,6 @@ from storage.run_store import SqlRunStore
 from tests.durable.helpers import (
     GRACE,
     audit_trail,
-    copy_data_dir,
     grace_env,
     grace_here,
     grace_here_async,
@@ -44,9 +43,8 @@ from tests.fakes.fake_gemini import (
 
 
 def test_paused_run_survives_the_process_and_resumes_in_another(
-    sample_data_dir: Path, tmp_path: Path, fresh_db_url: str
+    data_dir: Path, fresh_db_url: str
 ) -> None:
-    data_dir = copy_data_dir(sample_data_dir, tmp_path / "data")
     env = grace_env(data_dir, GRACE_DATABASE_URL=fresh_db_url)
 
     first = run_grace(env, "ask", "What is the latest version?", "--no-input", "--json")
@@ -88,9 +86,8 @@ def _is_reasoning(request: RecordedRequest) -> bool:
 
 
 async def test_a_run_killed_mid_step_is_recovered_without_redoing_completed_steps(
-    sample_data_dir: Path, tmp_path: Path, fresh_db_url: str
+    data_dir: Path, fresh_db_url: str
 ) -> None:
-    data_dir = copy_data_dir(sample_data_dir, tmp_path / "data")
     url = fresh_db_url
     async with FakeGemini() as fake:
         env = grace_env(
@@ -161,9 +158,8 @@ async def test_a_run_killed_mid_step_is_recovered_without_redoing_completed_step
     ("auto_proceed", "expected"), [("false", "cancelled"), ("true", "answered")]
 )
 def test_unanswered_questions_expire_and_the_sweeper_applies_the_policy(
-    sample_data_dir: Path, tmp_path: Path, fresh_db_url: str, auto_proceed: str, expected: str
+    data_dir: Path, fresh_db_url: str, auto_proceed: str, expected: str
 ) -> None:
-    data_dir = copy_data_dir(sample_data_dir, tmp_path / "data")
     env = grace_env(
         data_dir,
         GRACE_DATABASE_URL=fresh_db_url,
@@ -204,9 +200,8 @@ async def answered_runs(data_dir: Path, url: str, count: int) -> list[str]:
 
 
 def test_feedback_moves_thresholds_and_they_survive_a_restart(
-    sample_data_dir: Path, tmp_path: Path, fresh_db_url: str
+    data_dir: Path, fresh_db_url: str
 ) -> None:
-    data_dir = copy_data_dir(sample_data_dir, tmp_path / "data")
     # one person votes here: a one-person install's quorum (issue 22 needs 3 by default)
     env = grace_env(data_dir, GRACE_DATABASE_URL=fresh_db_url, GRACE_FEEDBACK__QUORUM="1")
     assert grace_here(env, "thresholds").stdout.strip() == "silent 0.90  notify 0.70  confirm 0.40"

@@ -13,7 +13,6 @@ import aiohttp
 from agent.schemas import RunStatus
 from storage.db import make_engine
 from storage.run_store import SqlRunStore
-from tests.durable.helpers import copy_data_dir
 from tests.fakes.fake_slack import FakeSlack
 from tests.faults.helpers import (
     answers,
@@ -49,9 +48,8 @@ async def _wait_for(url: str, done: Callable[[dict[str, RunStatus]], bool]) -> d
 
 
 async def test_questions_waiting_for_a_slot_survive_a_crash_and_are_answered_once(
-    sample_data_dir: Path, tmp_path: Path, fresh_db_url: str
+    data_dir: Path, tmp_path: Path, fresh_db_url: str
 ) -> None:
-    data_dir = copy_data_dir(sample_data_dir, tmp_path / "data")
     url = fresh_db_url
     async with FakeSlack() as fake:
         env = serve_env(

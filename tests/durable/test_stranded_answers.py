@@ -20,7 +20,6 @@ from storage.db import make_engine
 from storage.run_store import SqlRunStore
 from tests.durable.helpers import (
     audit_trail,
-    copy_data_dir,
     grace_env,
     grace_here,
     grace_here_async,
@@ -71,9 +70,8 @@ async def _claim_and_die(url: str, run_id: str, *, expire: bool = False) -> str:
 
 
 def test_an_answer_claimed_by_a_process_that_died_is_acted_on_by_grace_recover(
-    sample_data_dir: Path, tmp_path: Path, fresh_db_url: str
+    data_dir: Path, fresh_db_url: str
 ) -> None:
-    data_dir = copy_data_dir(sample_data_dir, tmp_path / "data")
     env = grace_env(
         data_dir, GRACE_DATABASE_URL=fresh_db_url, GRACE_EXECUTION__LEASE_SECONDS=str(LEASE_S)
     )
@@ -101,9 +99,8 @@ def test_an_answer_claimed_by_a_process_that_died_is_acted_on_by_grace_recover(
 
 
 def test_an_expiry_claimed_by_a_process_that_died_is_applied(
-    sample_data_dir: Path, tmp_path: Path, fresh_db_url: str
+    data_dir: Path, fresh_db_url: str
 ) -> None:
-    data_dir = copy_data_dir(sample_data_dir, tmp_path / "data")
     env = grace_env(
         data_dir,
         GRACE_DATABASE_URL=fresh_db_url,
@@ -125,9 +122,8 @@ def test_an_expiry_claimed_by_a_process_that_died_is_applied(
 
 
 async def test_of_four_replicas_finishing_one_stranded_answer_exactly_one_does(
-    sample_data_dir: Path, tmp_path: Path, fresh_db_url: str
+    data_dir: Path, fresh_db_url: str
 ) -> None:
-    data_dir = copy_data_dir(sample_data_dir, tmp_path / "data")
     env = grace_env(data_dir, GRACE_DATABASE_URL=fresh_db_url)
     code, out, err = await grace_here_async(env, "ask", LATEST_Q, "--no-input", "--json")
     assert code == 0, err

@@ -3,6 +3,6 @@ Slack Web API (with its fault switches), signed requests, the offline model."""
 
 from __future__ import annotations
 
-from tests.durable.conftest import sample_data_dir
+from tests.durable.conftest import data_dir, sample_data_dir
 
-__all__ = ["sample_data_dir"]
+__all__ = ["data_dir", "sample_data_dir"]

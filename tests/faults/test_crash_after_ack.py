@@ -10,7 +10,6 @@ from pathlib import Path
 import aiohttp
 import pytest
 
-from tests.durable.helpers import copy_data_dir
 from tests.fakes.fake_slack import FakeSlack
 
 from .helpers import (
@@ -45,9 +44,8 @@ costs about 10 CPU-seconds, and the five moments on both databases were ten of t
 
 @pytest.mark.parametrize(("db_backend", "after_acks", "delay"), KILL_MOMENTS)
 async def test_kill_9_after_the_ack_loses_no_question_and_doubles_no_answer(
-    after_acks: int, delay: float, sample_data_dir: Path, tmp_path: Path, fresh_db_url: str
+    after_acks: int, delay: float, data_dir: Path, tmp_path: Path, fresh_db_url: str
 ) -> None:
-    data_dir = copy_data_dir(sample_data_dir, tmp_path / "data")
     threads = [f"17000{after_acks:03d}{int(delay):02d}.{n:06d}" for n in range(1, BURST + 1)]
     deliveries = [mention(ts) for ts in threads]
     async with FakeSlack() as fake, aiohttp.ClientSession() as http:

@@ -14,7 +14,6 @@ from pathlib import Path
 import aiohttp
 from sqlalchemy.engine import make_url
 
-from tests.durable.helpers import copy_data_dir
 from tests.fakes.fake_slack import FakeSlack
 
 from .helpers import (
@@ -71,9 +70,8 @@ async def _health(http: aiohttp.ClientSession, base: str) -> tuple[int, dict[str
 
 
 async def test_a_locked_database_delays_questions_but_loses_none(
-    sample_data_dir: Path, tmp_path: Path, fresh_db_url: str
+    data_dir: Path, tmp_path: Path, fresh_db_url: str
 ) -> None:
-    data_dir = copy_data_dir(sample_data_dir, tmp_path / "data")
     threads = [f"1700040000.{n:06d}" for n in range(1, 6)]
     deliveries = [mention(ts) for ts in threads]
     async with FakeSlack() as fake, aiohttp.ClientSession() as http:

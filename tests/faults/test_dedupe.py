@@ -10,16 +10,14 @@ import aiohttp
 
 from storage.db import make_engine
 from storage.run_store import SqlRunStore
-from tests.durable.helpers import copy_data_dir
 from tests.fakes.fake_slack import FakeSlack
 
 from .helpers import answers, mention, send, serve_env, serving, wait_answered
 
 
 async def test_one_message_under_two_event_ids_and_a_retry_is_one_run(
-    sample_data_dir: Path, tmp_path: Path, fresh_db_url: str
+    data_dir: Path, tmp_path: Path, fresh_db_url: str
 ) -> None:
-    data_dir = copy_data_dir(sample_data_dir, tmp_path / "data")
     thread = "1700050000.000100"
     first, second = mention(thread, event_id="Ev0DUP0001"), mention(thread, event_id="Ev0DUP0002")
     async with FakeSlack() as fake, aiohttp.ClientSession() as http:

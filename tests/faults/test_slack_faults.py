@@ -12,7 +12,6 @@ from pathlib import Path
 import aiohttp
 
 from tests.bot.conftest import is_plan_message
-from tests.durable.helpers import copy_data_dir
 from tests.fakes.fake_slack import DEFAULT_CHANNEL_ID, FakeSlack
 
 from .helpers import answers, mention, send, serve_env, serving, wait_answered, wait_until
@@ -33,9 +32,8 @@ async def _ask(http: aiohttp.ClientSession, base: str, threads: list[str]) -> No
 
 
 async def test_500s_with_json_and_plain_text_bodies_lose_no_answer(
-    sample_data_dir: Path, tmp_path: Path, fresh_db_url: str
+    data_dir: Path, tmp_path: Path, fresh_db_url: str
 ) -> None:
-    data_dir = copy_data_dir(sample_data_dir, tmp_path / "data")
     threads = [f"1700030000.{n:06d}" for n in range(1, 11)]
     async with FakeSlack() as fake, aiohttp.ClientSession() as http:
         env = serve_env(data_dir, fake, GRACE_DATABASE_URL=fresh_db_url)
@@ -58,9 +56,8 @@ async def test_500s_with_json_and_plain_text_bodies_lose_no_answer(
 
 
 async def test_429s_for_a_long_stretch_are_waited_out(
-    sample_data_dir: Path, tmp_path: Path, fresh_db_url: str
+    data_dir: Path, tmp_path: Path, fresh_db_url: str
 ) -> None:
-    data_dir = copy_data_dir(sample_data_dir, tmp_path / "data")
     threads = [f"1700031000.{n:06d}" for n in range(1, 11)]
     retry_after = 5
     async with FakeSlack() as fake, aiohttp.ClientSession() as http:
@@ -80,9 +77,8 @@ async def test_429s_for_a_long_stretch_are_waited_out(
 
 
 async def test_a_post_slack_took_but_answered_too_late_is_not_posted_again(
-    sample_data_dir: Path, tmp_path: Path, fresh_db_url: str
+    data_dir: Path, tmp_path: Path, fresh_db_url: str
 ) -> None:
-    data_dir = copy_data_dir(sample_data_dir, tmp_path / "data")
     thread = "1700032000.000100"
     async with FakeSlack() as fake, aiohttp.ClientSession() as http:
         env = serve_env(

@@ -10,7 +10,6 @@ from typing import Any
 import aiohttp
 import pytest
 
-from tests.durable.helpers import copy_data_dir
 from tests.fakes.fake_slack import DEFAULT_CHANNEL_ID, FakeSlack, RecordedCall
 
 from .helpers import (
@@ -30,28 +29,20 @@ THREAD = "1700090000.000100"
 
 @pytest.mark.parametrize("db_backend", ["sqlite"])
 async def test_kill_9_just_after_start_stream_leaves_no_stream_open(
-    sample_data_dir: Path, tmp_path: Path, fresh_db_url: str
+    data_dir: Path, tmp_path: Path, fresh_db_url: str
 ) -> None:
-    data_dir = copy_data_dir(sample_data_dir, tmp_path / "data")
     async with FakeSlack() as fake, aiohttp.ClientSession() as http:
         env = serve_env(
             data_dir, fake, GRACE_DATABASE_URL=fresh_db_url, GRACE_SLACK__PLAN_DISPLAY="stream"
         )
         first: Server | None = None
-        workspace = fake.workspace
+        started = fake.handler("chat.startStream")
 
         def start(params: dict[str, Any], call: RecordedCall) -> dict[str, Any]:
-            message = workspace.start_stream(
-                str(params["channel"]),
-                thread_ts=params.get("thread_ts") or None,
-                recipient_user_id=params.get("recipient_user_id") or None,
-                recipient_team_id=params.get("recipient_team_id") or None,
-                task_display_mode=params.get("task_display_mode") or None,
-                chunks=params.get("chunks"),
-            )
+            reply = started(params, call)
             if first is not None and len(fake.calls_to("chat.startStream")) == 1:
                 first.kill()  # Slack has the stream; the process never hears of it
-            return {"channel": message.channel, "ts": message.ts}
+            return reply
 
         fake.add_method("chat.startStream", start)
         first = await start_server(env, free_port(), tmp_path / "first.log")

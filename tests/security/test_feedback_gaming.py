@@ -7,18 +7,17 @@ from __future__ import annotations
 import json
 
 from agent.config import Thresholds
-from agent.schemas import InterventionLevel, RunState, RunStatus, ThreadKey
+from agent.schemas import RunState, RunStatus
 from blocks import ids
 from tests.bot.conftest import (
     APPROVER,
     ASKER,
-    CHANNEL,
     OTHER,
-    TEAM,
     VACATION_Q,
     BotHarness,
     has_feedback_buttons,
     proceed_through_confirms,
+    stored_answers,
 )
 
 from .conftest import SecureFactory
@@ -55,23 +54,10 @@ async def test_one_member_voting_on_their_own_answers_moves_nothing(
     assert "No change recorded yet." in await thresholds_text(h)
 
 
-async def stored_answers(h: BotHarness, count: int, asker: str, prefix: str) -> list[RunState]:
-    """Confident answers by `asker`: a 👎 on each is a "confident but wrong" vote."""
-    runs = []
-    for n in range(count):
-        state = RunState(
-            run_id=f"{prefix}{n:08d}",
-            query=VACATION_Q,
-            asker=asker,
-            thread=ThreadKey(team_id=TEAM, channel_id=CHANNEL, thread_ts=f"1700270{n:03d}.0"),
-            status=RunStatus.ANSWERED,
-            final_answer="Twenty days.",
-            overall_confidence=0.95,
-            level=InterventionLevel.SILENT,
-        )
-        await h.store.save(state)
-        runs.append(state)
-    return runs
+async def ask_answers(h: BotHarness, count: int, asker: str, prefix: str) -> list[RunState]:
+    return await stored_answers(
+        h, count, prefix=prefix, asker=asker, confidence=0.95, ts_prefix="1700270"
+    )
 
 
 async def vote_down(h: BotHarness, runs: list[RunState], user: str) -> None:
@@ -85,10 +71,10 @@ async def test_a_quorum_of_people_moves_them_and_the_change_is_recorded(
     secure: SecureFactory,
 ) -> None:
     h = await secure(approvers=[APPROVER])
-    await vote_down(h, await stored_answers(h, 6, ASKER, "aaaa"), ASKER)
-    await vote_down(h, await stored_answers(h, 6, OTHER, "bbbb"), OTHER)
+    await vote_down(h, await ask_answers(h, 6, ASKER, "aaaa"), ASKER)
+    await vote_down(h, await ask_answers(h, 6, OTHER, "bbbb"), OTHER)
     assert await h.store.load_thresholds() is None, "two people are not a quorum"
-    await vote_down(h, await stored_answers(h, 2, THIRD, "cccc"), THIRD)
+    await vote_down(h, await ask_answers(h, 2, THIRD, "cccc"), THIRD)
     moved = await h.store.load_thresholds()
     assert moved is not None and moved.notify > START.notify
     shown = await thresholds_text(h)
@@ -99,6 +85,6 @@ async def test_a_quorum_of_people_moves_them_and_the_change_is_recorded(
 
 async def test_votes_per_person_are_rate_limited(secure: SecureFactory) -> None:
     h = await secure(feedback={"max_votes_per_hour": 3})
-    await vote_down(h, await stored_answers(h, 5, ASKER, "rate"), ASKER)
+    await vote_down(h, await ask_answers(h, 5, ASKER, "rate"), ASKER)
     assert len(await h.store.recent_feedback(limit=100)) == 3
     assert sum("not recorded" in t for t in h.ephemerals(ASKER)) == 2

@@ -69,6 +69,7 @@ from bot.slack.delivery.web_api import (
     digest_of,
     payload,
     slack_error,
+    thread_replies,
 )
 
 log = logging.getLogger(__name__)
@@ -449,32 +450,15 @@ class PlanStreamer:
         not stored as one of this run's messages."""
         known = {ref[1] for kind in refs.kinds() if (ref := refs.ref(kind)) is not None}
         found: list[tuple[str, bool]] = []
-        cursor: str | None = None
-        for _ in range(20):
-            try:
-                response = await self._client.conversations_replies(
-                    channel=state.thread.channel_id,
-                    ts=state.thread.thread_ts,
-                    include_all_metadata=True,
-                    limit=200,
-                    cursor=cursor,
-                )
-            except Exception as exc:
-                retry = classify_failure(exc, "conversations.replies")
-                if retry is not None:
-                    raise retry from exc
-                log.warning("conversations.replies: %s", slack_error(exc))
-                return found
-            for message in response.get("messages") or []:
-                ts = str(message.get("ts") or "")
-                claimed = (message.get("metadata") or {}).get("event_type") == METADATA_EVENT
-                if message.get("bot_id") and not claimed and ts not in known:
-                    blocks = message.get("blocks") or []
-                    plan = any(isinstance(b, dict) and b.get("type") == "plan" for b in blocks)
-                    found.append((ts, plan))
-            cursor = (response.get("response_metadata") or {}).get("next_cursor") or None
-            if not cursor:
-                break
+        async for message in thread_replies(
+            self._client, state.thread, refused_level=logging.WARNING
+        ):
+            ts = str(message.get("ts") or "")
+            claimed = (message.get("metadata") or {}).get("event_type") == METADATA_EVENT
+            if message.get("bot_id") and not claimed and ts not in known:
+                blocks = message.get("blocks") or []
+                plan = any(isinstance(b, dict) and b.get("type") == "plan" for b in blocks)
+                found.append((ts, plan))
         return found
 
     async def _stop_bare(self, channel: str, ts: str, when: str) -> None:

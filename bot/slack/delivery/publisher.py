@@ -72,6 +72,7 @@ from bot.slack.delivery.web_api import (
     classify_failure,
     payload,
     slack_error,
+    thread_replies,
 )
 from storage.outbox import GAVE_UP, Delivery
 
@@ -392,29 +393,11 @@ class SlackPublisher:
     async def find_posted(self, state: RunState) -> dict[str, str]:
         """kind → ts of this run's messages already in its thread (by their metadata)."""
         found: dict[str, str] = {}
-        cursor: str | None = None
-        for _ in range(20):
-            try:
-                response = await self._client.conversations_replies(
-                    channel=state.thread.channel_id,
-                    ts=state.thread.thread_ts,
-                    include_all_metadata=True,
-                    limit=200,
-                    cursor=cursor,
-                )
-            except Exception as exc:
-                retry = classify_failure(exc, "conversations.replies")
-                if retry is None:
-                    return found  # e.g. thread_not_found: nothing of ours is there
-                raise retry from exc
-            for message in response.get("messages") or []:
-                meta = message.get("metadata") or {}
-                data = meta.get("event_payload") or {}
-                if meta.get("event_type") == METADATA_EVENT and data.get("run_id") == state.run_id:
-                    found.setdefault(str(data.get("kind")), str(message.get("ts")))
-            cursor = (response.get("response_metadata") or {}).get("next_cursor") or None
-            if not cursor:
-                break
+        async for message in thread_replies(self._client, state.thread):
+            meta = message.get("metadata") or {}
+            data = meta.get("event_payload") or {}
+            if meta.get("event_type") == METADATA_EVENT and data.get("run_id") == state.run_id:
+                found.setdefault(str(data.get("kind")), str(message.get("ts")))
         return found
 
     async def post_text(self, channel: str, thread_ts: str | None, text: str) -> str | None:

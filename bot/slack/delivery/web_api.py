@@ -6,11 +6,17 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Sequence
+import logging
+from collections.abc import AsyncIterator, Sequence
 from typing import Any
 
 from slack_sdk.errors import SlackApiError
 from slack_sdk.models.blocks import Block
+from slack_sdk.web.async_client import AsyncWebClient
+
+from agent.schemas import ThreadKey
+
+log = logging.getLogger(__name__)
 
 PLAN = "plan"
 ANSWER = "answer"
@@ -70,3 +76,33 @@ def classify_failure(exc: BaseException, what: str) -> RetryLater | None:
 def digest_of(blocks: list[dict[str, Any]], text: str) -> str:
     data = json.dumps([blocks, text], sort_keys=True, ensure_ascii=False)
     return hashlib.sha256(data.encode()).hexdigest()[:32]
+
+
+async def thread_replies(
+    client: AsyncWebClient, thread: ThreadKey, *, refused_level: int = logging.INFO
+) -> AsyncIterator[dict[str, Any]]:
+    """The thread's messages with their metadata, page by page (at most 20 pages of 200).
+    A failure another try may fix raises `RetryLater`; a permanent refusal (e.g.
+    `thread_not_found`: nothing of ours is there) is logged at `refused_level` and ends
+    the messages."""
+    cursor: str | None = None
+    for _ in range(20):
+        try:
+            response = await client.conversations_replies(
+                channel=thread.channel_id,
+                ts=thread.thread_ts,
+                include_all_metadata=True,
+                limit=200,
+                cursor=cursor,
+            )
+        except Exception as exc:
+            retry = classify_failure(exc, "conversations.replies")
+            if retry is not None:
+                raise retry from exc
+            log.log(refused_level, "conversations.replies: %s", slack_error(exc))
+            return
+        for message in response.get("messages") or []:
+            yield message
+        cursor = (response.get("response_metadata") or {}).get("next_cursor") or None
+        if not cursor:
+            return

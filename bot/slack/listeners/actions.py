@@ -128,13 +128,10 @@ async def handle_click(deps: BotDeps, client: AsyncWebClient, click: ClickData) 
         reply = await record_feedback(
             store=deps.store,
             orchestrator=deps.orchestrator,
-            config=deps.settings.intervention,
+            settings=deps.settings,
             state=state,
             user=click.user,
             up=up,
-            counted_voters=deps.settings.feedback.counted_voters,
-            quorum=deps.settings.feedback.quorum,
-            max_votes_per_hour=deps.settings.feedback.max_votes_per_hour,
         )
         await deps.publisher.ephemeral(
             click.channel,
