@@ -19,7 +19,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from bot.cli.calibrate_output import map_lines, provenance, render
-from bot.cli.eval_cli import add_concurrency, add_where_to_search, scratch_services
+from bot.cli.eval_cli import (
+    add_concurrency,
+    add_where_to_search,
+    check_concurrency_and_kb,
+    quiet_run_logs,
+    scratch_services,
+)
 from bot.cli.progress import EvalProgress
 
 # `grace` builds this command's parser on every start: the fitting is imported only when
@@ -150,7 +156,6 @@ async def _calibrate(args: argparse.Namespace, settings: Settings) -> int:
     from agent.evaluation import load_cases
     from agent.evaluation.calibration import CalibrationDataError
     from agent.evaluation.refit import check_cases, refit
-    from bot.service.logs import configure_logging
 
     cases = load_cases(args.cases)  # a bad file is refused before anything is built
     try:
@@ -159,12 +164,8 @@ async def _calibrate(args: argparse.Namespace, settings: Settings) -> int:
         raise InvalidInputError(str(exc)) from None
     if not 2 <= args.folds <= 10:
         raise InvalidInputError("--folds must be between 2 and 10.")
-    if not 1 <= args.concurrency <= 32:
-        raise InvalidInputError("--concurrency must be between 1 and 32.")
-    if args.kb is not None and not args.kb.exists():
-        raise InvalidInputError(f"--kb {args.kb}: no such file or directory")
-    if "log_level" not in settings.model_fields_set:
-        configure_logging("WARNING", settings.log_format)  # as `grace eval`: the table first
+    check_concurrency_and_kb(args)
+    quiet_run_logs(settings)
     provider = configured_provider(settings)
     async with _stored(settings) as store:
         current = await store.load()

@@ -74,6 +74,26 @@ def add_concurrency(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def check_concurrency_and_kb(args: argparse.Namespace) -> None:
+    """The `--concurrency` and `--kb` checks `grace eval` and `grace calibrate` share,
+    made before anything is built."""
+    from agent.errors import InvalidInputError
+
+    if not 1 <= args.concurrency <= 32:
+        raise InvalidInputError("--concurrency must be between 1 and 32.")
+    if args.kb is not None and not args.kb.exists():
+        raise InvalidInputError(f"--kb {args.kb}: no such file or directory")
+
+
+def quiet_run_logs(settings: Settings) -> None:
+    """Every run step logs at INFO; a hundred questions would bury the table, so the
+    level is WARNING unless the user set one."""
+    from bot.service.logs import configure_logging
+
+    if "log_level" not in settings.model_fields_set:
+        configure_logging("WARNING", settings.log_format)
+
+
 @asynccontextmanager
 async def scratch_services(
     settings: Settings, args: argparse.Namespace, *, command: str, verb: str
@@ -116,18 +136,12 @@ async def scratch_services(
 async def run_eval_command(args: argparse.Namespace, settings: Settings) -> int:
     from agent.errors import InvalidInputError
     from agent.evaluation import load_cases, run_eval
-    from bot.service.logs import configure_logging
 
     cases = load_cases(args.cases)  # a bad file is refused before anything is built
-    if not 1 <= args.concurrency <= 32:
-        raise InvalidInputError("--concurrency must be between 1 and 32.")
-    if args.kb is not None and not args.kb.exists():
-        raise InvalidInputError(f"--kb {args.kb}: no such file or directory")
+    check_concurrency_and_kb(args)
     if args.report is not None and args.report.exists() and not args.report.is_dir():
         raise InvalidInputError(f"--report {args.report}: exists and is not a directory")
-    if "log_level" not in settings.model_fields_set:
-        # Every run step logs at INFO; a hundred questions would bury the table.
-        configure_logging("WARNING", settings.log_format)
+    quiet_run_logs(settings)
     async with scratch_services(settings, args, command="eval", verb="evaluate") as (
         services,
         collection,
