@@ -67,9 +67,6 @@ class VerifiedKeeper:
     async def recent(self, *, limit: int = 100) -> list[VerifiedAnswer]:
         return await self.store.recent(limit=limit)
 
-    async def get(self, answer_id: str) -> VerifiedAnswer | None:
-        return await self.store.get(answer_id)
-
     async def remove(self, answer_id: str) -> bool:
         """Delete the row and the searchable copy; False when no such answer is stored
         (a copy left by an earlier failure is removed all the same)."""
