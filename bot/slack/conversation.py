@@ -149,8 +149,8 @@ async def on_reply(
         action = InterventionAction.INPUT
     else:
         action = InterventionAction.MODIFY  # a reply to "run this plan?" says how to change it
-    cited = request.kind is InterventionKind.ESCALATE and deps.names is not None
-    name = await deps.names.display_name(user) if cited and deps.names is not None else None
+    cited = request.kind is InterventionKind.ESCALATE
+    name = await deps.display_name(user) if cited else None
     outcome = await deps.orchestrator.answer(
         state.run_id,
         request.intervention_id,

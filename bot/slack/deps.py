@@ -34,3 +34,8 @@ class BotDeps:
     """Verified answers (the Save button, `/grace verified`, `/grace forget`)."""
     names: PersonNames | None = None
     """Display names for text that names a person (a reply cited as a source)."""
+
+    async def display_name(self, user: str) -> str | None:
+        """The person's display name, or None when it is unknown or no `names` is wired
+        (the caller falls back to the id)."""
+        return await self.names.display_name(user) if self.names is not None else None

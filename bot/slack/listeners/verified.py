@@ -54,7 +54,7 @@ async def save_clicked(
         return "Verified answers are not available in this deployment; nothing was saved."
     if not rests_on_a_reply(state):
         return "This answer does not rest on a person's reply, so it cannot be saved as verified."
-    name = (await deps.names.display_name(user) if deps.names is not None else None) or user
+    name = await deps.display_name(user) or user
     try:
         saved, new = await deps.verified.save(
             question=state.query,
