@@ -47,14 +47,6 @@ def source_catalog(services: Services) -> SourceCatalog:
     return FileSourceCatalog(services.settings.data_dir / SOURCES_FILE)
 
 
-def sync_lease(services: Services) -> SqlSourceCatalog | None:
-    """The lease replicas share when they share an index (a Qdrant server); None when
-    the index is this process's own."""
-    if services.settings.qdrant_url:
-        return SqlSourceCatalog(services.engine, health=services.store.health)
-    return None
-
-
 async def sync_once(
     services: Services,
     *,
@@ -68,8 +60,9 @@ async def sync_once(
     from agent.knowledge.sync import sync_all  # the ingester: loaded when a sync runs
 
     owner = owner or services.orchestrator.worker_id
-    lease = lease or sync_lease(services)
     catalog = source_catalog(services)
+    # Replicas share the lease when they share the index, i.e. when the catalog is SQL.
+    lease = lease or (catalog if isinstance(catalog, SqlSourceCatalog) else None)
     if lease is None:
         reports = await sync_all(services.knowledge_base, catalog)
     else:
