@@ -28,19 +28,19 @@ class SqlCalibrationStore(SqlStore):
             return None if row is None else _fitted(row)
 
     async def save(self, fit: FittedCalibration) -> None:
+        values = {
+            "intercept": fit.calibration.intercept,
+            "weights_json": json.dumps(fit.calibration.weights),
+            "cases_file": fit.cases_file,
+            "cases": fit.cases,
+            "answers": fit.answers,
+            "folds": fit.folds,
+            "fitted_at": fit.fitted_at,
+        }
+        stmt = self._insert(CalibrationRow).values(provider=fit.provider, **values)
+        stmt = stmt.on_conflict_do_update(index_elements=[CalibrationRow.provider], set_=values)
         async with self._sessions.begin() as session:
-            await session.merge(
-                CalibrationRow(
-                    provider=fit.provider,
-                    intercept=fit.calibration.intercept,
-                    weights_json=json.dumps(fit.calibration.weights),
-                    cases_file=fit.cases_file,
-                    cases=fit.cases,
-                    answers=fit.answers,
-                    folds=fit.folds,
-                    fitted_at=fit.fitted_at,
-                )
-            )
+            await session.execute(stmt)
 
     async def reset(self, provider: str) -> bool:
         """Forget the provider's fit (its shipped map applies again); False if none."""
