@@ -217,11 +217,12 @@ def _tail(state: RunState) -> list[Block]:
         level_for(state.overall_confidence) if state.overall_confidence is not None else None
     )
     # One warning that the documents disagree: the answer's own note, else an alert
-    # naming both; the "why" sentence then gives its next reason.
+    # naming both; the "why" sentence then gives its next reason (disagreement has been
+    # looked for here, so it does not look again).
     warned = states_conflict(state.final_answer)
     pair = [] if warned else disagreeing_documents(state.overall_detail, state.sources)
     if level not in (None, InterventionLevel.SILENT, InterventionLevel.NOTIFY):
-        why = why_unsure(state.overall_detail, state.sources, alerted=warned or bool(pair))
+        why = why_unsure(state.overall_detail, state.sources, alerted=True)
         blocks.append(context(why))
     if pair:
         blocks.append(disagreement_alert(pair))

@@ -125,8 +125,9 @@ def why_unsure(
     detail: ConfidenceScore | None, sources: list[Source], *, alerted: bool = False
 ) -> str:
     """One sentence saying why GRACE is unsure, from the strongest reason in the score.
-    `alerted`: the message already warns that the documents disagree (an alert, or the
-    answer's own note), so the sentence gives the next reason instead of repeating it."""
+    `alerted`: the caller has already looked for disagreeing documents (and warns of
+    them, by an alert or the answer's own note, if there are any), so the sentence gives
+    the next reason instead of looking again or repeating the warning."""
     if detail is None:
         return "I could not judge how reliable this is."
     names = document_names(sources)

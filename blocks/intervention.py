@@ -142,7 +142,7 @@ def confirm_message(state: RunState, request: InterventionRequest) -> list[Block
     found = _step_sources(state, request)
     blocks: list[Block] = [section(title), section(found_sentence(found))]
     pair = disagreeing_documents(request.confidence, found)
-    why = why_unsure(request.confidence, found, alerted=bool(pair))
+    why = why_unsure(request.confidence, found, alerted=True)
     blocks.append(_why_section(f"*Why I am unsure:* {why}", request))
     if pair:
         blocks.append(disagreement_alert(pair))
@@ -178,7 +178,7 @@ def _escalate_head(state: RunState, request: InterventionRequest) -> list[Block]
         found = _step_sources(state, request)
         title = f"🙋 *{_KIND_TITLE[request.kind]}*" + (f" — {where}" if where else "")
         pair = disagreeing_documents(request.confidence, found)
-        why = why_unsure(request.confidence, found, alerted=bool(pair))
+        why = why_unsure(request.confidence, found, alerted=True)
         blocks: list[Block] = [
             section(title),
             section(found_sentence(found)),

@@ -27,9 +27,9 @@ from agent.evidence import focus_question
 from agent.schemas import ActionType, PlanStep, RunState, RunStatus, Source, StepResult, StepStatus
 from blocks.common import one_line
 from blocks.explain import document_names, step_outcome
-from blocks.limits import escape_mrkdwn, truncate
+from blocks.limits import truncate
 from blocks.plan import clarification_for, plan_head, plan_message, plan_tail
-from blocks.sanitize import rewrite_links
+from blocks.sanitize import document_text
 
 TASK_TITLE_LIMIT = 150
 TASK_TEXT_LIMIT = 500
@@ -232,7 +232,7 @@ def answer_markdown(state: RunState) -> list[MarkdownTextChunk]:
     """The answer as `markdown_text` chunks of at most 12,000 characters: Markdown as the
     model wrote it, with `<`, `>` and `&` escaped (no `<!channel>` from a document) and
     links shown with their address."""
-    text = rewrite_links(escape_mrkdwn(state.final_answer.strip()), brackets=False)
+    text = document_text(state.final_answer.strip(), brackets=False)
     if not text:
         text = "_No answer was produced._"
     pieces: list[str] = []

@@ -6,19 +6,14 @@ from __future__ import annotations
 import json
 
 from sqlalchemy import delete, select
-from sqlalchemy.ext.asyncio import AsyncEngine, async_sessionmaker
 
 from agent.confidence import Calibration, FittedCalibration
-from storage.db import reader
+from storage.sql import SqlStore, rowcount
 from storage.tables import CalibrationRow
 
 
-class SqlCalibrationStore:
+class SqlCalibrationStore(SqlStore):
     """`agent.ports.CalibrationStore` on SQLAlchemy: a fit replaces its provider's row."""
-
-    def __init__(self, engine: AsyncEngine) -> None:
-        self._sessions = async_sessionmaker(engine, expire_on_commit=False)
-        self._reads = async_sessionmaker(reader(engine), expire_on_commit=False)
 
     async def load(self) -> list[FittedCalibration]:
         async with self._reads.begin() as session:
@@ -33,19 +28,19 @@ class SqlCalibrationStore:
             return None if row is None else _fitted(row)
 
     async def save(self, fit: FittedCalibration) -> None:
+        values = {
+            "intercept": fit.calibration.intercept,
+            "weights_json": json.dumps(fit.calibration.weights),
+            "cases_file": fit.cases_file,
+            "cases": fit.cases,
+            "answers": fit.answers,
+            "folds": fit.folds,
+            "fitted_at": fit.fitted_at,
+        }
+        stmt = self._insert(CalibrationRow).values(provider=fit.provider, **values)
+        stmt = stmt.on_conflict_do_update(index_elements=[CalibrationRow.provider], set_=values)
         async with self._sessions.begin() as session:
-            await session.merge(
-                CalibrationRow(
-                    provider=fit.provider,
-                    intercept=fit.calibration.intercept,
-                    weights_json=json.dumps(fit.calibration.weights),
-                    cases_file=fit.cases_file,
-                    cases=fit.cases,
-                    answers=fit.answers,
-                    folds=fit.folds,
-                    fitted_at=fit.fitted_at,
-                )
-            )
+            await session.execute(stmt)
 
     async def reset(self, provider: str) -> bool:
         """Forget the provider's fit (its shipped map applies again); False if none."""
@@ -53,7 +48,7 @@ class SqlCalibrationStore:
             result = await session.execute(
                 delete(CalibrationRow).where(CalibrationRow.provider == provider)
             )
-            return bool(result.rowcount)  # type: ignore[attr-defined]
+            return bool(rowcount(result))
 
 
 def _fitted(row: CalibrationRow) -> FittedCalibration:

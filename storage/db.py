@@ -71,10 +71,6 @@ def default_database_url(data_dir: Path) -> str:
     return f"sqlite+aiosqlite:///{data_dir}/grace.db"
 
 
-def is_sqlite(url: str | URL) -> bool:
-    return make_url(url).get_backend_name() == "sqlite"
-
-
 def _sqlite_file(url: URL) -> Path | None:
     database = url.database
     if not database or database == ":memory:" or database.startswith("file:"):

@@ -14,15 +14,15 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, cast
+from typing import Any
 
-from sqlalchemy import ColumnElement, CursorResult, or_, select, text, true, update
+from sqlalchemy import ColumnElement, or_, select, text, true, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from agent.config import Thresholds
 from agent.schemas import utcnow
 from storage.db import retried_write
-from storage.sql import SqlStore
+from storage.sql import SqlStore, rowcount
 from storage.tables import FeedbackRow, RunRow, ThresholdsRow
 from storage.threshold_audit import change_row
 
@@ -167,7 +167,7 @@ class SqlFeedback(SqlStore):
             .values(confidence=confidence, was_correct=was_correct, updated_at=now)
             .execution_options(synchronize_session=False)
         )
-        if cast(CursorResult[Any], changed).rowcount == 1:
+        if rowcount(changed) == 1:
             return False
         session.add(
             FeedbackRow(

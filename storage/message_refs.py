@@ -68,10 +68,5 @@ class SqlMessageRefs(SqlStore):
 
     async def message_refs(self, run_id: str) -> dict[str, tuple[str, str]]:
         """kind → (channel_id, ts) of every message the run has posted."""
-        async with self._reads.begin() as session:
-            rows = await session.execute(
-                select(MessageRefRow.kind, MessageRefRow.channel_id, MessageRefRow.ts).where(
-                    MessageRefRow.run_id == run_id
-                )
-            )
-            return {kind: (channel_id, ts) for kind, channel_id, ts in rows}
+        digests = await self.message_digests(run_id)
+        return {kind: (channel_id, ts) for kind, (channel_id, ts, _) in digests.items()}

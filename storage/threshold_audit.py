@@ -7,11 +7,11 @@ from __future__ import annotations
 from datetime import datetime
 
 from sqlalchemy import func, select
-from sqlalchemy.ext.asyncio import AsyncEngine, async_sessionmaker
 
 from agent.config import Thresholds
 from agent.feedback_quorum import ThresholdChange
 from agent.schemas import utcnow
+from storage.sql import SqlStore
 from storage.tables import FeedbackRow, ThresholdChangeRow
 
 
@@ -33,9 +33,8 @@ def change_row(
     )
 
 
-class SqlThresholdAudit:
-    def __init__(self, engine: AsyncEngine) -> None:
-        self._sessions = async_sessionmaker(engine, expire_on_commit=False)
+class SqlThresholdAudit(SqlStore):
+    """Reads only: the rows are written by storage/feedback.py (`change_row`)."""
 
     async def recent(self, limit: int = 5) -> list[ThresholdChange]:
         """The newest changes first."""
@@ -44,7 +43,7 @@ class SqlThresholdAudit:
             .order_by(ThresholdChangeRow.changed_at.desc(), ThresholdChangeRow.id.desc())
             .limit(limit)
         )
-        async with self._sessions() as session:
+        async with self._reads.begin() as session:
             rows = list(await session.scalars(query))
         return [
             ThresholdChange(
@@ -63,5 +62,5 @@ class SqlThresholdAudit:
         query = select(func.count()).where(
             FeedbackRow.user_id == user_id, FeedbackRow.updated_at >= since
         )
-        async with self._sessions() as session:
+        async with self._reads.begin() as session:
             return int(await session.scalar(query) or 0)

@@ -4,7 +4,7 @@ kept in step by bot/service/verified.py)."""
 
 from __future__ import annotations
 
-from sqlalchemy import delete, select
+from sqlalchemy import Select, delete, select
 
 from agent.ports import VerifiedAnswer
 from storage.db import retried_write
@@ -14,6 +14,10 @@ from storage.tables import VerifiedAnswerRow
 
 def _record(row: VerifiedAnswerRow) -> VerifiedAnswer:
     return VerifiedAnswer.model_validate(row, from_attributes=True)
+
+
+def _of_run(run_id: str) -> Select[tuple[VerifiedAnswerRow]]:
+    return select(VerifiedAnswerRow).where(VerifiedAnswerRow.run_id == run_id)
 
 
 class SqlVerifiedAnswers(SqlStore):
@@ -29,12 +33,7 @@ class SqlVerifiedAnswers(SqlStore):
             result = await session.execute(stmt)
             if rowcount(result) == 1 or answer.run_id is None:
                 return answer
-            row = (
-                await session.execute(
-                    select(VerifiedAnswerRow).where(VerifiedAnswerRow.run_id == answer.run_id)
-                )
-            ).scalar_one()
-            return _record(row)
+            return _record((await session.scalars(_of_run(answer.run_id))).one())
 
     async def get(self, answer_id: str) -> VerifiedAnswer | None:
         async with self._reads.begin() as session:
@@ -43,11 +42,7 @@ class SqlVerifiedAnswers(SqlStore):
 
     async def for_run(self, run_id: str) -> VerifiedAnswer | None:
         async with self._reads.begin() as session:
-            row = (
-                await session.execute(
-                    select(VerifiedAnswerRow).where(VerifiedAnswerRow.run_id == run_id)
-                )
-            ).scalar_one_or_none()
+            row = (await session.scalars(_of_run(run_id))).one_or_none()
         return _record(row) if row is not None else None
 
     async def recent(self, *, limit: int = 100) -> list[VerifiedAnswer]:
