@@ -5,18 +5,11 @@ line saying what to do — never a traceback — with the documented exit code."
 from __future__ import annotations
 
 import os
-import socket
 from pathlib import Path
 
 import pytest
 
-from tests.durable.helpers import grace_here
-
-
-def _closed_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
+from tests.durable.helpers import free_port, grace_here
 
 
 def _env(data_dir: Path, url: str) -> dict[str, str]:
@@ -38,7 +31,7 @@ def _env(data_dir: Path, url: str) -> dict[str, str]:
 def test_a_database_that_cannot_be_used_is_one_line(
     tmp_path: Path, url: str, code: int, says: str
 ) -> None:
-    port = _closed_port()
+    port = free_port()
     result = grace_here(_env(tmp_path / "data", url.format(port=port)), "runs")
     assert result.returncode == code, result.stderr
     assert "Traceback" not in result.stderr
