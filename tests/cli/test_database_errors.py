@@ -4,19 +4,17 @@ line saying what to do — never a traceback — with the documented exit code."
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import pytest
 
-from tests.durable.helpers import free_port, grace_here
+from tests.durable.helpers import clean_env, free_port, grace_here
 
 
 def _env(data_dir: Path, url: str) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("GRACE_", "GOOGLE_"))}
-    env.update(GRACE_DATA_DIR=str(data_dir), GRACE_LLM__PROVIDER="offline")
-    env["GRACE_DATABASE_URL"] = url
-    return env
+    return clean_env(
+        GRACE_DATA_DIR=str(data_dir), GRACE_LLM__PROVIDER="offline", GRACE_DATABASE_URL=url
+    )
 
 
 @pytest.mark.parametrize(

@@ -26,10 +26,16 @@ from storage.tables import RunRow
 GRACE = [sys.executable, "-m", "bot.cli"]
 
 
-def grace_env(data_dir: Path, **extra: str) -> dict[str, str]:
+def clean_env(**extra: str) -> dict[str, str]:
+    """This process's environment without any GRACE_ or GOOGLE_ setting (the developer's
+    own must not reach a `grace` under test), plus `extra`."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("GRACE_", "GOOGLE_"))}
-    env.update(GRACE_DATA_DIR=str(data_dir), GRACE_LOG_LEVEL="WARNING", **extra)
+    env.update(extra)
     return env
+
+
+def grace_env(data_dir: Path, **extra: str) -> dict[str, str]:
+    return clean_env(GRACE_DATA_DIR=str(data_dir), GRACE_LOG_LEVEL="WARNING", **extra)
 
 
 def run_grace(
