@@ -19,6 +19,7 @@ from typing import TextIO
 
 from sqlalchemy import select
 
+from agent.schemas import RunState
 from storage.db import make_engine, reader
 from storage.run_store import SqlRunStore
 from storage.tables import RunRow
@@ -142,6 +143,16 @@ async def wait_until(
             return
         assert time.monotonic() < deadline, f"timed out after {within:.0f} s waiting for {what}"
         await asyncio.sleep(0.25)
+
+
+async def stored_runs(url: str, *, limit: int = 100) -> list[RunState]:
+    """The runs in the database at `url`, read through an engine of this call's own
+    (as another process would see them)."""
+    engine = make_engine(url)
+    try:
+        return await SqlRunStore(engine).list_runs(limit=limit)
+    finally:
+        await engine.dispose()
 
 
 async def only_lease(url: str) -> datetime | None:
