@@ -58,7 +58,7 @@ from bot.service.wiring import build_services
 from bot.slack.compose import Bot, create_bot
 from bot.slack.runners import http_app
 from storage.inbox import InboxItem, SqlInbox
-from tests.databases import Cluster, create_database, drop_database
+from tests.databases import Cluster, fresh_database
 from tests.fakes.fake_slack import (
     JSON_CONTENT_TYPE,
     FakeSlack,
@@ -216,12 +216,8 @@ async def database(backend: str, cluster: Cluster | None) -> AsyncIterator[str |
         yield None
         return
     assert cluster is not None
-    admin_url = cluster.start()
-    url = await create_database(admin_url)
-    try:
+    async with fresh_database(cluster.start()) as url:
         yield url
-    finally:
-        await drop_database(admin_url, url)
 
 
 def time_inbox_writes(inbox: SqlInbox) -> list[tuple[int, float]]:

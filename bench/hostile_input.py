@@ -14,13 +14,13 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import os
 import statistics
 import tempfile
 from pathlib import Path
 
 import aiohttp
 
+from tests.durable.helpers import grace_env
 from tests.fakes.fake_slack import FakeSlack
 from tests.faults.helpers import free_port, start_server
 from tests.faults.hostile import SECRET, catalogue, send
@@ -31,10 +31,8 @@ REPO = Path(__file__).resolve().parents[1]
 async def bench(rounds: int) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         async with FakeSlack() as fake:
-            env = {k: v for k, v in os.environ.items() if not k.startswith("GRACE_")}
-            env.update(
-                GRACE_DATA_DIR=str(Path(tmp) / "data"),
-                GRACE_LOG_LEVEL="WARNING",
+            env = grace_env(
+                Path(tmp) / "data",
                 GRACE_LLM__PROVIDER="offline",
                 SLACK_BOT_TOKEN="xoxb-bench",
                 SLACK_SIGNING_SECRET=SECRET,

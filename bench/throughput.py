@@ -50,7 +50,7 @@ import sys
 import tempfile
 import time
 import uuid
-from collections.abc import AsyncIterator, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -58,7 +58,7 @@ from typing import Any
 import aiohttp
 
 from tests.bot.conftest import has_feedback_buttons
-from tests.databases import Cluster, create_database, drop_database
+from tests.databases import Cluster, fresh_database
 from tests.fakes.fake_gemini import (
     GENERATE,
     CannedResponse,
@@ -116,19 +116,6 @@ def slow_model(delay: float) -> Any:
         return CannedResponse(gemini_json(data), delay=delay)
 
     return respond
-
-
-# --------------------------------------------------------------------------- PostgreSQL
-
-
-@contextlib.asynccontextmanager
-async def fresh_database(admin_url: str) -> AsyncIterator[str]:
-    """A database of its own on the admin URL's server, dropped afterwards."""
-    url = await create_database(admin_url)
-    try:
-        yield url
-    finally:
-        await drop_database(admin_url, url)
 
 
 # --------------------------------------------------------------------------- replicas

@@ -12,6 +12,8 @@ import os
 import subprocess
 import tempfile
 import uuid
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from pathlib import Path
 
 from sqlalchemy import text
@@ -80,6 +82,16 @@ async def create_database(admin_url: str) -> str:
 async def drop_database(admin_url: str, url: str) -> None:
     name = make_url(url).database
     await _admin(admin_url, f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+@asynccontextmanager
+async def fresh_database(admin_url: str) -> AsyncIterator[str]:
+    """A database of its own on the admin URL's server, dropped afterwards (benches)."""
+    url = await create_database(admin_url)
+    try:
+        yield url
+    finally:
+        await drop_database(admin_url, url)
 
 
 def sqlite_url(directory: Path) -> str:

@@ -43,12 +43,3 @@ async def test_an_event_is_stored_and_acked_while_a_run_is_blocked_in_the_agent(
         assert await harness.bot.services.inbox.pending() == []
     finally:
         model.gate.set()  # a failed check must not leave the run blocked for teardown
-
-
-async def _turns(condition: object, what: str) -> None:
-    """Give the loop turns until `condition()` holds (bounded)."""
-    for _ in range(10_000):
-        if condition():  # type: ignore[operator]
-            return
-        await asyncio.sleep(0)
-    raise AssertionError(f"never happened: {what}")

@@ -20,11 +20,12 @@ from bot.slack.intake import Handler, Intake, Received
 from bot.slack.items import InboxKind, Question, stored
 from storage.db import make_engine, migrate
 from storage.inbox import InboxItem, SqlInbox
+from tests.databases import sqlite_url
 
 
 @pytest.fixture
 async def engine(tmp_path: Path) -> AsyncIterator[AsyncEngine]:
-    url = f"sqlite+aiosqlite:///{tmp_path / 'grace.db'}"
+    url = sqlite_url(tmp_path)
     await migrate(url)
     engine = make_engine(url)
     yield engine

@@ -10,8 +10,7 @@ from pathlib import Path
 
 from agent.schemas import RunState, utcnow
 from bot.service.settings import SlackSettings
-from storage.db import make_engine
-from storage.run_store import SqlRunStore
+from tests.durable.helpers import stored_runs
 from tests.fakes.fake_slack import FakeSlack
 
 from .conftest import VACATION_Q, BotHarness, has_feedback_buttons, make_settings
@@ -20,11 +19,7 @@ THREADS = ["1700007000.000100", "1700007000.000200", "1700007000.000300"]
 
 
 async def _runs(harness: BotHarness) -> list[RunState]:
-    engine = make_engine(harness.settings.resolved_database_url)
-    try:
-        return await SqlRunStore(engine).list_runs(limit=100)
-    finally:
-        await engine.dispose()
+    return await stored_runs(harness.settings.resolved_database_url)
 
 
 async def test_a_shutdown_hands_busy_and_queued_runs_to_the_next_process(

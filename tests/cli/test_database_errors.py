@@ -4,26 +4,17 @@ line saying what to do — never a traceback — with the documented exit code."
 
 from __future__ import annotations
 
-import os
-import socket
 from pathlib import Path
 
 import pytest
 
-from tests.durable.helpers import grace_here
-
-
-def _closed_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
+from tests.durable.helpers import clean_env, free_port, grace_here
 
 
 def _env(data_dir: Path, url: str) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("GRACE_", "GOOGLE_"))}
-    env.update(GRACE_DATA_DIR=str(data_dir), GRACE_LLM__PROVIDER="offline")
-    env["GRACE_DATABASE_URL"] = url
-    return env
+    return clean_env(
+        GRACE_DATA_DIR=str(data_dir), GRACE_LLM__PROVIDER="offline", GRACE_DATABASE_URL=url
+    )
 
 
 @pytest.mark.parametrize(
@@ -38,7 +29,7 @@ def _env(data_dir: Path, url: str) -> dict[str, str]:
 def test_a_database_that_cannot_be_used_is_one_line(
     tmp_path: Path, url: str, code: int, says: str
 ) -> None:
-    port = _closed_port()
+    port = free_port()
     result = grace_here(_env(tmp_path / "data", url.format(port=port)), "runs")
     assert result.returncode == code, result.stderr
     assert "Traceback" not in result.stderr

@@ -8,15 +8,13 @@ import shutil
 import stat
 from pathlib import Path
 
-from tests.durable.helpers import grace_here
+from tests.durable.helpers import clean_env, grace_here
 
 QUESTION = "Zebracorn parking permits for new employees?"
 
 
 def _env(data_dir: Path, **extra: str) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("GRACE_", "GOOGLE_"))}
-    env.update(GRACE_DATA_DIR=str(data_dir), GRACE_LLM__PROVIDER="offline", **extra)
-    return env
+    return clean_env(GRACE_DATA_DIR=str(data_dir), GRACE_LLM__PROVIDER="offline", **extra)
 
 
 def test_data_directory_is_0700_and_its_files_0600(tmp_path: Path) -> None:

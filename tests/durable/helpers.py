@@ -19,6 +19,7 @@ from typing import TextIO
 
 from sqlalchemy import select
 
+from agent.schemas import RunState
 from storage.db import make_engine, reader
 from storage.run_store import SqlRunStore
 from storage.tables import RunRow
@@ -26,10 +27,16 @@ from storage.tables import RunRow
 GRACE = [sys.executable, "-m", "bot.cli"]
 
 
-def grace_env(data_dir: Path, **extra: str) -> dict[str, str]:
+def clean_env(**extra: str) -> dict[str, str]:
+    """This process's environment without any GRACE_ or GOOGLE_ setting (the developer's
+    own must not reach a `grace` under test), plus `extra`."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("GRACE_", "GOOGLE_"))}
-    env.update(GRACE_DATA_DIR=str(data_dir), GRACE_LOG_LEVEL="WARNING", **extra)
+    env.update(extra)
     return env
+
+
+def grace_env(data_dir: Path, **extra: str) -> dict[str, str]:
+    return clean_env(GRACE_DATA_DIR=str(data_dir), GRACE_LOG_LEVEL="WARNING", **extra)
 
 
 def run_grace(
@@ -136,6 +143,16 @@ async def wait_until(
             return
         assert time.monotonic() < deadline, f"timed out after {within:.0f} s waiting for {what}"
         await asyncio.sleep(0.25)
+
+
+async def stored_runs(url: str, *, limit: int = 100) -> list[RunState]:
+    """The runs in the database at `url`, read through an engine of this call's own
+    (as another process would see them)."""
+    engine = make_engine(url)
+    try:
+        return await SqlRunStore(engine).list_runs(limit=limit)
+    finally:
+        await engine.dispose()
 
 
 async def only_lease(url: str) -> datetime | None:

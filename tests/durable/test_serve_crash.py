@@ -11,8 +11,7 @@ from pathlib import Path
 import aiohttp
 
 from agent.schemas import RunStatus
-from storage.db import make_engine
-from storage.run_store import SqlRunStore
+from tests.durable.helpers import stored_runs
 from tests.fakes.fake_slack import FakeSlack
 from tests.faults.helpers import (
     answers,
@@ -29,12 +28,7 @@ THREADS = ["1700009000.000100", "1700009000.000200", "1700009000.000300"]
 
 
 async def _statuses(url: str) -> dict[str, RunStatus]:
-    engine = make_engine(url)
-    try:
-        store = SqlRunStore(engine)
-        return {s.thread.thread_ts: s.status for s in await store.list_runs(limit=100)}
-    finally:
-        await engine.dispose()
+    return {s.thread.thread_ts: s.status for s in await stored_runs(url)}
 
 
 async def _wait_for(url: str, done: Callable[[dict[str, RunStatus]], bool]) -> dict[str, RunStatus]:

@@ -6,7 +6,6 @@ traceback, never pydantic's block."""
 from __future__ import annotations
 
 import asyncio
-import socket
 import sqlite3
 from pathlib import Path
 
@@ -15,12 +14,6 @@ import pytest
 from tests.durable.helpers import run_grace
 from tests.fakes.fake_slack import FakeSlack
 from tests.faults.helpers import free_port, serve_env
-
-
-def _closed_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
 
 
 async def _serve(env: dict[str, str]) -> tuple[int, str]:
@@ -58,7 +51,7 @@ def _one_error_line(stderr: str) -> str:
 async def test_serve_refuses_to_start_in_one_line(
     tmp_path: Path, setting: str, value: str, code: int, says: str
 ) -> None:
-    port = _closed_port()
+    port = free_port()
     async with FakeSlack() as fake:
         env = serve_env(tmp_path / "data", fake)
         env[setting] = value.format(port=port)

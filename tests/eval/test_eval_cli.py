@@ -18,7 +18,7 @@ from agent.config import Thresholds
 from bot.cli.main import main
 from storage.db import make_engine, migrate
 from storage.run_store import SqlRunStore
-from tests.durable.helpers import GRACE, grace_here, grace_here_async, run_grace
+from tests.durable.helpers import GRACE, clean_env, grace_here, grace_here_async, run_grace
 from tests.fakes.fake_gemini import BATCH_EMBED, GENERATE, FakeGemini
 
 DATA = Path(__file__).parent / "data"
@@ -41,9 +41,7 @@ GRACE_METRIC_KEYS = {
 
 
 def grace_env(data_dir: Path) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("GRACE_", "GOOGLE_"))}
-    env["GRACE_DATA_DIR"] = str(data_dir)
-    return env
+    return clean_env(GRACE_DATA_DIR=str(data_dir))
 
 
 def test_json_is_one_object_the_report_four_files_and_the_users_data_untouched(

@@ -284,14 +284,6 @@ def _reset(request: web.Request) -> None:
     transport.abort()
 
 
-def unused_port() -> int:
-    """A local port nothing listens on (for connection-refused tests)."""
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-    return port
-
-
 # --------------------------------------------------------------------------- server
 
 

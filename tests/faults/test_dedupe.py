@@ -8,8 +8,7 @@ from pathlib import Path
 
 import aiohttp
 
-from storage.db import make_engine
-from storage.run_store import SqlRunStore
+from tests.durable.helpers import stored_runs
 from tests.fakes.fake_slack import FakeSlack
 
 from .helpers import answers, mention, send, serve_env, serving, wait_answered
@@ -27,10 +26,6 @@ async def test_one_message_under_two_event_ids_and_a_retry_is_one_run(
             await send(http, server.base, first, retry_num=1)
             assert first.statuses == [200, 200] and second.statuses == [200]
             await wait_answered(fake, [thread], fresh_db_url, within=120)
-    engine = make_engine(fresh_db_url)
-    try:
-        runs = await SqlRunStore(engine).list_runs(limit=10)
-    finally:
-        await engine.dispose()
+    runs = await stored_runs(fresh_db_url, limit=10)
     assert [r.thread.thread_ts for r in runs] == [thread]
     assert answers(fake, thread) == 1

@@ -12,13 +12,13 @@ import pytest
 from agent.errors import LLMError, NetworkError, RateLimitError
 from agent.llm.gemini import CallPolicy, GeminiEmbedder, GeminiModel, make_gemini_client
 from agent.ports import PlanRequest, ReasoningRequest
+from tests.durable.helpers import free_port
 from tests.fakes.fake_gemini import (
     BATCH_EMBED,
     GENERATE,
     CannedResponse,
     FakeGemini,
     error_body,
-    unused_port,
 )
 
 QUESTION = ReasoningRequest(query="What is our VPN policy?")
@@ -178,7 +178,7 @@ async def test_non_json_body_is_llm_error(fake: FakeGemini, one_shot: GeminiMode
 
 
 async def test_connection_refused_is_network_error_quickly() -> None:
-    sdk = make_gemini_client(api_key="k", base_url=f"http://127.0.0.1:{unused_port()}")
+    sdk = make_gemini_client(api_key="k", base_url=f"http://127.0.0.1:{free_port()}")
     policy = CallPolicy(attempts=2, initial_delay=0.01)
     model = GeminiModel(client=sdk, policy=policy)
     started = time.monotonic()
@@ -194,7 +194,7 @@ async def test_connection_refused_is_network_error_quickly() -> None:
 
 async def test_a_refused_connection_names_the_host_and_the_reason() -> None:
     """Issue 23: the message said `ssl:<ssl.SSLContext object at 0x…>`, not what failed."""
-    port = unused_port()
+    port = free_port()
     sdk = make_gemini_client(api_key="k", base_url=f"http://127.0.0.1:{port}")
     try:
         with pytest.raises(NetworkError) as info:

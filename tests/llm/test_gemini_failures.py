@@ -34,6 +34,7 @@ from agent.schemas import (
 from storage.db import make_engine, migrate
 from storage.ledger import SqlUsageLedger
 from tests.agent.conftest import ASKER, OrchestratorFactory
+from tests.databases import sqlite_url
 from tests.fakes.fake_gemini import (
     GENERATE,
     CannedResponse,
@@ -118,7 +119,7 @@ def by_kind(fake: FakeGemini, name: str) -> list[RecordedRequest]:
 
 @pytest.fixture
 async def ledger(tmp_path: Path) -> AsyncIterator[SqlUsageLedger]:
-    url = f"sqlite+aiosqlite:///{tmp_path / 'grace.db'}"
+    url = sqlite_url(tmp_path)
     await migrate(url)
     engine = make_engine(url)
     yield SqlUsageLedger(engine)

@@ -6,9 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import signal
-import socket
 import sys
 from pathlib import Path
 
@@ -18,6 +16,7 @@ from agent.schemas import RunStatus, ThreadKey
 from blocks import ids
 from bot.simulator.workspace import AutoSaver, SlackWorkspace
 from tests.bot.conftest import message_text
+from tests.durable.helpers import clean_env, free_port
 
 from .conftest import ALICE, CHANNEL, COMPARE_Q, Page, settle, start_dev, until
 from .test_grace_dev import buttons
@@ -94,18 +93,11 @@ async def test_autosaver_debounces_and_writes_on_close(tmp_path: Path) -> None:
     assert len(json.loads(path.read_text())["messages"]) == 21
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 async def test_grace_dev_command_serves_the_page_and_stops_on_ctrl_c(
     tmp_path: Path, http: aiohttp.ClientSession
 ) -> None:
-    port = _free_port()
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("GRACE_", "GOOGLE_"))}
-    env.update(GRACE_DATA_DIR=str(tmp_path / "grace"), GRACE_LLM__PROVIDER="offline")
+    port = free_port()
+    env = clean_env(GRACE_DATA_DIR=str(tmp_path / "grace"), GRACE_LLM__PROVIDER="offline")
     process = await asyncio.create_subprocess_exec(
         sys.executable,
         "-m",

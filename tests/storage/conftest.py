@@ -30,6 +30,14 @@ async def engine(db_url: str) -> AsyncIterator[AsyncEngine]:
 
 
 @pytest.fixture
+async def other_engine(db_url: str) -> AsyncIterator[AsyncEngine]:
+    """A second 'process': its own engine on the same database."""
+    engine = make_engine(db_url)
+    yield engine
+    await engine.dispose()
+
+
+@pytest.fixture
 def store(engine: AsyncEngine) -> SqlRunStore:
     return SqlRunStore(engine)
 

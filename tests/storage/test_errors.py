@@ -5,7 +5,6 @@ migration. Nothing is patched: each failure is the real one."""
 
 from __future__ import annotations
 
-import socket
 from pathlib import Path
 
 import pytest
@@ -22,13 +21,7 @@ from storage.errors import (
     StorageError,
 )
 from storage.run_store import SqlRunStore
-
-
-def closed_port() -> int:
-    """A local TCP port nothing listens on (bound, then released)."""
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
+from tests.durable.helpers import free_port
 
 
 def one_line(error: StorageError) -> str:
@@ -39,7 +32,7 @@ def one_line(error: StorageError) -> str:
 
 @pytest.mark.parametrize("scheme", ["postgresql", "postgres", "postgresql+asyncpg"])
 async def test_an_unreachable_server_names_host_and_port(scheme: str) -> None:
-    port = closed_port()
+    port = free_port()
     url = f"{scheme}://grace:secret@127.0.0.1:{port}/grace"
     with pytest.raises(DatabaseUnreachableError) as caught:
         await migrate(url)

@@ -18,7 +18,7 @@ from storage import db
 from storage.inbox import InboxItem, SqlInbox
 from storage.outbox import GAVE_UP, SqlDeliveries
 from storage.run_store import SqlRunStore
-from tests.databases import create_database, drop_database
+from tests.databases import create_database, drop_database, sqlite_url
 
 
 def _item(event_id: str, ts: str | None) -> InboxItem:
@@ -136,7 +136,7 @@ async def _until_degraded(store: SqlRunStore) -> None:
 async def test_a_write_waits_out_a_database_locked_past_its_busy_timeout(
     tmp_path: Path,
 ) -> None:
-    url = f"sqlite+aiosqlite:///{tmp_path}/grace.db"
+    url = sqlite_url(tmp_path)
     await db.migrate(url)
     engine = db.make_engine(url, connect_args={"timeout": 0.2})  # a short busy timeout
     store = SqlRunStore(engine, health=db.WriteHealth(stall=0.5))

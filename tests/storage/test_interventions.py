@@ -6,11 +6,9 @@ from __future__ import annotations
 
 import asyncio
 import sys
-from collections.abc import AsyncIterator
 from datetime import timedelta
 from pathlib import Path
 
-import pytest
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from agent.schemas import (
@@ -20,16 +18,8 @@ from agent.schemas import (
     RunStatus,
     utcnow,
 )
-from storage.db import make_engine
 from storage.run_store import SqlRunStore
 from tests.storage.helpers import answered, make_request, make_state
-
-
-@pytest.fixture
-async def other_engine(db_url: str) -> AsyncIterator[AsyncEngine]:
-    engine = make_engine(db_url)
-    yield engine
-    await engine.dispose()
 
 
 def _answer(user: str) -> InterventionAnswer:

@@ -12,6 +12,7 @@ from pathlib import Path
 from alembic.script import ScriptDirectory
 
 from storage.db import MIGRATIONS_DIR, alembic_config, current_revision, head_revision, migrate
+from tests.databases import sqlite_url
 
 
 def test_the_head_read_from_file_names_is_alembics_head() -> None:
@@ -33,7 +34,7 @@ def test_every_revision_id_is_its_file_name() -> None:
 
 
 def test_an_up_to_date_database_is_opened_without_alembic(tmp_path: Path) -> None:
-    url = f"sqlite+aiosqlite:///{tmp_path}/grace.db"
+    url = sqlite_url(tmp_path)
     asyncio.run(migrate(url))
     probe = (
         "import asyncio, sys\n"
@@ -49,7 +50,7 @@ def test_an_up_to_date_database_is_opened_without_alembic(tmp_path: Path) -> Non
 
 
 async def test_a_database_behind_the_code_is_still_upgraded(tmp_path: Path) -> None:
-    url = f"sqlite+aiosqlite:///{tmp_path}/grace.db"
+    url = sqlite_url(tmp_path)
     await migrate(url, revision="0001_initial")
     assert await current_revision(url) == "0001_initial"
     await migrate(url)

@@ -28,13 +28,6 @@ async def other_store(db_url: str) -> AsyncIterator[SqlRunStore]:
     await engine.dispose()
 
 
-@pytest.fixture
-async def other_engine(db_url: str) -> AsyncIterator[AsyncEngine]:
-    engine = make_engine(db_url)
-    yield engine
-    await engine.dispose()
-
-
 async def _count(engine: AsyncEngine, sql: str) -> int:
     async with engine.connect() as connection:
         return int((await connection.execute(text(sql))).scalar_one())
