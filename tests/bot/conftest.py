@@ -16,7 +16,6 @@ from __future__ import annotations
 import asyncio
 import json
 import shutil
-import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -170,7 +169,6 @@ def data_dir(kb_template: Path, tmp_path: Path) -> Path:
 class Reply:
     status: int
     text: str
-    elapsed: float
 
     def json(self) -> Any:
         return json.loads(self.text)
@@ -244,10 +242,8 @@ class BotHarness:
 
     async def post(self, body: str, headers: dict[str, str], *, settle: bool = True) -> Reply:
         assert self._http is not None
-        started = time.perf_counter()
         async with self._http.post(self.url, data=body.encode(), headers=headers) as response:
-            text = await response.text()
-            reply = Reply(response.status, text, time.perf_counter() - started)
+            reply = Reply(response.status, await response.text())
         if settle:
             await self.settle()
         return reply
@@ -347,9 +343,8 @@ class BotHarness:
 
     async def get(self, path: str) -> Reply:
         assert self._http is not None
-        started = time.perf_counter()
         async with self._http.get(self.base + path) as response:
-            return Reply(response.status, await response.text(), time.perf_counter() - started)
+            return Reply(response.status, await response.text())
 
     async def settle(self) -> None:
         """Wait for all work after the ack: runs, clicks, and coalesced plan edits."""

@@ -64,10 +64,12 @@ async def test_a_flood_of_clicks_resumes_once(harness: BotHarness) -> None:
     assert len(answered) == 1
 
 
-async def test_a_deeply_nested_body_is_refused_fast(harness: BotHarness) -> None:
+async def test_a_deeply_nested_body_is_refused(harness: BotHarness) -> None:
+    """Refused by the depth check, never by a recursion error (how fast: bench.hostile_input;
+    no wall-clock assertion on a shared machine)."""
     body = '{"a":' * 5000 + "1" + "}" * 5000
     reply = await harness.signed(body, JSON_CONTENT_TYPE)
-    assert reply.status == 400 and reply.elapsed < 1.0
+    assert reply.status == 400
     nested_value = json.dumps({"type": "event_callback", "event": "[" * 9000 + "]" * 9000})
     reply = await harness.signed(nested_value, JSON_CONTENT_TYPE)
     assert 400 <= reply.status < 500, "a nested string in a field: a 4xx, never a 500"
