@@ -81,7 +81,8 @@ def name_missing(query: str, document: str) -> bool:
     acronyms = _initials(document)
     for name in names:
         bare = _NAME_VERSION.sub("", name)
-        if not terms(name) or terms(name) & words or terms(bare) & words:
+        named = terms(name)
+        if not named or named & words or terms(bare) & words:
             continue
         if len(bare) >= MIN_ACRONYM and _squash(bare) in acronyms:
             continue

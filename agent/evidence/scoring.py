@@ -203,10 +203,13 @@ class Evidence:
 def gather(query: str, passages: Sequence[Source]) -> Evidence:
     """Cut the passages into units and score each against the question."""
     query_tokens = terms(query)
+    headings: dict[str, frozenset[str]] = {"": frozenset()}  # a passage's units share one
     units: list[Unit] = []
     order = 0
     for rank, passage in enumerate(passages):
         for text, context, block in split_blocks(passage.text):
+            if context not in headings:
+                headings[context] = terms(context)
             units.append(
                 Unit(
                     text=text,
@@ -216,7 +219,7 @@ def gather(query: str, passages: Sequence[Source]) -> Evidence:
                     similarity=passage.similarity,
                     order=order,
                     tokens=terms(text),
-                    context_tokens=terms(context) if context else frozenset(),
+                    context_tokens=headings[context],
                     block=(rank, block),
                 )
             )

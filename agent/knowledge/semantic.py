@@ -17,6 +17,8 @@ from collections.abc import Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 
+from agent.confidence import cosine
+
 MISSING_PENALTY = 0.2
 """Score lost when the sentence lacks every word the question insists on (pro rata for
 some). Chosen leave-one-set-out on the dev sets (`bench/aboutness.py`)."""
@@ -48,12 +50,6 @@ def insisted_words(
     return tuple(words)
 
 
-def _cosine(a: Sequence[float], b: Sequence[float]) -> float:
-    dot = sum(x * y for x, y in zip(a, b, strict=True))
-    norm = (sum(x * x for x in a) ** 0.5) * (sum(y * y for y in b) ** 0.5)
-    return dot / norm if norm else 0.0
-
-
 def aboutness(
     question_tokens: Sequence[str],
     question_vector: Sequence[float],
@@ -68,7 +64,7 @@ def aboutness(
     insisted = insisted_words(question_tokens, candidate_tokens)
     scored: list[Aboutness] = []
     for tokens, vector in zip(candidate_tokens, candidate_vectors, strict=True):
-        similarity = _cosine(question_vector, vector)
+        similarity = cosine(question_vector, vector)
         missing = tuple(word for word in insisted if word not in tokens)
         share = len(missing) / len(insisted) if insisted else 0.0
         scored.append(

@@ -115,8 +115,8 @@ class SentenceEncoder:
         return vectors
 
     async def embed_query(self, text: str) -> list[float]:
-        """A question's vector; loading the model is not counted against the timeout."""
-        await self.load()
+        """A question's vector (`agent.embedding.embed_query` loads the model before it
+        starts the timeout: loading is not the query's time)."""
         (vector,) = await self.embed([text])
         return vector
 
