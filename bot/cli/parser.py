@@ -113,7 +113,11 @@ def build_parser() -> argparse.ArgumentParser:
     sub.add_parser("sweep", help="expire unanswered interventions that are past due")
 
     serve = sub.add_parser("serve", help="run the Slack bot (HTTP, or Socket Mode)")
-    serve.add_argument("--port", type=int)
+    serve.add_argument(
+        "--port",
+        type=int,
+        help="default GRACE_SLACK__PORT (3000); 0 picks a free one and prints it",
+    )
     serve.add_argument("--host", default="0.0.0.0")
 
     dev = sub.add_parser(

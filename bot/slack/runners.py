@@ -168,8 +168,9 @@ async def serve(settings: Settings, *, port: int | None = None, host: str = "0.0
     stop = stop_on_signals()
     runner = web.AppRunner(http_app(bot))
     await runner.setup()
-    site = web.TCPSite(runner, host, port or settings.slack.port)
+    site = web.TCPSite(runner, host, settings.slack.port if port is None else port)
     await site.start()
+    bound = int(runner.addresses[0][1])  # `--port 0`: the port the system picked
     app_token = settings.slack_app_token
     try:
         runtime = await start_bot(
@@ -183,10 +184,10 @@ async def serve(settings: Settings, *, port: int | None = None, host: str = "0.0
     log.info(
         "GRACE is up (%s); health on :%s/healthz; %d runs recovered",
         mode,
-        port or settings.slack.port,
+        bound,
         runtime.recovered,
     )
-    print(f"GRACE is up ({mode}) on port {port or settings.slack.port}", flush=True)
+    print(f"GRACE is up ({mode}) on port {bound}", flush=True)
     try:
         await stop.wait()
     finally:

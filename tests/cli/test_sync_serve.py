@@ -10,7 +10,7 @@ from pathlib import Path
 from agent.knowledge.qdrant_kb import open_knowledge_base
 from tests.durable.helpers import grace_env, grace_here_async
 from tests.fakes.fake_slack import FakeSlack
-from tests.faults.helpers import free_port, serve_env, start_server, wait_until
+from tests.faults.helpers import serve_env, start_server, wait_until
 
 
 def _synced(log: Path) -> list[dict[str, object]]:
@@ -37,7 +37,7 @@ async def test_serve_syncs_its_sources_on_a_schedule(tmp_path: Path) -> None:
     async with FakeSlack() as fake:
         env = serve_env(data, fake, GRACE_KNOWLEDGE__SYNC_INTERVAL_MINUTES="0.01")
         env["GRACE_LOG_LEVEL"] = "INFO"  # the sync's summary line is at INFO
-        server = await start_server(env, free_port(), log)
+        server = await start_server(env, 0, log)
         try:
             await wait_until(lambda: bool(_synced(log)), within=60, what="a scheduled sync")
         finally:

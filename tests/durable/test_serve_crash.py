@@ -15,7 +15,6 @@ from tests.durable.helpers import stored_runs
 from tests.fakes.fake_slack import FakeSlack
 from tests.faults.helpers import (
     answers,
-    free_port,
     mention,
     send,
     serve_env,
@@ -53,8 +52,7 @@ async def test_questions_waiting_for_a_slot_survive_a_crash_and_are_answered_onc
             GRACE_SLACK__MAX_CONCURRENT_RUNS="1",
             GRACE_SLACK__PLAN_DISPLAY="message",  # the delayed postMessage holds the slot
         )
-        port = free_port()
-        first = await start_server(env, port, tmp_path / "serve-1.log")
+        first = await start_server(env, 0, tmp_path / "serve-1.log")
         fake.set_delay("chat.postMessage", 30)  # the first run holds the only agent slot
         try:
             async with aiohttp.ClientSession() as http:
@@ -71,7 +69,7 @@ async def test_questions_waiting_for_a_slot_survive_a_crash_and_are_answered_onc
         assert len(waiting) >= 2, f"expected questions queued behind the busy one: {taken}"
 
         fake.set_delay("chat.postMessage", 0)
-        async with serving(env, tmp_path / "serve-2.log", port=port):
+        async with serving(env, tmp_path / "serve-2.log", port=first.port):
             answered = await _wait_for(
                 url, lambda s: all(status is RunStatus.ANSWERED for status in s.values())
             )

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import re
 import signal
 import sys
 import time
@@ -79,12 +80,18 @@ class Server:
         return self.log.read_text(errors="replace")
 
 
+_UP = re.compile(rb"GRACE is up .* on port (\d+)")
+
+
 async def start_server(env: dict[str, str], port: int, log: Path) -> Server:
-    """Start `grace serve` and wait until its /healthz answers 200."""
-    with log.open("ab") as err:
+    """Start `grace serve` and wait until it says which port it bound and that port's
+    /healthz answers 200. With `port` 0 the system picks the port when it is bound, so
+    tests running side by side can never be handed the same one."""
+    out = log.with_suffix(".out")
+    with log.open("ab") as err, out.open("wb") as stdout:
         process = await asyncio.create_subprocess_exec(
             sys.executable, "-m", "bot.cli", "serve", "--port", str(port), "--host", "127.0.0.1",
-            env=env, stdout=asyncio.subprocess.DEVNULL, stderr=err,
+            env=env, stdout=stdout, stderr=err,
         )  # fmt: skip
     server = Server(process, port, log)
     deadline = time.monotonic() + 120
@@ -92,22 +99,30 @@ async def start_server(env: dict[str, str], port: int, log: Path) -> Server:
         while True:
             assert process.returncode is None, f"grace serve exited:\n{server.stderr()[-3000:]}"
             assert time.monotonic() < deadline, "grace serve never became healthy"
-            try:
-                async with http.get(f"{server.base}/healthz") as response:
-                    if response.status == 200:
-                        return server
-            except aiohttp.ClientError:
-                pass
+            up = _UP.search(out.read_bytes())
+            if up is not None:
+                server.port = int(up.group(1))
+                try:
+                    async with http.get(f"{server.base}/healthz") as response:
+                        if response.status == 200:
+                            return server
+                except aiohttp.ClientError:
+                    pass
             await asyncio.sleep(0.2)
 
 
 @asynccontextmanager
 async def serving(env: dict[str, str], log: Path, *, port: int = 0) -> AsyncIterator[Server]:
-    """`grace serve` for the block (on `port`, or a free one); on leaving it the process
-    is stopped with SIGTERM and, unless the block failed, must have exited cleanly."""
-    server = await start_server(env, port or free_port(), log)
+    """`grace serve` for the block (on `port`, or one the system picks); on leaving it the
+    process is stopped with SIGTERM and, unless the block failed, must have exited cleanly."""
+    server = await start_server(env, port, log)
     try:
         yield server
+    except BaseException as failure:  # what the server said is half of the story
+        failure.add_note(
+            f"grace serve (exit {server.process.returncode}):\n{server.stderr()[-3000:]}"
+        )
+        raise
     finally:
         code = await server.stop()
     assert code == 0, server.stderr()[-3000:]

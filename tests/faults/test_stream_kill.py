@@ -15,7 +15,6 @@ from tests.fakes.fake_slack import DEFAULT_CHANNEL_ID, FakeSlack, RecordedCall
 from .helpers import (
     Server,
     answers,
-    free_port,
     mention,
     send,
     serve_env,
@@ -45,7 +44,7 @@ async def test_kill_9_just_after_start_stream_leaves_no_stream_open(
             return reply
 
         fake.add_method("chat.startStream", start)
-        first = await start_server(env, free_port(), tmp_path / "first.log")
+        first = await start_server(env, 0, tmp_path / "first.log")
         delivery = mention(THREAD)
         await send(http, first.base, delivery)
         assert delivery.acked, delivery.statuses
@@ -53,7 +52,7 @@ async def test_kill_9_just_after_start_stream_leaves_no_stream_open(
         streams = [m for m in fake.thread(DEFAULT_CHANNEL_ID, THREAD) if m.streaming]
         assert len(streams) == 1, "killed with the stream open"
 
-        second = await start_server(env, free_port(), tmp_path / "second.log")
+        second = await start_server(env, 0, tmp_path / "second.log")
         try:
             await wait_until(
                 lambda: answers(fake, THREAD) >= 1, within=300, what="an answer in the thread"
