@@ -21,6 +21,11 @@ def may_read(state: RunState, user: str, *, approvers: Collection[str], in_chann
     return user == state.asker or user in approvers or in_channel
 
 
+def may_cancel(state: RunState, user: str, *, approvers: Collection[str]) -> bool:
+    """Who may stop a run (`/grace cancel`, Slack's Stop button): its asker or an approver."""
+    return bool(user) and (user == state.asker or user in approvers)
+
+
 def not_found(ref: str) -> str:
     """The one reply for a run that does not exist, or that the asker may not see."""
     return f"No run {ref!r}. `/grace status` lists your runs; older ones need the full id."

@@ -91,6 +91,8 @@ class AssistantPane:
     def __init__(self, workspace: SlackWorkspace) -> None:
         self.workspace = workspace
         self.threads: dict[tuple[str, str], AssistantThread] = {}
+        self.dm_prompts: dict[str, dict[str, Any]] = {}
+        """DM channel → `{"title", "prompts"}` set without a thread (the agent view)."""
         self._unsubscribe = workspace.subscribe(self._on_change)
 
     def handlers(self) -> dict[str, Any]:
@@ -186,9 +188,19 @@ class AssistantPane:
                 isinstance(prompt.get(k), str) and prompt.get(k) for k in ("title", "message")
             ):
                 raise WorkspaceError("invalid_arguments", "each prompt needs title and message")
+        title = params.get("title")
+        if not params.get("thread_ts"):  # an agent app: the prompts of the whole DM
+            channel = _required(params, "channel_id")
+            if self.workspace.channel_type(channel) != "im":
+                raise WorkspaceError("invalid_channel", "suggested prompts live in a DM")
+            chosen = [{"title": p["title"], "message": p["message"]} for p in prompts]
+            self.dm_prompts[channel] = {
+                "title": title if isinstance(title, str) else "",
+                "prompts": chosen,
+            }
+            return {}
         thread = self._target(params)
         thread.prompts = [{"title": p["title"], "message": p["message"]} for p in prompts]
-        title = params.get("title")
         thread.prompts_title = title if isinstance(title, str) else ""
         self._changed(thread)
         return {}

@@ -91,6 +91,9 @@ class SlackSimulator(FakeSlack):
         self.relay.add_routes(app)
         self.ui.add_routes(app)
         self.assistant.add_routes(app, partial(self.socket_mode.send, EVENTS_API))
+        self.sessions.add_routes(
+            app, partial(self.socket_mode.send, EVENTS_API), self.assistant.dm_of
+        )
         return app
 
     async def start(self) -> None:

@@ -20,6 +20,7 @@ from typing import Any
 from aiohttp import web
 
 from bot.simulator.assistant import AssistantPane
+from bot.simulator.sessions import AgentSessions
 from bot.simulator.workspace import SlackWorkspace, StoredMessage, WorkspaceError
 
 _JSON_PARAMS = ("blocks", "attachments", "view", "metadata", "chunks")
@@ -114,6 +115,9 @@ class FakeSlack:
         # ---- the assistant pane (assistant.threads.*): see bot/simulator/assistant.py
         self.assistant = AssistantPane(self.workspace)
         self._handlers.update(self.assistant.handlers())
+        # ---- agent sessions (agents.sessions.*): see bot/simulator/sessions.py
+        self.sessions = AgentSessions(self.workspace)
+        self._handlers.update(self.sessions.handlers())
 
     # ------------------------------------------------------------------ lifecycle
 

@@ -27,11 +27,13 @@ from bot.slack.conversation import process_question, process_reply
 from bot.slack.delivery.assistant_status import AssistantThreads, status_client
 from bot.slack.delivery.plan_stream import PlanStreamer, StreamChoices
 from bot.slack.delivery.publisher import SlackPublisher
+from bot.slack.delivery.sessions import AgentSessions
 from bot.slack.deps import BotDeps
 from bot.slack.identity import resolve_identity
 from bot.slack.intake import Handler, Intake
 from bot.slack.items import InboxKind
 from bot.slack.listeners.actions import process_click
+from bot.slack.listeners.agent_view import DirectMessages, stop_session
 from bot.slack.listeners.assistant import greet, take_question
 from bot.slack.listeners.commands import process_command
 from bot.slack.listeners.views import process_modify
@@ -128,6 +130,7 @@ async def create_bot(settings: Settings, *, services: Services | None = None) ->
             display=settings.slack.plan_display,
             choices=StreamChoices(services.store),
         ),
+        sessions=AgentSessions(client=delivery_client, store=services.store),
     )
     threads = AssistantThreads(client=status_client(client), store=services.store)
     services = services.with_observers([publisher, threads])
@@ -182,4 +185,7 @@ def inbox_handlers(
         InboxKind.CLICK: Handler(partial(process_click, deps, client)),
         InboxKind.MODIFY: Handler(partial(process_modify, deps)),
         InboxKind.COMMAND: Handler(partial(process_command, deps)),
+        # Stop never waits behind busy runs
+        InboxKind.SESSION_STOPPED: Handler(partial(stop_session, deps), intake_lane=True),
+        InboxKind.MESSAGES_OPENED: Handler(DirectMessages(deps, status_client(client)).opened),
     }

@@ -34,6 +34,10 @@ class InboxKind(StrEnum):
     """The Modify… / Edit… form submitted."""
     COMMAND = "command"
     """`/grace cancel` or `/grace retry`."""
+    SESSION_STOPPED = "agent_session_stopped"
+    """Someone clicked an agent session's Stop button: cancel the thread's run."""
+    MESSAGES_OPENED = "messages_tab_opened"
+    """Someone opened the app's Messages tab (`app_home_opened`, tab `messages`)."""
 
 
 class _Item(BaseModel):
@@ -111,8 +115,33 @@ class Command(_Item):
     channel: str
 
 
+class SessionStopped(InThread):
+    """`agent_session_stopped`: who clicked Stop, and the streams Slack stopped."""
+
+    kind: Literal[InboxKind.SESSION_STOPPED] = InboxKind.SESSION_STOPPED
+    user: str
+    streaming_message_ts: list[str] = Field(default_factory=list)
+
+
+class MessagesOpened(_Item):
+    """`app_home_opened` with `tab == "messages"`: a person opened their DM with the app."""
+
+    kind: Literal[InboxKind.MESSAGES_OPENED] = InboxKind.MESSAGES_OPENED
+    team: str
+    channel: str
+    user: str
+
+
 InboundItem = Annotated[
-    Question | Reply | AssistantQuestion | ThreadStarted | Click | ModifySubmission | Command,
+    Question
+    | Reply
+    | AssistantQuestion
+    | ThreadStarted
+    | Click
+    | ModifySubmission
+    | Command
+    | SessionStopped
+    | MessagesOpened,
     Field(discriminator="kind"),
 ]
 _ITEMS: TypeAdapter[InboundItem] = TypeAdapter(InboundItem)

@@ -29,6 +29,12 @@ from bot.simulator.requests import (
     slash_command_form,
     view_submission_payload,
 )
+from bot.simulator.sessions import (
+    AgentSession,
+    AgentSessions,
+    agent_session_stopped_envelope,
+    app_home_opened_envelope,
+)
 from bot.simulator.webapi import FakeSlack, Handler, RecordedCall
 from bot.simulator.workspace import (
     DEFAULT_APP_ID,
@@ -59,6 +65,8 @@ __all__ = [
     "JSON_CONTENT_TYPE",
     "MAX_BLOCKS",
     "MAX_TEXT",
+    "AgentSession",
+    "AgentSessions",
     "AssistantPane",
     "AssistantThread",
     "EphemeralMessage",
@@ -70,6 +78,8 @@ __all__ = [
     "StoredView",
     "WorkspaceError",
     "WorkspaceEvent",
+    "agent_session_stopped_envelope",
+    "app_home_opened_envelope",
     "app_mention_envelope",
     "assistant_thread_started_envelope",
     "block_actions_payload",

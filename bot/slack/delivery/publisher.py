@@ -94,6 +94,12 @@ class PlanStream(Protocol):
         ...
 
 
+class SessionSync(Protocol):
+    async def sync(self, state: RunState, refs: ThreadSync) -> None:
+        """Bring the thread's agent session in step with the run (may raise `RetryLater`)."""
+        ...
+
+
 class DeliveryQueue(Protocol):
     async def claim(
         self, run_id: str, *, owner: str, until: datetime, dead_owner: str | None = None
@@ -128,9 +134,11 @@ class SlackPublisher:
         lease: float = 120.0,
         owner: str | None = None,
         streams: PlanStream | None = None,
+        sessions: SessionSync | None = None,
     ) -> None:
         self._client = client
         self._streams = streams
+        self._sessions = sessions
         self._store = store
         self._deliveries = deliveries
         self._min_interval = min_interval
@@ -146,8 +154,12 @@ class SlackPublisher:
     # ------------------------------------------------------------------ triggers
 
     async def on_event(self, event: RunEvent, state: RunState) -> None:
-        if state.origin is RunOrigin.COMMAND_LINE or event.type is RunEventType.RUN_STARTED:
-            return  # not a Slack run; or nothing to show yet
+        if state.origin is RunOrigin.COMMAND_LINE:
+            return  # not a Slack run
+        if event.type is RunEventType.RUN_STARTED:
+            if self._sessions is not None:  # no message yet, but the session is processing
+                self._schedule(state.run_id, 0.0)
+            return
         if event.type in (
             RunEventType.STEP_STARTED,
             RunEventType.STEP_FINISHED,
@@ -318,6 +330,8 @@ class SlackPublisher:
         elif state.status in (RunStatus.CANCELLED, RunStatus.FAILED):
             text = truncate(outcome_text(state), 3000)
             await sync.ensure(f"{OUTCOME}:{state.status.value}", None, text)
+        if self._sessions is not None:  # after the messages: a session hiccup delays none
+            await self._sessions.sync(state, sync)
 
     async def _intervention(
         self, sync: ThreadSync, state: RunState, request: InterventionRequest

@@ -13,7 +13,7 @@ from typing import Any, Literal
 from slack_bolt.async_app import AsyncAck, AsyncApp
 from slack_sdk.models.blocks import Block
 
-from agent.access import SHORT_ID_SEARCH, not_found, short_id_prefix
+from agent.access import SHORT_ID_SEARCH, may_cancel, not_found, short_id_prefix
 from agent.errors import GraceError
 from agent.run_stats import stats_of
 from agent.schemas import RunOrigin, RunState, utcnow
@@ -48,7 +48,7 @@ async def _ack_blocks(ack: AsyncAck, text: str, blocks: list[Block]) -> None:
 
 
 def _may_control(deps: BotDeps, state: RunState, user: str) -> bool:
-    return user == state.asker or user in deps.settings.approvers
+    return may_cancel(state, user, approvers=deps.settings.approvers)
 
 
 async def _cancel(deps: BotDeps, run_id: str, user: str, channel: str) -> None:
