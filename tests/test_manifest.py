@@ -41,6 +41,9 @@ EVENT_NEEDS: dict[str, tuple[set[str], set[str]]] = {
     ),
     "assistant.user_message": ({"message.im"}, {"im:history"}),
     "assistant.bot_message": ({"message.im"}, {"im:history"}),
+    # the Agent messaging experience (bot/slack/listeners/agent_view.py)
+    "agent_session_stopped": ({"agent_session_stopped"}, {"assistant:write"}),
+    "app_home_opened": ({"app_home_opened"}, set()),
 }
 # Web API methods the bot calls → the bot scopes they need.
 METHOD_SCOPES: dict[str, set[str]] = {
@@ -67,6 +70,9 @@ METHOD_SCOPES: dict[str, set[str]] = {
     "assistant_threads_setStatus": {"assistant:write"},
     "assistant_threads_setTitle": {"assistant:write"},
     "assistant_threads_setSuggestedPrompts": {"assistant:write"},
+    # agent sessions (bot/slack/delivery/sessions.py): "a token bearing chat:write"
+    "agents_sessions_setStatus": {"chat:write"},
+    "agents_sessions_rename": {"chat:write"},
 }
 
 _EVENT_RE = re.compile(r"@app\.event\(\s*[\"']([^\"']+)[\"']")
@@ -259,15 +265,23 @@ def test_events_and_commands_match_the_listeners() -> None:
         assert app_home.get("messages_tab_read_only_enabled") is False
 
 
-def test_the_assistant_pane_is_declared() -> None:
-    """The bot handles assistant threads, so the manifest turns the pane on."""
+def test_the_agent_view_is_declared() -> None:
+    """The bot serves Slack's Agent messaging experience (its Stop button, the Messages
+    tab), so the manifest turns it on with `agent_view`; the legacy assistant pane's
+    listeners stay (a workspace may still serve it), and so does their event."""
     events = listened_events(listener_source())
+    assert {"agent_session_stopped", "app_home_opened"} <= events
     assert {"assistant.thread_started", "assistant.user_message"} <= events
     manifest = load_manifest()
-    view = manifest["features"].get("assistant_view") or {}
-    assert str(view.get("assistant_description", "")).strip(), "no assistant_description"
+    assert "assistant_view" not in manifest["features"], "agent_view replaces assistant_view"
+    view = manifest["features"].get("agent_view") or {}
+    description = str(view.get("agent_description", "")).strip()
+    assert description and len(description) <= 300, "no agent_description"
     assert "assistant:write" in manifest["oauth_config"]["scopes"]["bot"]
-    assert "assistant_thread_started" in manifest["settings"]["event_subscriptions"]["bot_events"]
+    bot_events = manifest["settings"]["event_subscriptions"]["bot_events"]
+    assert {"agent_session_stopped", "app_home_opened", "assistant_thread_started"} <= set(
+        bot_events
+    )
 
 
 def test_the_scan_sees_every_kind_of_call() -> None:
@@ -279,6 +293,8 @@ def test_the_scan_sees_every_kind_of_call() -> None:
         "assistant_threads_setStatus",
         "assistant_threads_setTitle",
         "assistant_threads_setSuggestedPrompts",
+        "agents_sessions_setStatus",
+        "agents_sessions_rename",
     } <= methods, methods
     sample = (
         'await self._client.chat_startStream(channel=c)\nawait client.api_call("chat.stopStream")'

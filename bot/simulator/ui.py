@@ -53,6 +53,7 @@ STATIC_FILES = {
     "simulator.css": "text/css",
     "simulator.js": "application/javascript",
     "assistant.js": "application/javascript",
+    "sessions.js": "application/javascript",
     "simulator.html": "text/html",
     "favicon.svg": "image/svg+xml",
 }
@@ -159,7 +160,7 @@ class SimulatorUI:
         view = event.data.get("view")
         if isinstance(view, StoredView):
             data["view"] = view_json(view)
-        if isinstance(event.data.get("thread"), dict):  # assistant_updated
+        if isinstance(event.data.get("thread"), dict):  # assistant_updated, session_updated
             data["thread"] = event.data["thread"]
         self._broadcast(data)
 

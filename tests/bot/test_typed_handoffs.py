@@ -16,9 +16,11 @@ from bot.slack.items import (
     Click,
     Command,
     InboxKind,
+    MessagesOpened,
     ModifySubmission,
     Question,
     Reply,
+    SessionStopped,
     ThreadStarted,
     read_item,
     stored,
@@ -36,6 +38,11 @@ LEGACY_ROWS: list[tuple[str, dict[str, Any]]] = [
     ("command", {"sub": "retry", "run_id": "abc123", "user": "U1", "channel": "C1"}),
 ]
 """Payloads as the listeners wrote them before `bot.slack.items` existed."""
+NEWER_ROWS: list[tuple[str, dict[str, Any]]] = [
+    ("agent_session_stopped", {**THREAD, "user": "U1", "streaming_message_ts": ["1.2"]}),
+    ("messages_tab_opened", {"team": "T1", "channel": "D1", "user": "U1"}),
+]
+"""Kinds added since (the Agent messaging experience), in the shape they are stored."""
 
 
 def _entry(kind: str, payload: dict[str, Any]) -> InboxEntry:
@@ -49,7 +56,9 @@ def _entry(kind: str, payload: dict[str, Any]) -> InboxEntry:
     )
 
 
-@pytest.mark.parametrize(("kind", "payload"), LEGACY_ROWS, ids=[k for k, _ in LEGACY_ROWS])
+@pytest.mark.parametrize(
+    ("kind", "payload"), LEGACY_ROWS + NEWER_ROWS, ids=[k for k, _ in LEGACY_ROWS + NEWER_ROWS]
+)
 def test_rows_stored_before_typed_items_read_back_and_store_the_same(
     kind: str, payload: dict[str, Any]
 ) -> None:
@@ -69,9 +78,12 @@ def test_each_kind_reads_back_as_its_own_item() -> None:
         Click,
         ModifySubmission,
         Command,
+        SessionStopped,
+        MessagesOpened,
     ]
-    assert [type(read_item(_entry(k, p))) for k, p in LEGACY_ROWS] == expected
-    assert {k for k, _ in LEGACY_ROWS} == {kind.value for kind in InboxKind}
+    rows = LEGACY_ROWS + NEWER_ROWS
+    assert [type(read_item(_entry(k, p))) for k, p in rows] == expected
+    assert {k for k, _ in rows} == {kind.value for kind in InboxKind}
 
 
 def test_a_message_item_names_its_thread() -> None:

@@ -30,11 +30,13 @@ from __future__ import annotations
 
 import hashlib
 import logging
+from collections.abc import Awaitable
 from enum import StrEnum
 from typing import Any, Protocol
 
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
+from slack_sdk.web.async_slack_response import AsyncSlackResponse
 
 from agent.schemas import RunOrigin, RunState, RunStatus, ThreadKey
 from blocks.limits import truncate
@@ -153,7 +155,8 @@ class AgentSessions:
             args["title"] = title  # used by Slack only when this call creates the session
             if state.asker[:1] in ("U", "W"):
                 args["initiator_user_id"] = state.asker
-        response = await self._call(SET_STATUS, args, key)
+        call = self._client.api_call("agents.sessions.setStatus", json=args)
+        response = await self._call(SET_STATUS, call, key)
         if response is None:
             await refs.remember(SESSION, key.channel_id, key.thread_ts, wanted.value)
             return  # refused for good: logged, not tried again for this status
@@ -172,18 +175,20 @@ class AgentSessions:
             return
         if isinstance(shown, str) and shown and shown != title:
             args = {"channel_id": key.channel_id, "thread_ts": key.thread_ts, "title": title}
-            await self._call(RENAME, args, key)
+            await self._call(
+                RENAME, self._client.api_call("agents.sessions.rename", json=args), key
+            )
         await self._store.set_message_ref(
             run_id=owner, kind=SESSION_TITLE, channel_id=key.channel_id, ts=key.thread_ts
         )
 
     async def _call(
-        self, method: str, args: dict[str, Any], key: ThreadKey
+        self, method: str, call: Awaitable[AsyncSlackResponse], key: ThreadKey
     ) -> dict[str, Any] | bool | None:
         """Slack's answer; False when the method is unavailable here (now remembered);
         None for any other permanent refusal (logged). Raises `RetryLater`."""
         try:
-            response = await self._client.api_call(method, json=args)
+            response = await call
         except Exception as exc:
             error = api_error(exc)
             if error in UNAVAILABLE:
