@@ -3,6 +3,9 @@
 - `workspace` — `SlackWorkspace`: channels, threads, messages, ephemerals, modals, users;
   saved to JSON so history survives restarts.
 - `webapi` — `FakeSlack`: the Web API subset the bot uses, over a workspace.
+- `assistant` — the legacy assistant pane (`assistant.threads.*`, `assistant_thread_started`).
+- `sessions` — agent sessions (`agents.sessions.*`), the Stop button
+  (`agent_session_stopped`) and the Messages tab (`app_home_opened`).
 - `requests` — what Slack sends to an app (events, interactivity, slash commands).
 - `socket_mode` — `apps.connections.open` and the Socket Mode WebSocket.
 - `relay` — turns what people do (post, click, submit, `/grace`) into envelopes.
