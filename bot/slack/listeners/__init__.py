@@ -14,7 +14,7 @@ from bot.slack.listeners import actions, assistant, commands, events, views
 def register_listeners(app: AsyncApp, deps: BotDeps, intake: Intake) -> None:
     bots = deps.settings.slack.allowed_bots
     assistant.register(app, intake, bots)  # its middleware takes assistant-thread messages first
-    events.register(app, intake, bots)
+    events.register(app, intake, bots, deps.channels)
     actions.register(app, deps, intake)
     views.register(app, intake)
     commands.register(app, deps, intake)
