@@ -136,7 +136,22 @@ class SqlChannelSettings(SqlStore):
     ) -> ChannelSettings:
         """Apply `update` and record each field that changed; returns the new settings."""
         now = utcnow()
+        changes = update.changes()
         async with self._sessions.begin() as session:
+            if any(value is not None for value in changes.values()):
+                # the row exists before it is locked: concurrent first changes queue up
+                await session.execute(
+                    self._insert(ChannelSettingsRow)
+                    .values(
+                        team_id=team_id,
+                        channel_id=channel_id,
+                        updated_by=changed_by,
+                        updated_at=now,
+                    )
+                    .on_conflict_do_nothing(
+                        index_elements=[ChannelSettingsRow.team_id, ChannelSettingsRow.channel_id]
+                    )
+                )
             query = select(ChannelSettingsRow).where(
                 ChannelSettingsRow.team_id == team_id, ChannelSettingsRow.channel_id == channel_id
             )
@@ -148,7 +163,7 @@ class SqlChannelSettings(SqlStore):
                 if row is not None
                 else ChannelSettings(channel_id=channel_id).values()
             )
-            after = {**before, **update.changes()}
+            after = {**before, **changes}
             changed = [name for name in FIELDS if before[name] != after[name]]
             if not changed:
                 return (

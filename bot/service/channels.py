@@ -26,8 +26,8 @@ from storage.channel_settings import (
     SqlChannelSettings,
 )
 
-_PERSON = re.compile(r"^[UW][A-Z0-9]{2,}$")
-_GROUP = re.compile(r"^S[A-Z0-9]{2,}$")
+_PERSON = re.compile(r"^[UW][A-Z0-9]+$")
+_GROUP = re.compile(r"^S[A-Z0-9]+$")
 _WRAPPED = re.compile(r"^<(?:@|!subteam\^)([A-Z0-9]+)(?:\|[^>]*)?>$")
 
 
