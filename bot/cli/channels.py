@@ -9,16 +9,28 @@ import json
 import re
 from typing import TYPE_CHECKING, Any
 
-from agent.errors import InvalidInputError
 from bot.cli.errors import CommandError, ExitCode
-from storage.channel_settings import FIELDS, ChannelSettings, ChannelUpdate
 
 if TYPE_CHECKING:
     from bot.service.channels import ChannelService, EffectiveChannel
     from bot.service.wiring import Services
+    from storage.channel_settings import ChannelSettings
 
 _CHANNEL = re.compile(r"^<?#?([CGD][A-Z0-9]+)(?:\|[^>]*)?>?$")
-UNSET_NAMES = (*FIELDS, "thresholds")
+UNSET_NAMES = (
+    "collections",
+    "experts",
+    "approvers",
+    "silent",
+    "notify",
+    "confirm",
+    "answer_mode",
+    "reply_mode",
+    "follow_ups",
+    "thresholds",
+)
+"""`storage.channel_settings.FIELDS` and `thresholds` (all three): spelled out, so that
+building the parser loads no database code (tests/cli/test_startup_imports.py)."""
 
 
 def add_channel_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -183,6 +195,9 @@ async def run_channel(args: argparse.Namespace, services: Services) -> int:
     channel = channel_id(args.channel)
     if args.channel_command == "show":
         return await _show(service, channel, as_json=args.json)
+    from agent.errors import InvalidInputError
+    from storage.channel_settings import ChannelUpdate
+
     changes = _update(args)
     if not changes:
         raise CommandError(

@@ -76,3 +76,10 @@ def test_bad_changes_are_refused(env: dict[str, str], args: list[str], message: 
     result = grace_here(env, "channel", "set", "C0HR000001", *args)
     assert result.returncode == 2 and message in result.stderr, result.stderr
     assert grace_here(env, "channel", "list").stdout.strip() == "no channel has settings of its own"
+
+
+def test_every_field_can_be_unset() -> None:
+    from bot.cli.channels import UNSET_NAMES
+    from storage.channel_settings import FIELDS
+
+    assert set(UNSET_NAMES) == {*FIELDS, "thresholds"}
