@@ -311,3 +311,32 @@ async def test_config_is_for_admins_and_the_people_it_names(harness: BotHarness)
         )
     )
     assert bad.json()["errors"] == {cfg.SILENT: "A number from 0 to 1, or empty."}
+
+
+async def test_a_channel_names_its_approvers_and_thresholds(harness: BotHarness) -> None:
+    """The channel's approvers may answer its pauses (someone else may not); its
+    thresholds reach the agent with the run."""
+    chan_approver = "U0CHANAPP01"
+    await configure(harness, CHANNEL, approvers=[chan_approver], silent=0.99, notify=0.98)
+    ts = "1700004700.000100"
+    await harness.mention(MONGOLIA_Q, ts=ts)
+    state = await harness.run_in(ts)
+    assert state.policy.approvers == [chan_approver]
+    assert state.policy.thresholds is not None
+    assert (state.policy.thresholds.silent, state.policy.thresholds.notify) == (0.99, 0.98)
+    assert state.pending is not None
+    assert chan_approver in state.pending.allowed_responders
+
+    await harness.thread_reply("Ulaanbaatar.", thread_ts=ts, ts="1700004700.000200", user=OTHER)
+    assert (await harness.run_in(ts)).status is RunStatus.PAUSED
+    assert any("Only the person who asked" in t for t in harness.ephemerals(OTHER))
+
+    await harness.thread_reply(
+        "It is Ulaanbaatar, according to our travel guide.",
+        thread_ts=ts,
+        ts="1700004700.000300",
+        user=chan_approver,
+    )
+    state = await harness.run_in(ts)
+    assert state.status is RunStatus.ANSWERED
+    assert state.level is not None and state.level.value != "silent", "0.99 is hard to reach"

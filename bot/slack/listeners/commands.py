@@ -50,7 +50,12 @@ async def _ack_blocks(ack: AsyncAck, text: str, blocks: list[Block]) -> None:
 
 
 def _may_control(deps: BotDeps, state: RunState, user: str) -> bool:
-    return user == state.asker or user in deps.settings.approvers
+    """The asker, a global approver, or an approver of the channel the run was asked in."""
+    return (
+        user == state.asker
+        or user in deps.settings.approvers
+        or user in (state.policy.approvers or [])
+    )
 
 
 async def _cancel(deps: BotDeps, run_id: str, user: str, channel: str) -> None:
