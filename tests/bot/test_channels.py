@@ -311,6 +311,20 @@ async def test_config_is_for_admins_and_the_people_it_names(harness: BotHarness)
         )
     )
     assert bad.json()["errors"] == {cfg.SILENT: "A number from 0 to 1, or empty."}
+    unknown = await harness.interactive(
+        config_submission(
+            EXPERT,
+            CHANNEL,
+            **{
+                cfg.COLLECTIONS: {
+                    "type": "multi_static_select",
+                    "selected_options": [{"value": "no_such_docs"}],
+                }
+            },
+        )
+    )
+    assert "Unknown collection" in unknown.json()["errors"][cfg.COLLECTIONS]
+    assert (await channels(harness).get(CHANNEL)).experts == [EXPERT, GROUP]
 
 
 async def test_a_channel_names_its_approvers_and_thresholds(harness: BotHarness) -> None:

@@ -198,6 +198,12 @@ async def submit_config(
         await ack(response_action="errors", errors={cfg.COLLECTIONS: NOT_ALLOWED})
         return
     try:
+        for name in update.collections or []:
+            await deps.orchestrator.validate_collection(name)
+    except GraceError as exc:
+        await ack(response_action="errors", errors={cfg.COLLECTIONS: exc.message[:150]})
+        return
+    try:
         await deps.channels.update(channel, update, changed_by=user)
     except GraceError as exc:
         await ack(response_action="errors", errors={cfg.SILENT: exc.message[:150]})
