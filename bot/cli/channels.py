@@ -182,7 +182,7 @@ async def _show(service: ChannelService, channel: str, *, as_json: bool) -> int:
 async def run_channel(args: argparse.Namespace, services: Services) -> int:
     service = _service(services)
     if args.channel_command == "list":
-        rows = await service.list()
+        rows = await service.all_channels()
         if args.json:
             print(json.dumps([_as_json(r) for r in rows], ensure_ascii=False))
             return 0

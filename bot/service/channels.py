@@ -49,11 +49,6 @@ def parse_ids(raw: str | Iterable[str], *, groups: bool, what: str) -> list[str]
     return list(dict.fromkeys(found))
 
 
-def mention(ident: str) -> str:
-    """How Slack mentions a person or a user group (never @channel or @here)."""
-    return f"<!subteam^{ident}>" if ident.startswith("S") else f"<@{ident}>"
-
-
 def is_dm(channel_id: str) -> bool:
     return channel_id.startswith("D")
 
@@ -113,7 +108,8 @@ class ChannelService:
         own = await self.store.get(channel_id, team_id=team_id)
         return own or ChannelSettings(team_id=team_id, channel_id=channel_id)
 
-    async def list(self, *, team_id: str | None = None) -> list[ChannelSettings]:
+    async def all_channels(self, *, team_id: str | None = None) -> list[ChannelSettings]:
+        """Every channel with settings of its own (of one workspace with `team_id`)."""
         return await self.store.all_channels(team_id=team_id)
 
     async def history(
