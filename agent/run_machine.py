@@ -366,7 +366,7 @@ class RunMachine:
                     result.confidence_detail,
                     decision.reason,
                     self.config.intervention,
-                    self._responders(state),
+                    self._responders(state, experts=True),
                 ),
             )
         else:
@@ -473,9 +473,12 @@ class RunMachine:
 
     # ------------------------------------------------------------------ helpers
 
-    def _responders(self, state: RunState) -> list[str]:
+    def _responders(self, state: RunState, *, experts: bool = False) -> list[str]:
+        """Who may answer a pause: the asker and the approvers (the run's policy's, else
+        the global ones); for an escalation also the experts it calls."""
         approvers = self.approvers if state.policy.approvers is None else state.policy.approvers
-        return list(dict.fromkeys([state.asker, *approvers, *state.policy.expert_users]))
+        called = state.policy.expert_users if experts else []
+        return list(dict.fromkeys([state.asker, *approvers, *called]))
 
     def thresholds_for(self, state: RunState) -> Thresholds:
         """The run's own thresholds (its policy's), else the shared ones."""

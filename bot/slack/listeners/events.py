@@ -59,7 +59,11 @@ async def asks_channel(channels: ChannelService | None, event: dict[str, Any], t
     channel = event.get("channel")
     if not isinstance(channel, str) or not channel or not is_question(text):
         return False
-    return (await channels.effective(channel)).answer_mode == "all"
+    try:
+        return (await channels.effective(channel)).answer_mode == "all"
+    except Exception:  # the database: never fail the ack over a message nobody asked us
+        log.warning("could not read a channel's settings; not answering its message")
+        return False
 
 
 def register(
@@ -95,13 +99,12 @@ def register(
             return  # the app_mention event carries it
         is_dm = event.get("channel_type") == "im"
         in_thread = bool(event.get("thread_ts")) and event.get("thread_ts") != event.get("ts")
-        if not (is_dm or in_thread or await asks_channel(channels, event, text)):
-            return
+        if not (is_dm or in_thread):
+            if is_bot_message(event) or not await asks_channel(channels, event, text):
+                return  # an allowed bot may answer a pause or ask in a DM, never ask unasked
         key = thread_key(body, event)
         if key is None:
             return
-        if is_bot_message(event) and not (is_dm or in_thread):
-            return  # an allowed bot may answer a pause or ask in a DM, never ask unasked
         user, where = sent_by, InThread.fields_of(key)
         item: Question | Reply = (
             Reply(**where, user=user, text=text.strip())
