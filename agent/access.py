@@ -22,8 +22,11 @@ def may_read(state: RunState, user: str, *, approvers: Collection[str], in_chann
 
 
 def may_cancel(state: RunState, user: str, *, approvers: Collection[str]) -> bool:
-    """Who may stop a run (`/grace cancel`, Slack's Stop button): its asker or an approver."""
-    return bool(user) and (user == state.asker or user in approvers)
+    """Who may stop a run (`/grace cancel`, `/grace retry`, Slack's Stop button): its asker,
+    a global approver, or an approver of the channel it was asked in (its policy)."""
+    return bool(user) and (
+        user == state.asker or user in approvers or user in (state.policy.approvers or ())
+    )
 
 
 def not_found(ref: str) -> str:

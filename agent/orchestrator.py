@@ -15,6 +15,7 @@ from datetime import timedelta
 from agent.cost import check_budget
 from agent.errors import InvalidInputError
 from agent.leases import Superseded
+from agent.policy import RunPolicy
 from agent.ports import RunEventType
 from agent.run_answers import RunAnswers, replace_intervention
 from agent.schemas import (
@@ -74,6 +75,7 @@ class Orchestrator(RunAnswers):
         context: str = "",
         run_id: str | None = None,
         origin: RunOrigin | None = None,
+        policy: RunPolicy | None = None,
     ) -> RunState:
         """Start a run and drive it until it answers, pauses, fails or is cancelled.
 
@@ -86,6 +88,7 @@ class Orchestrator(RunAnswers):
             context=context,
             run_id=run_id,
             origin=origin,
+            policy=policy,
         )
         await self._timed(state, self._plan_and_run(state))
         return state
@@ -100,13 +103,21 @@ class Orchestrator(RunAnswers):
         context: str = "",
         run_id: str | None = None,
         origin: RunOrigin | None = None,
+        policy: RunPolicy | None = None,
     ) -> RunState:
         """Validate a question and store its run (PLANNING, held by this worker) without
         working on it yet. Once this returns the question cannot be lost: should the
         process die before the run's turn comes, whoever adopts abandoned runs plans it.
 
+        `policy` (agent/policy.py): where it was asked may narrow the collections (the
+        first is the default when `collection` is None), name approvers, experts and
+        thresholds.
+
         Raises `InvalidInputError` / `CostLimitError` before anything is stored."""
         text = self.validate_question(query)
+        policy = policy or RunPolicy()
+        if collection is None and policy.collections:
+            collection = policy.collections[0]
         collection = await self.validate_collection(collection)
         await check_budget(self.ledger, self.config.cost)
         state = RunState(
@@ -116,6 +127,7 @@ class Orchestrator(RunAnswers):
             collection=collection,
             context=context,
             llm_model=self.llm.name,
+            policy=policy,
         )
         if run_id:
             state.run_id = run_id
@@ -204,6 +216,7 @@ class Orchestrator(RunAnswers):
             context=old.context,
             run_id=new_run_id,
             origin=old.origin,
+            policy=old.policy,
         )
 
     def may_answer(self, request: InterventionRequest, user: str | None) -> bool:

@@ -191,7 +191,7 @@ class RunMachine:
                 PlanRequest(
                     query=state.query,
                     context=state.context,
-                    collections=await self._collections(),
+                    collections=await self._collections(state),
                     default_collection=state.collection,
                     feedback=feedback,
                 )
@@ -267,7 +267,7 @@ class RunMachine:
                     self.executor.execute(
                         step,
                         step_context(state, step),
-                        self.thresholds,
+                        self.thresholds_for(state),
                         self._inherited_quality(state, step.step_id),
                         time_limit=time_left,
                     )
@@ -306,7 +306,7 @@ class RunMachine:
                 and await self._clarify_if_vague(state, result)
             ):
                 return False
-        low = max(self.config.replan.low_confidence, self.thresholds.confirm)
+        low = max(self.config.replan.low_confidence, self.thresholds_for(state).confirm)
         for result in sorted(results, key=lambda r: r.step_id):
             trigger = self.replanner.trigger_for(result)
             if trigger is ReplanTrigger.LOW_CONFIDENCE and _judged_by_answer(state, result):
@@ -366,7 +366,7 @@ class RunMachine:
                     result.confidence_detail,
                     decision.reason,
                     self.config.intervention,
-                    self._responders(state),
+                    self._responders(state, experts=True),
                 ),
             )
         else:
@@ -439,10 +439,11 @@ class RunMachine:
         if await self._clarify_if_vague(state, final):
             return
         state.overall_detail = overall_confidence(
-            state, final, self.config.confidence, self.thresholds
+            state, final, self.config.confidence, self.thresholds_for(state)
         )
         state.overall_confidence = round(state.overall_detail.score, 4)
-        state.level = self.calculator.decide_action(state.overall_detail, self.thresholds).level
+        thresholds = self.thresholds_for(state)
+        state.level = self.calculator.decide_action(state.overall_detail, thresholds).level
         state.final_answer = sanitize_answer(final.output, urls_in(_source_texts(final)))
         state.sources = cited(final.output, final.sources)
         state.status = RunStatus.ANSWERED
@@ -472,8 +473,16 @@ class RunMachine:
 
     # ------------------------------------------------------------------ helpers
 
-    def _responders(self, state: RunState) -> list[str]:
-        return list(dict.fromkeys([state.asker, *self.approvers]))
+    def _responders(self, state: RunState, *, experts: bool = False) -> list[str]:
+        """Who may answer a pause: the asker and the approvers (the run's policy's, else
+        the global ones); for an escalation also the experts it calls."""
+        approvers = self.approvers if state.policy.approvers is None else state.policy.approvers
+        called = state.policy.expert_users if experts else []
+        return list(dict.fromkeys([state.asker, *approvers, *called]))
+
+    def thresholds_for(self, state: RunState) -> Thresholds:
+        """The run's own thresholds (its policy's), else the shared ones."""
+        return state.policy.thresholds or self.thresholds
 
     def _inherited_quality(self, state: RunState, step_id: int) -> float | None:
         assert state.plan is not None
@@ -486,11 +495,15 @@ class RunMachine:
                     values.append(quality)
         return max(values) if values else None
 
-    async def _collections(self) -> list[str]:
+    async def _collections(self, state: RunState) -> list[str]:
+        """What the plan may search: the run's policy's collections (those that exist),
+        else every collection."""
         try:
-            return await self.knowledge_base.collections()
+            known = await self.knowledge_base.collections()
         except GraceError:
-            return [self.knowledge_base.default_collection]
+            known = [self.knowledge_base.default_collection]
+        allowed = [c for c in state.policy.collections if c in known]
+        return allowed or known
 
     async def _did_you_mean(self, state: RunState) -> list[str]:
         """Choices for an ambiguous question the plan gave none for: the knowledge

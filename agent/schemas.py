@@ -16,6 +16,8 @@ from typing import Literal, Self
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from agent.policy import RunPolicy
+
 
 def utcnow() -> datetime:
     return datetime.now(UTC)
@@ -441,6 +443,9 @@ class RunState(BaseModel):
     """Stored in the run's JSON; runs stored before it existed (and runs created without
     one) get it from their thread: a Slack thread has a ts, the command line's key none."""
     collection: str | None = None
+    policy: RunPolicy = Field(default_factory=RunPolicy)
+    """Where the run was asked may narrow its collections, name its approvers, experts
+    and thresholds (agent/policy.py); the default is the global configuration."""
     context: str = ""
     status: RunStatus = RunStatus.PLANNING
     plan: ExecutionPlan | None = None

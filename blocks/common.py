@@ -170,6 +170,17 @@ def mention(user_id: str) -> str:
     return f"<@{clean}>" if clean else "someone"
 
 
+def expert_mention(ident: str) -> str:
+    """A person (`<@U123>`) or a user group (`<!subteam^S123>`); never @channel/@here."""
+    clean = "".join(ch for ch in ident if ch.isalnum())
+    return f"<!subteam^{clean}>" if clean.startswith("S") else mention(clean)
+
+
+def mentions(idents: list[str]) -> str:
+    """`<@U1>, <!subteam^S2>` — each once, in order."""
+    return ", ".join(expert_mention(i) for i in dict.fromkeys(idents) if i)
+
+
 def header(text: str) -> HeaderBlock:
     """A header block; plain text, so nothing to escape, only cut to 150 chars."""
     flat = one_line(text) or "GRACE"

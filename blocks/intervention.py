@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from datetime import datetime
+
 from slack_sdk.models.blocks import (
     ActionsBlock,
     Block,
@@ -26,6 +28,7 @@ from blocks.common import (
     cancel_button,
     context,
     mention,
+    mentions,
     one_line,
     pack_lines,
     safe,
@@ -179,8 +182,10 @@ def _escalate_head(state: RunState, request: InterventionRequest) -> list[Block]
         title = f"🙋 *{_KIND_TITLE[request.kind]}*" + (f" — {where}" if where else "")
         pair = disagreeing_documents(request.confidence, found)
         why = why_unsure(request.confidence, found, alerted=True)
-        blocks: list[Block] = [
-            section(title),
+        blocks: list[Block] = [section(title)]
+        if state.policy.experts:
+            blocks.append(section(f"🔔 {mentions(state.policy.experts)}: could you help?"))
+        blocks += [
             section(found_sentence(found)),
             _why_section(f"*Why I am unsure:* {why}", request),
         ]
@@ -240,6 +245,14 @@ def escalate_message(state: RunState, request: InterventionRequest) -> list[Bloc
         hint += f" (options {MAX_OPTION_BUTTONS + 1}–{len(options)} have no button)"
     blocks.append(context(hint, *_who_and_when(request)))
     return blocks
+
+
+def expert_call(state: RunState, request: InterventionRequest) -> str:
+    """The mentions an escalation opens with (its experts'), or "" — so the message's
+    notification text calls them, not only its blocks."""
+    if request.kind is not InterventionKind.ESCALATE or not state.policy.experts:
+        return ""
+    return mentions(state.policy.experts) + " "
 
 
 def plain_question(request: InterventionRequest) -> str:
@@ -346,4 +359,12 @@ def modify_modal(request: InterventionRequest, channel: str, thread_ts: str) -> 
         close=PlainTextObject(text="Back"),
         private_metadata=metadata,
         blocks=blocks,
+    )
+
+
+def reminder_text(experts: list[str], asked_at: datetime) -> str:
+    """The one reminder an unanswered escalation sends its experts, in its thread."""
+    return (
+        f"⏰ {mentions(experts)}: the question above is still waiting for an answer "
+        f"(asked {slack_date(asked_at)}). Reply in this thread to answer it."
     )

@@ -7,7 +7,14 @@ from collections.abc import Mapping, Sequence
 from slack_sdk.models.blocks import Block, DividerBlock
 
 from agent.feedback_quorum import ThresholdChange
-from agent.schemas import ConfidenceScore, InterventionLevel, InterventionStatus, RunState
+from agent.schemas import (
+    ConfidenceScore,
+    InterventionKind,
+    InterventionLevel,
+    InterventionStatus,
+    RunState,
+    RunStatus,
+)
 from blocks.common import (
     FACTOR_WORDS,
     LEVEL_EMOJI,
@@ -17,6 +24,7 @@ from blocks.common import (
     factor_text,
     header,
     mention,
+    mentions,
     one_line,
     safe,
     section,
@@ -43,6 +51,7 @@ HELP_COMMANDS: tuple[tuple[str, str], ...] = (
         "and recent 👍 / 👎 feedback",
     ),
     ("/grace thresholds", "the confidence levels at which I answer, check or ask"),
+    ("/grace config", "this channel's settings: collections, experts, approvers, modes"),
     ("/grace verified", "the answers approvers saved as verified, newest first"),
     ("/grace forget <id>", "remove a verified answer (approvers)"),
     ("/grace help", "this help"),
@@ -105,6 +114,20 @@ def score_lines(detail: ConfidenceScore) -> list[str]:
     return lines
 
 
+def waiting_for(state: RunState) -> str:
+    """Who a paused run waits for: its escalation's experts first, then whoever may
+    answer (the asker, approvers); "" when it is not waiting for anyone."""
+    pending = state.pending
+    if state.status is not RunStatus.PAUSED or pending is None:
+        return ""
+    if pending.status is not InterventionStatus.PENDING:
+        return ""
+    people = list(pending.allowed_responders)
+    if pending.kind is InterventionKind.ESCALATE:
+        people = [*state.policy.experts, *people]
+    return mentions(people) if people else "anyone in the thread"
+
+
 def run_summary_line(state: RunState, *, with_asker: bool = False) -> str:
     """`• `ab12cd` ✅ answered · “question” · <date>` (+ who asked, in a channel list)."""
     line = f"• `{short_id(state.run_id)}` {RUN_STATUS_LABEL[state.status]}"
@@ -113,6 +136,9 @@ def run_summary_line(state: RunState, *, with_asker: bool = False) -> str:
     if with_asker:
         line += f" · {mention(state.asker)}"
     line += f" · {slack_date(state.created_at)}"
+    waiting = waiting_for(state)
+    if waiting:
+        line += f" · waiting for {waiting}"
     return line
 
 
@@ -174,6 +200,9 @@ def run_detail_blocks(state: RunState) -> list[Block]:
     if pending is not None and pending.status is InterventionStatus.PENDING:
         text = f"⏸️ *Waiting for an answer* ({pending.kind.value}): "
         text += safe(one_line(pending.question), 1000)
+        waiting = waiting_for(state)
+        if waiting:
+            text += f"\nWaiting for {waiting}"
         if pending.expires_at is not None:
             text += f"\nExpires {slack_date(pending.expires_at)}"
         blocks.append(section(text))

@@ -24,6 +24,7 @@ from storage.outbox import GAVE_UP
 from storage.sql import SqlStore, rowcount
 from storage.tables import (
     DeliveryRow,
+    ExpertReminderRow,
     InterventionRow,
     MessageRefRow,
     RunEventRow,
@@ -122,4 +123,9 @@ class SqlRetention(SqlStore):
                     .execution_options(synchronize_session=False)
                 )
                 counts[name] = rowcount(result)
+            await session.execute(  # which escalations were reminded: ids only, not counted
+                delete(ExpertReminderRow)
+                .where(ExpertReminderRow.run_id.in_(ids))
+                .execution_options(synchronize_session=False)
+            )
         return Purged(**counts)

@@ -349,3 +349,54 @@ class ThresholdChangeRow(Base):
     new_notify: Mapped[float] = mapped_column(Float)
     new_confirm: Mapped[float] = mapped_column(Float)
     changed_at: Mapped[datetime] = mapped_column(UTCDateTime())
+
+
+class ChannelSettingsRow(Base):
+    """One Slack channel's own settings (0011); a NULL column falls back to the global
+    setting. `team_id` is "" until settings are kept per workspace."""
+
+    __tablename__ = "channel_settings"
+
+    team_id: Mapped[str] = mapped_column(SLACK_ID, primary_key=True)
+    channel_id: Mapped[str] = mapped_column(SLACK_ID, primary_key=True)
+    collections_json: Mapped[str | None] = mapped_column(Text)
+    experts_json: Mapped[str | None] = mapped_column(Text)
+    approvers_json: Mapped[str | None] = mapped_column(Text)
+    silent: Mapped[float | None] = mapped_column(Float)
+    notify: Mapped[float | None] = mapped_column(Float)
+    confirm: Mapped[float | None] = mapped_column(Float)
+    answer_mode: Mapped[str | None] = mapped_column(SHORT)
+    reply_mode: Mapped[str | None] = mapped_column(SHORT)
+    follow_ups: Mapped[bool | None] = mapped_column(Boolean)
+    updated_by: Mapped[str] = mapped_column(SLACK_ID)
+    updated_at: Mapped[datetime] = mapped_column(UTCDateTime())
+
+
+class ChannelSettingChangeRow(Base):
+    """Every change of a channel setting (0011): who, when, which field, from → to
+    (values as JSON; NULL = unset)."""
+
+    __tablename__ = "channel_setting_changes"
+    __table_args__ = (
+        Index("ix_channel_setting_changes_channel", "team_id", "channel_id", "changed_at"),
+    )
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    team_id: Mapped[str] = mapped_column(SLACK_ID)
+    channel_id: Mapped[str] = mapped_column(SLACK_ID)
+    field: Mapped[str] = mapped_column(String(64))
+    old_value: Mapped[str | None] = mapped_column(Text)
+    new_value: Mapped[str | None] = mapped_column(Text)
+    changed_by: Mapped[str] = mapped_column(SLACK_ID)
+    changed_at: Mapped[datetime] = mapped_column(UTCDateTime())
+
+
+class ExpertReminderRow(Base):
+    """An escalation whose experts were reminded (0011): at most once, across replicas
+    (the insert is the claim)."""
+
+    __tablename__ = "expert_reminders"
+
+    intervention_id: Mapped[str] = mapped_column(ID, primary_key=True)
+    run_id: Mapped[str] = mapped_column(ID)
+    reminded_at: Mapped[datetime] = mapped_column(UTCDateTime())

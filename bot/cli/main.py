@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 
 from bot.cli.answers import run_feedback, run_resume
 from bot.cli.ask import run_ask
+from bot.cli.channels import run_channel
 from bot.cli.errors import (
     CommandError,
     ExitCode,
@@ -217,6 +218,7 @@ COMMANDS: dict[str, Callable[[argparse.Namespace, Services], Awaitable[int]]] = 
     "recover": run_recover,
     "sweep": run_sweep,
     "verified": run_verified,
+    "channel": run_channel,
     "purge": run_purge,
     "reembed": run_reembed,
 }

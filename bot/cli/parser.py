@@ -138,6 +138,10 @@ def build_parser() -> argparse.ArgumentParser:
         help="the simulated workspace refuses chat.startStream: see the plan-message fallback",
     )
 
+    from bot.cli.channels import add_channel_parser
+
+    add_channel_parser(sub)
+
     from bot.cli.purge import add_purge_parser
 
     add_purge_parser(sub)

@@ -96,6 +96,24 @@ class SlackSettings(BaseModel):
     """New runs one thread may start in a minute; more get one polite reply."""
     runs_per_user_per_minute: int = Field(default=10, ge=1, le=1000)
     """New runs one person may start in a minute, across threads; more get one reply."""
+    answer_mode: Literal["mentions", "all"] = "mentions"
+    """Channels without their own setting: `mentions` = GRACE answers when mentioned;
+    `all` = every question posted in a channel it is in, too (never bots')."""
+    reply_mode: Literal["thread", "ephemeral"] = "thread"
+    """Channels without their own setting: the answer in the thread, or `ephemeral`
+    (only the asker sees it)."""
+    follow_ups: Literal["off", "dms", "everywhere"] = "dms"
+    """In a thread GRACE answered, the asker's next message (no mention needed) is a
+    follow-up question: in DMs only, everywhere, or nowhere. A channel may override it."""
+    experts: list[str] = Field(default_factory=list)
+    """Who is mentioned when GRACE escalates, for channels without their own experts:
+    user ids (U…) or user groups (S…). Never @channel."""
+    expert_reminder_minutes: float = Field(default=60.0, ge=0)
+    """An escalation nobody answered this long reminds its experts once in the thread
+    (0: never). Expiry is unchanged (GRACE_INTERVENTION__EXPIRY_HOURS)."""
+    channel_settings_cache_seconds: float = Field(default=30.0, ge=0)
+    """How long a process keeps a channel's settings before reading them again (a change
+    made elsewhere — another replica, `grace channel set` — is seen after at most this)."""
 
 
 class FeedbackSettings(BaseModel):

@@ -251,6 +251,32 @@ def block_actions_payload(
     return payload
 
 
+def element_types(blocks: list[Any]) -> dict[tuple[str, str], str]:
+    """(block id, action id) → the type of a modal's input element."""
+    found: dict[tuple[str, str], str] = {}
+    for block in blocks:
+        element = block.get("element") if isinstance(block, dict) else None
+        if isinstance(element, dict) and block.get("type") == "input":
+            key = (str(block.get("block_id", "")), str(element.get("action_id", "")))
+            found[key] = str(element.get("type", "plain_text_input"))
+    return found
+
+
+def typed_input(kind: str, text: str) -> dict[str, Any]:
+    """What typed text becomes in `view.state`, in the shape Slack gives each element:
+    selects carry their choice(s), user selects user ids (typed comma-separated)."""
+    items = [part.strip() for part in text.split(",") if part.strip()]
+    if kind == "static_select":
+        return {"type": kind, "selected_option": {"value": text} if text else None}
+    if kind == "multi_static_select":
+        return {"type": kind, "selected_options": [{"value": v} for v in items]}
+    if kind == "multi_users_select":
+        return {"type": kind, "selected_users": items}
+    if kind == "users_select":
+        return {"type": kind, "selected_user": items[0] if items else None}
+    return {"type": "plain_text_input", "value": text}
+
+
 def view_submission_payload(
     *,
     callback_id: str,
@@ -268,9 +294,10 @@ def view_submission_payload(
 
     `view` (the modal as `views.open` stored it) supplies its blocks, title and hash.
     """
+    kinds = element_types((view or {}).get("blocks") or [])
     state = {
         block_id: {
-            action_id: {"type": "plain_text_input", "value": text}
+            action_id: typed_input(kinds.get((block_id, action_id), "plain_text_input"), text)
             for action_id, text in actions.items()
         }
         for block_id, actions in values.items()

@@ -33,6 +33,8 @@ from bot.simulator.workspace import (
 
 PEOPLE = (("U0ALICE", "alice"), ("U0BOB", "bob"), ("U0CAROL", "carol"))
 """The simulated people: the page's user switcher offers them."""
+ADMINS = frozenset({"U0ALICE"})
+"""Workspace admins (`users.info` says `is_admin`): alice may open `/grace config`."""
 CHANNELS = ((DEFAULT_CHANNEL_ID, "general"), ("C0RANDOM01", "random"))
 
 
@@ -42,13 +44,14 @@ def dm_channel(user_id: str) -> str:
 
 
 def default_workspace() -> SlackWorkspace:
-    """A workspace with #general, #random, alice, bob and carol, and each one's DM with grace."""
+    """A workspace with #general, #random, alice (an admin), bob and carol, and each one's
+    DM with grace."""
     workspace = SlackWorkspace(team_name="GRACE Simulator", clock=time.time)
     workspace.add_user(SLACKBOT_USER_ID, name="slackbot", is_bot=True)
     for channel_id, name in CHANNELS:
         workspace.add_channel(channel_id, name)
     for user_id, name in PEOPLE:
-        workspace.add_user(user_id, name=name)
+        workspace.add_user(user_id, name=name, is_admin=user_id in ADMINS)
         workspace.add_channel(dm_channel(user_id), workspace.bot_name, is_im=True, user=user_id)
     return workspace
 

@@ -312,9 +312,15 @@ class SlackWorkspace:
         self._subscribers.emit(WorkspaceEvent(kind=kind, channel=channel, ts=ts, data=data))
 
     def add_user(
-        self, user_id: str, *, name: str | None = None, is_bot: bool = False, tz: str = "UTC"
+        self,
+        user_id: str,
+        *,
+        name: str | None = None,
+        is_bot: bool = False,
+        tz: str = "UTC",
+        is_admin: bool = False,
     ) -> dict[str, Any]:
-        """Register a user that `users.info` will describe."""
+        """Register a user that `users.info` will describe (`is_admin`: a workspace admin)."""
         name = name or f"user-{user_id.lower()}"
         user = {
             "id": user_id,
@@ -322,6 +328,8 @@ class SlackWorkspace:
             "name": name,
             "real_name": name.title(),
             "is_bot": is_bot,
+            "is_admin": is_admin,
+            "is_owner": False,
             "deleted": False,
             "tz": tz,
             "profile": {"display_name": name, "real_name": name.title()},

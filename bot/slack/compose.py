@@ -16,6 +16,7 @@ from slack_bolt.async_app import AsyncApp
 from slack_sdk.web.async_client import AsyncWebClient
 
 from agent.errors import InvalidInputError
+from bot.service.channels import ChannelService
 from bot.service.settings import Settings
 from bot.service.sweeper import adopt_abandoned
 from bot.service.tasks import TaskRunner
@@ -39,6 +40,7 @@ from bot.slack.listeners.commands import process_command
 from bot.slack.listeners.views import process_modify
 from bot.slack.people import PersonNames
 from bot.slack.senders import RunLimiter
+from storage.channel_settings import SqlChannelSettings
 
 log = logging.getLogger(__name__)
 
@@ -132,6 +134,12 @@ async def create_bot(settings: Settings, *, services: Services | None = None) ->
         ),
         sessions=AgentSessions(client=delivery_client, store=services.store),
     )
+    channels = ChannelService(
+        SqlChannelSettings(services.engine, health=services.store.health),
+        settings,
+        shared_thresholds=lambda: services.orchestrator.thresholds,
+    )
+    publisher.replies = channels
     threads = AssistantThreads(client=status_client(client), store=services.store)
     services = services.with_observers([publisher, threads])
     tasks = TaskRunner(settings.slack.max_concurrent_runs)
@@ -153,6 +161,7 @@ async def create_bot(settings: Settings, *, services: Services | None = None) ->
             per_thread=settings.slack.runs_per_thread_per_minute,
             per_user=settings.slack.runs_per_user_per_minute,
         ),
+        channels=channels,
     )
     intake = Intake(
         inbox=services.inbox,

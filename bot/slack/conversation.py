@@ -4,6 +4,10 @@
   a finished run's question and answer become the new run's context.
 - A mention or a reply in a thread whose run is paused answers that pause, when the
   author may answer.
+- In a thread whose run was answered, the asker's next message — no mention needed — is
+  a follow-up, where the channel's settings allow it (by default in DMs only).
+- A run asked in a channel takes that channel's settings (`bot.service.channels`) as its
+  `RunPolicy`: collections, approvers, experts, thresholds.
 - Everything that talks to the agent runs after the ack, as a tracked task; a new
   question is stored as a run at once and then waits for an agent slot.
 """
@@ -14,6 +18,7 @@ import logging
 import re
 
 from agent.errors import GraceError
+from agent.policy import RunPolicy
 from agent.schemas import (
     InterventionAction,
     InterventionAnswer,
@@ -75,10 +80,29 @@ async def process_question(deps: BotDeps, received: Received[Question]) -> Follo
 
 
 async def process_reply(deps: BotDeps, received: Received[Reply]) -> None:
-    """An inbox thread reply (done once its answer is claimed and acted on)."""
+    """An inbox thread reply (done once its answer is claimed and acted on, or once it
+    was taken in as a follow-up question, under an id derived from the entry)."""
     item = received.item
-    await on_reply(deps, key=item.key, user=item.user, text=item.text)
+    if await deps.store.load(received.run_id) is not None:
+        return None  # taken in as a follow-up already (a replay)
+    await on_reply(deps, key=item.key, user=item.user, text=item.text, run_id=received.run_id)
     return None
+
+
+async def channel_policy(deps: BotDeps, key: ThreadKey) -> RunPolicy | None:
+    """The policy a run asked in this channel follows (None: no channel settings)."""
+    if deps.channels is None:
+        return None
+    return (await deps.channels.effective(key.channel_id)).policy()
+
+
+async def follows_up(deps: BotDeps, key: ThreadKey, user: str, latest: RunState | None) -> bool:
+    """Whether a plain message in this thread is the asker's follow-up question."""
+    if latest is None or latest.status is not RunStatus.ANSWERED or user != latest.asker:
+        return False
+    if latest.origin is not RunOrigin.SLACK_THREAD or deps.channels is None:
+        return False
+    return (await deps.channels.effective(key.channel_id)).follow_ups
 
 
 async def on_question(
@@ -120,7 +144,13 @@ async def on_question(
     context = follow_up_context(existing) if existing is not None else ""
     try:
         state = await deps.orchestrator.register(
-            question, asker=user, thread=key, context=context, run_id=run_id, origin=origin
+            question,
+            asker=user,
+            thread=key,
+            context=context,
+            run_id=run_id,
+            origin=origin,
+            policy=await channel_policy(deps, key),
         )
     except GraceError as exc:
         await deps.publisher.post_text(key.channel_id, key.thread_ts, f"⚠️ {exc.message}")
@@ -130,10 +160,20 @@ async def on_question(
 
 
 async def on_reply(
-    deps: BotDeps, *, key: ThreadKey, user: str, text: str, run: RunState | None = None
+    deps: BotDeps,
+    *,
+    key: ThreadKey,
+    user: str,
+    text: str,
+    run: RunState | None = None,
+    run_id: str | None = None,
 ) -> None:
-    """A thread reply: the answer to the thread's pause, if there is one and it's theirs."""
+    """A thread reply: the answer to the thread's pause, if there is one and it's theirs;
+    or the asker's follow-up in a thread GRACE answered (as `run_id`), where allowed."""
     state = run or await deps.store.latest_run_in_thread(key)
+    if run is None and text and await follows_up(deps, key, user, state):
+        await on_question(deps, key=key, user=user, text=text, run_id=run_id)
+        return
     if state is None or state.status is not RunStatus.PAUSED or state.pending is None:
         return  # people talk in threads; only a pending question makes a reply an answer
     request = state.pending

@@ -8,6 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from agent.orchestrator import Orchestrator
+from bot.service.channels import ChannelService
 from bot.service.settings import Settings
 from bot.service.tasks import TaskRunner
 from bot.service.verified import VerifiedKeeper
@@ -34,6 +35,8 @@ class BotDeps:
     """Verified answers (the Save button, `/grace verified`, `/grace forget`)."""
     names: PersonNames | None = None
     """Display names for text that names a person (a reply cited as a source)."""
+    channels: ChannelService | None = None
+    """Per-channel settings (collections, experts, approvers, thresholds, modes)."""
 
     async def display_name(self, user: str) -> str | None:
         """The person's display name, or None when it is unknown or no `names` is wired

@@ -23,6 +23,7 @@ from bot.service.settings import Settings
 from bot.service.sweeper import sweep_forever
 from bot.slack import http_guard, inbound
 from bot.slack.compose import Bot, create_bot
+from bot.slack.reminders import remind_forever
 
 log = logging.getLogger(__name__)
 
@@ -147,7 +148,11 @@ async def _upkeep(bot: Bot, sweep_interval: float, inbox_interval: float = 5.0) 
             except Exception:  # a database fault: the next pass tries again
                 log.exception("inbox/outbox sweep failed")
 
-    jobs = [sweep_forever(bot.services, sweep_interval), inbox_and_outbox()]
+    jobs = [
+        sweep_forever(bot.services, sweep_interval),
+        inbox_and_outbox(),
+        remind_forever(bot.deps, sweep_interval),  # escalations' experts, once
+    ]
     minutes = bot.services.settings.knowledge.sync_interval_minutes
     if minutes > 0:  # GRACE_KNOWLEDGE__SYNC_INTERVAL_MINUTES: `grace sync` on a schedule
         jobs.append(sync_forever(bot.services, minutes))

@@ -211,6 +211,16 @@
       control = `<textarea data-testid="modal-input" data-block-id="${blockId}" data-action-id="${actionId}" placeholder="${placeholder}"${max}>${initial}</textarea>`;
     } else if (el.type === "plain_text_input") {
       control = `<input data-testid="modal-input" data-block-id="${blockId}" data-action-id="${actionId}" placeholder="${placeholder}" value="${initial}"${max}>`;
+    } else if (el.type === "static_select") {
+      // a dropdown; the relay sends the chosen option as Slack's `selected_option`
+      const chosen = el.initial_option ? el.initial_option.value : "";
+      const options = (el.options || []).map((o) => `<option value="${escapeHtml(o.value)}"${o.value === chosen ? " selected" : ""}>${escapeHtml(o.text ? o.text.text : o.value)}</option>`).join("");
+      control = `<select data-testid="modal-input" data-block-id="${blockId}" data-action-id="${actionId}">${options}</select>`;
+    } else if (["multi_users_select", "users_select", "multi_static_select"].includes(el.type)) {
+      // typed as comma-separated ids / option values; the relay makes Slack's shape of them
+      const chosen = el.initial_users || (el.initial_options || []).map((o) => o.value);
+      const hint = el.type === "multi_static_select" ? (el.options || []).map((o) => o.value).join(", ") : "U123, U456";
+      control = `<input data-testid="modal-input" data-block-id="${blockId}" data-action-id="${actionId}" data-element-type="${escapeHtml(el.type)}" placeholder="${escapeHtml(hint)}" value="${escapeHtml(chosen.join(", "))}">`;
     } else {
       control = `<span class="blk-unsupported">[${escapeHtml(el.type)} input]</span>`;
     }

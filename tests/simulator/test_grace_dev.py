@@ -222,3 +222,39 @@ async def test_a_busy_port_is_a_clear_error(tmp_path: Path) -> None:
         port = int(busy.getsockname()[1])
         with pytest.raises(InvalidInputError, match=f"Port {port} is in use"):
             await run_dev(dev_test_settings(tmp_path / "grace"), port=port, stop=asyncio.Event())
+
+
+async def test_the_channel_config_modal_from_the_page(dev: DevEnvironment, page: Page) -> None:
+    """`/grace config` (issue 20): alice, a workspace admin, opens and saves it from the
+    page (its selects typed as the page types them); carol, named nowhere, is refused."""
+    from blocks import channel_config as cfg
+
+    refused = await page.command("U0CAROL", "/grace config")
+    assert refused["ok"]
+    await settle(dev)
+    assert (await page.state("U0CAROL"))["views"] == []
+    assert any(
+        "Only workspace admins" in e["text"] for e in (await page.state("U0CAROL"))["ephemerals"]
+    )
+
+    await page.command(ALICE, "/grace config")
+    await settle(dev)
+    [view] = (await page.state(ALICE))["views"]
+    assert view["view"]["callback_id"] == cfg.CONFIG_MODAL_CALLBACK
+    status, done = await page.post(
+        f"/sim/views/{view['id']}/submit",
+        {
+            "user": ALICE,
+            "values": {
+                cfg.EXPERTS: {cfg.action_id(cfg.EXPERTS): BOB},
+                cfg.ANSWER_MODE: {cfg.action_id(cfg.ANSWER_MODE): "all"},
+                cfg.REPLY_MODE: {cfg.action_id(cfg.REPLY_MODE): "default"},
+            },
+        },
+    )
+    assert status == 200 and done["view_closed"], done
+    channels = dev.bot.deps.channels
+    assert channels is not None
+    saved = await channels.get(CHANNEL)
+    assert (saved.experts, saved.answer_mode, saved.reply_mode) == ([BOB], "all", None)
+    assert saved.updated_by == ALICE

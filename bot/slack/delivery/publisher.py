@@ -56,6 +56,7 @@ from blocks.intervention import (
     confirm_message,
     decided_message,
     escalate_message,
+    expert_call,
     expired_message,
     plain_question,
 )
@@ -120,8 +121,18 @@ class DeliveryQueue(Protocol):
     ) -> list[Delivery]: ...
 
 
+class ReplyModes(Protocol):
+    """Where a channel's answers go (`bot.service.channels.ChannelService`)."""
+
+    async def reply_mode(self, channel_id: str) -> str: ...
+
+
 class SlackPublisher:
     """A `RunObserver` that keeps a run's Slack thread in step with its stored state."""
+
+    replies: ReplyModes | None = None
+    """Channels whose answers are ephemeral (only the asker sees them); None: all in
+    the thread. Set by the composition root."""
 
     def __init__(
         self,
@@ -314,13 +325,17 @@ class SlackPublisher:
         sync = ThreadSync(
             self, self._store, state, await self._store.message_digests(state.run_id), suspect
         )
-        streamed = await self._streams.deliver(state, sync) if self._streams else "message"
+        ephemeral = await self._answers_ephemeral(state)
+        streams = None if ephemeral else self._streams  # a stream would show the answer
+        streamed = await streams.deliver(state, sync) if streams else "message"
         if state.plan is not None and streamed == "message":
             blocks = payload(plan_card_message(state))
             await sync.ensure(PLAN, blocks, fallback_text(state), edit=True)
         for request in _interventions(state):
             await self._intervention(sync, state, request)
-        if state.status is RunStatus.ANSWERED and streamed == "text":
+        if state.status is RunStatus.ANSWERED and ephemeral:
+            await self._ephemeral_answer(sync, state)
+        elif state.status is RunStatus.ANSWERED and streamed == "text":
             # the stream shows the answer's text: only its footer follows
             await sync.ensure(ANSWER, payload(answer_footer_message(state)), FOOTER_ONLY_TEXT)
         elif state.status is RunStatus.ANSWERED and streamed != "all":
@@ -333,13 +348,40 @@ class SlackPublisher:
         if self._sessions is not None:  # after the messages: a session hiccup delays none
             await self._sessions.sync(state, sync)
 
+    async def _answers_ephemeral(self, state: RunState) -> bool:
+        if self.replies is None or state.origin is not RunOrigin.SLACK_THREAD:
+            return False
+        if state.thread.channel_id.startswith("D"):
+            return False  # a DM is the asker's own
+        return await self.replies.reply_mode(state.thread.channel_id) == "ephemeral"
+
+    async def _ephemeral_answer(self, sync: ThreadSync, state: RunState) -> None:
+        """The answer only the asker sees, in the thread (once: its ts is stored)."""
+        for part, blocks in enumerate(answer_messages(state), 1):
+            kind = ANSWER if part == 1 else f"{ANSWER}:{part}"
+            if sync.has(kind):
+                continue
+            try:
+                response = await self._client.chat_postEphemeral(
+                    channel=state.thread.channel_id,
+                    user=state.asker,
+                    thread_ts=state.thread.thread_ts,
+                    blocks=payload(blocks),
+                    text=answer_fallback_text(state, part),
+                )
+            except Exception as exc:
+                self._refused(exc, "chat.postEphemeral", state.run_id)
+                return
+            ts = str(response.get("message_ts") or f"ephemeral-{part}")
+            await sync.remember(kind, state.thread.channel_id, ts, None)
+
     async def _intervention(
         self, sync: ThreadSync, state: RunState, request: InterventionRequest
     ) -> None:
         if request.kind is InterventionKind.PLAN_APPROVAL:
             return  # its buttons live on the plan message
         kind = f"intervention:{request.intervention_id}"
-        text = truncate(plain_question(request), 300)
+        text = truncate(expert_call(state, request) + plain_question(request), 600)
         if request.status is InterventionStatus.PENDING:
             if state.pending is None or state.pending.intervention_id != request.intervention_id:
                 return

@@ -12,6 +12,7 @@ from typing import Any, Literal
 
 from slack_bolt.async_app import AsyncAck, AsyncApp
 from slack_sdk.models.blocks import Block
+from slack_sdk.web.async_client import AsyncWebClient
 
 from agent.access import SHORT_ID_SEARCH, may_cancel, not_found, short_id_prefix
 from agent.errors import GraceError
@@ -31,6 +32,7 @@ from bot.slack.delivery.assistant_status import ASSISTANT_REF
 from bot.slack.deps import BotDeps
 from bot.slack.intake import Intake, Received
 from bot.slack.items import Command, stored
+from bot.slack.listeners.config import open_config
 from bot.slack.listeners.verified import forget, verified_list
 from storage.threshold_audit import SqlThresholdAudit
 
@@ -150,13 +152,26 @@ async def find_run(deps: BotDeps, ref: str, user: str, channel: str) -> RunState
 
 
 async def handle_grace(
-    deps: BotDeps, intake: Intake, ack: AsyncAck, command: dict[str, Any]
+    deps: BotDeps,
+    intake: Intake,
+    ack: AsyncAck,
+    command: dict[str, Any],
+    client: AsyncWebClient | None = None,
 ) -> None:
     words = str(command.get("text", "")).split()
     sub = words[0].lower() if words else "help"
     arg = words[1] if len(words) > 1 else None
     user = str(command.get("user_id", ""))
     channel = str(command.get("channel_id", ""))
+
+    if sub == "config" and client is not None:
+        await ack()  # the modal opens after the ack (users.info first)
+        trigger = str(command.get("trigger_id", ""))
+        deps.tasks.spawn(
+            open_config(deps, client, channel=channel, user=user, trigger_id=trigger),
+            name=f"config {channel}",
+        )
+        return
 
     if sub == "status" and arg is None:
         recent = await deps.store.list_runs(limit=MINE_SEARCH)
@@ -269,4 +284,4 @@ async def _lexical_only_notes(deps: BotDeps) -> list[str]:
 def register(app: AsyncApp, deps: BotDeps, intake: Intake) -> None:
     @app.command("/grace")
     async def grace_command(ack: AsyncAck, command: dict[str, Any]) -> None:
-        await handle_grace(deps, intake, ack, command)
+        await handle_grace(deps, intake, ack, command, app.client)

@@ -16,12 +16,18 @@ from typing import Any
 from slack_bolt.async_app import AsyncApp
 
 from agent.schemas import ThreadKey
+from bot.service.channels import ChannelService
+from bot.slack.channel_questions import is_question
 from bot.slack.intake import Intake
 from bot.slack.items import AssistantQuestion, InThread, Question, Reply, stored
 from bot.slack.senders import sender
 from storage.inbox import InboxItem
 
 log = logging.getLogger(__name__)
+
+
+def is_bot_message(event: dict[str, Any]) -> bool:
+    return bool(event.get("bot_id")) or event.get("subtype") == "bot_message"
 
 
 def thread_key(body: dict[str, Any], event: dict[str, Any]) -> ThreadKey | None:
@@ -45,7 +51,27 @@ def message_row(
     return stored(item, event_id=event_id, message_key=message_key)
 
 
-def register(app: AsyncApp, intake: Intake, allowed_bots: Collection[str] = ()) -> None:
+async def asks_channel(channels: ChannelService | None, event: dict[str, Any], text: str) -> bool:
+    """A top-level message in a channel that answers every question (its answer mode is
+    `all`), from a person, that is a question. Bots never (`sender` refused them)."""
+    if channels is None or event.get("channel_type") not in ("channel", "group"):
+        return False
+    channel = event.get("channel")
+    if not isinstance(channel, str) or not channel or not is_question(text):
+        return False
+    try:
+        return (await channels.effective(channel)).answer_mode == "all"
+    except Exception:  # the database: never fail the ack over a message nobody asked us
+        log.warning("could not read a channel's settings; not answering its message")
+        return False
+
+
+def register(
+    app: AsyncApp,
+    intake: Intake,
+    allowed_bots: Collection[str] = (),
+    channels: ChannelService | None = None,
+) -> None:
     @app.event("app_mention")
     async def handle_mention(body: dict[str, Any], event: dict[str, Any]) -> None:
         user = sender(event, allowed_bots)
@@ -74,7 +100,8 @@ def register(app: AsyncApp, intake: Intake, allowed_bots: Collection[str] = ()) 
         is_dm = event.get("channel_type") == "im"
         in_thread = bool(event.get("thread_ts")) and event.get("thread_ts") != event.get("ts")
         if not (is_dm or in_thread):
-            return
+            if is_bot_message(event) or not await asks_channel(channels, event, text):
+                return  # an allowed bot may answer a pause or ask in a DM, never ask unasked
         key = thread_key(body, event)
         if key is None:
             return
