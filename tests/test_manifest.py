@@ -39,6 +39,7 @@ EVENT_NEEDS: dict[str, tuple[set[str], set[str]]] = {
         {"assistant_thread_context_changed"},
         {"assistant:write"},
     ),
+    "app_home_opened": ({"app_home_opened"}, set()),  # the Home tab (bot/slack/home/)
     "assistant.user_message": ({"message.im"}, {"im:history"}),
     "assistant.bot_message": ({"message.im"}, {"im:history"}),
 }
@@ -62,6 +63,8 @@ METHOD_SCOPES: dict[str, set[str]] = {
     "conversations_open": {"im:write"},
     # who may read a run (bot/slack/access.py): the run's channel's members
     "conversations_members": {"channels:read", "groups:read", "im:read"},
+    # which runs a Home tab may list (bot/slack/home/reach.py): the channel's kind
+    "conversations_info": {"channels:read", "groups:read", "im:read"},
     "reactions_add": {"reactions:write"},
     "users_info": {"users:read"},
     "assistant_threads_setStatus": {"assistant:write"},

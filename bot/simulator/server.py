@@ -91,6 +91,7 @@ class SlackSimulator(FakeSlack):
         self.relay.add_routes(app)
         self.ui.add_routes(app)
         self.assistant.add_routes(app, partial(self.socket_mode.send, EVENTS_API))
+        self.home.add_routes(app, partial(self.socket_mode.send, EVENTS_API))
         return app
 
     async def start(self) -> None:

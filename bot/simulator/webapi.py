@@ -20,6 +20,7 @@ from typing import Any
 from aiohttp import web
 
 from bot.simulator.assistant import AssistantPane
+from bot.simulator.home import HomeTabs
 from bot.simulator.workspace import SlackWorkspace, StoredMessage, WorkspaceError
 
 _JSON_PARAMS = ("blocks", "attachments", "view", "metadata", "chunks")
@@ -114,6 +115,9 @@ class FakeSlack:
         # ---- the assistant pane (assistant.threads.*): see bot/simulator/assistant.py
         self.assistant = AssistantPane(self.workspace)
         self._handlers.update(self.assistant.handlers())
+        # ---- the App Home tab (views.publish): see bot/simulator/home.py
+        self.home = HomeTabs(self.workspace)
+        self._handlers.update(self.home.handlers())
 
     # ------------------------------------------------------------------ lifecycle
 

@@ -28,6 +28,8 @@ from bot.slack.delivery.assistant_status import AssistantThreads, status_client
 from bot.slack.delivery.plan_stream import PlanStreamer, StreamChoices
 from bot.slack.delivery.publisher import SlackPublisher
 from bot.slack.deps import BotDeps
+from bot.slack.home.reach import ChannelKinds, HomeAccess
+from bot.slack.home.tab import HomeTabs
 from bot.slack.identity import resolve_identity
 from bot.slack.intake import Handler, Intake
 from bot.slack.items import InboxKind
@@ -118,6 +120,13 @@ async def create_bot(settings: Settings, *, services: Services | None = None) ->
         timeout=settings.slack.request_timeout_seconds,
         retries=False,
     )
+    members = SlackMembers(client)
+    home = HomeTabs(
+        client=client,
+        store=services.store,
+        access=HomeAccess(settings.approvers, members, ChannelKinds(client)),
+        approvers=settings.approvers,
+    )
     publisher = SlackPublisher(
         client=delivery_client,
         store=services.store,
@@ -128,6 +137,7 @@ async def create_bot(settings: Settings, *, services: Services | None = None) ->
             display=settings.slack.plan_display,
             choices=StreamChoices(services.store),
         ),
+        home=home,
     )
     threads = AssistantThreads(client=status_client(client), store=services.store)
     services = services.with_observers([publisher, threads])
@@ -138,7 +148,7 @@ async def create_bot(settings: Settings, *, services: Services | None = None) ->
         store=services.store,
         ledger=services.ledger,
         publisher=publisher,
-        access=RunAccess(approvers=settings.approvers, members=SlackMembers(client)),
+        access=RunAccess(approvers=settings.approvers, members=members),
         tasks=tasks,
         verified=VerifiedKeeper(
             store=services.store.verified,
@@ -150,6 +160,7 @@ async def create_bot(settings: Settings, *, services: Services | None = None) ->
             per_thread=settings.slack.runs_per_thread_per_minute,
             per_user=settings.slack.runs_per_user_per_minute,
         ),
+        home=home,
     )
     intake = Intake(
         inbox=services.inbox,

@@ -13,6 +13,7 @@ from bot.service.tasks import TaskRunner
 from bot.service.verified import VerifiedKeeper
 from bot.slack.access import RunAccess
 from bot.slack.delivery.publisher import SlackPublisher
+from bot.slack.home.tab import HomeTabs
 from bot.slack.people import PersonNames
 from bot.slack.senders import RunLimiter
 from storage.ledger import SqlUsageLedger
@@ -34,6 +35,8 @@ class BotDeps:
     """Verified answers (the Save button, `/grace verified`, `/grace forget`)."""
     names: PersonNames | None = None
     """Display names for text that names a person (a reply cited as a source)."""
+    home: HomeTabs | None = None
+    """The App Home tab (published on `app_home_opened` and from the outbox)."""
 
     async def display_name(self, user: str) -> str | None:
         """The person's display name, or None when it is unknown or no `names` is wired

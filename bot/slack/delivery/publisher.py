@@ -94,6 +94,13 @@ class PlanStream(Protocol):
         ...
 
 
+class HomeDelivery(Protocol):
+    async def deliver(self, state: RunState, refs: ThreadSync) -> None:
+        """Publish the Home tabs that now show something else of this run
+        (`bot.slack.home.tab.HomeTabs`)."""
+        ...
+
+
 class DeliveryQueue(Protocol):
     async def claim(
         self, run_id: str, *, owner: str, until: datetime, dead_owner: str | None = None
@@ -128,9 +135,11 @@ class SlackPublisher:
         lease: float = 120.0,
         owner: str | None = None,
         streams: PlanStream | None = None,
+        home: HomeDelivery | None = None,
     ) -> None:
         self._client = client
         self._streams = streams
+        self._home = home
         self._store = store
         self._deliveries = deliveries
         self._min_interval = min_interval
@@ -318,6 +327,8 @@ class SlackPublisher:
         elif state.status in (RunStatus.CANCELLED, RunStatus.FAILED):
             text = truncate(outcome_text(state), 3000)
             await sync.ensure(f"{OUTCOME}:{state.status.value}", None, text)
+        if self._home is not None:  # last: its links point at the messages above
+            await self._home.deliver(state, sync)
 
     async def _intervention(
         self, sync: ThreadSync, state: RunState, request: InterventionRequest
