@@ -122,7 +122,7 @@ async def create_bot(settings: Settings, *, services: Services | None = None) ->
     )
     members = SlackMembers(client)
     home = HomeTabs(
-        client=client,
+        client=delivery_client,  # like the outbox's: a failure is retried by whole passes
         store=services.store,
         access=HomeAccess(settings.approvers, members, ChannelKinds(client)),
         approvers=settings.approvers,
