@@ -5,6 +5,7 @@ and the outbox publishes it again when a run pauses, resumes or ends."""
 
 from __future__ import annotations
 
+from datetime import timedelta
 from typing import Any
 
 from agent.schemas import InterventionKind, RunStatus
@@ -32,6 +33,7 @@ from .conftest import (
 )
 
 TS = "1700200000.000100"
+TS_2 = "1700200100.000100"
 STRANGER = "U0STRANGER9"
 OUTSIDER = "U0OUTSIDER8"
 """An approver who is not a member of the private channel."""
@@ -198,3 +200,34 @@ async def test_other_tabs_are_left_to_their_own_listeners(harness: BotHarness) -
     await open_home(harness, ASKER, tab="messages")
     await open_home(harness, ASKER, tab="about")
     assert publishes(harness, ASKER) == 0
+
+
+async def test_a_cancelled_or_expired_pause_leaves_the_inbox(
+    make_harness: HarnessFactory,
+) -> None:
+    harness = await make_harness(approvers=[APPROVER])
+    await harness.mention(COMPARE_Q, ts=TS)
+    await harness.mention(COMPARE_Q, ts=TS_2)
+    first, second = await harness.run_in(TS), await harness.run_in(TS_2)
+    assert first.status is RunStatus.PAUSED and second.status is RunStatus.PAUSED
+    waiting, _ = home_parts(harness, APPROVER)
+    assert "Waiting for you (2)" in waiting
+
+    reply = await harness.command(f"cancel {first.run_id}")
+    assert reply.status == 200
+    assert (await harness.run_in(TS)).status is RunStatus.CANCELLED
+    waiting, _ = home_parts(harness, APPROVER)
+    assert "Waiting for you (1)" in waiting
+    _, recent = home_parts(harness, ASKER)
+    assert "cancelled" in recent
+
+    # The sweeper, once the question's time is up: claims the expiry, the run moves on.
+    pending = second.pending
+    assert pending is not None and pending.expires_at is not None
+    later = pending.expires_at + timedelta(seconds=1)
+    assert await harness.store.claim_expiry(intervention_id=pending.intervention_id, now=later)
+    await harness.bot.services.orchestrator.expire(second.run_id, pending.intervention_id)
+    await harness.settle()
+    assert (await harness.run_in(TS_2)).status is RunStatus.CANCELLED
+    waiting, _ = home_parts(harness, APPROVER)
+    assert "Waiting for you (0)" in waiting
