@@ -66,7 +66,8 @@ class RunReader(Protocol):
 
 class Experts(Protocol):
     """Who a channel's experts are (channel settings). The Home tab counts them among
-    the people a paused run waits for."""
+    the people a paused run waits for (`agent.inbox.answer_role`), so whatever names
+    them must also let them answer (`allowed_responders` / `Orchestrator.may_answer`)."""
 
     async def of(self, channel_id: str) -> Collection[str]: ...
 
