@@ -5,6 +5,7 @@ and the outbox publishes it again when a run pauses, resumes or ends."""
 
 from __future__ import annotations
 
+import asyncio
 from datetime import timedelta
 from typing import Any
 
@@ -231,3 +232,12 @@ async def test_a_cancelled_or_expired_pause_leaves_the_inbox(
     assert (await harness.run_in(TS_2)).status is RunStatus.CANCELLED
     waiting, _ = home_parts(harness, APPROVER)
     assert "Waiting for you (0)" in waiting
+
+
+async def test_publishes_for_one_person_at_once_share_a_rendering(harness: BotHarness) -> None:
+    """Six changes at once (a burst of runs ending): one rendering in flight, and one
+    more that all the others share — it reads the runs after every change was stored."""
+    home = harness.bot.deps.home
+    assert home is not None
+    await asyncio.gather(*(home.publish(ASKER) for _ in range(6)))
+    assert publishes(harness, ASKER) == 2

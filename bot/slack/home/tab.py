@@ -37,7 +37,13 @@ from agent.schemas import (
 )
 from blocks.home import MAX_RECENT, RecentRun, WaitingRun, home_view
 from bot.slack.delivery.thread_sync import ThreadSync
-from bot.slack.delivery.web_api import ANSWER, PLAN, classify_failure, slack_error
+from bot.slack.delivery.web_api import (
+    ANSWER,
+    PLAN,
+    RetryLater,
+    classify_failure,
+    slack_error,
+)
 from bot.slack.home.reach import HomeAccess
 
 log = logging.getLogger(__name__)
@@ -49,6 +55,9 @@ WAITING_SEARCH = 200
 RECENT_SEARCH = 40
 """How many of the person's newest runs are looked through for their recent questions."""
 PERMALINKS_KEPT = 5000
+REDIRECT = "https://slack.com/app_redirect"
+"""Where a link goes when Slack gives no permalink: the channel (documented parameters
+`channel` and `team`)."""
 
 
 class RunReader(Protocol):
@@ -102,7 +111,8 @@ class HomeMark:
         )
         waiting = pending.intervention_id if is_open and pending is not None else "-"
         confidence = "" if state.overall_confidence is None else f"{state.overall_confidence:.2f}"
-        recent = f"{state.status.value}:{state.level or ''}:{confidence}"
+        status = RunStatus.RUNNING if state.status is RunStatus.PLANNING else state.status
+        recent = f"{status.value}:{state.level or ''}:{confidence}"  # planning: working too
         return cls(cls._hash(waiting), cls._hash(recent))
 
     @classmethod
@@ -128,6 +138,10 @@ class HomeTabs:
     clock: Callable[[], datetime] = utcnow
     _links: dict[tuple[str, str], str] = field(default_factory=dict)
     _locks: dict[str, asyncio.Lock] = field(default_factory=dict)
+    _next: dict[str, asyncio.Future[None]] = field(default_factory=dict)
+    """Per person: the rendering not started yet, which later callers share."""
+    _final_links: dict[str, str] = field(default_factory=dict)
+    """A finished run's link (to its answer or outcome): it no longer changes."""
 
     # ------------------------------------------------------------------ triggers
 
@@ -167,12 +181,33 @@ class HomeTabs:
     # ------------------------------------------------------------------ one tab
 
     async def publish(self, user: str) -> None:
-        """Render `user`'s Home tab from the stored runs and publish it (one at a time
-        per person, so an older rendering never lands after a newer one here)."""
+        """Render `user`'s Home tab from the stored runs and publish it.
+
+        One rendering at a time per person (an older one never lands after a newer one
+        here), and callers that arrive while one waits to start share it: it reads the
+        runs after all of their changes were stored. So a burst of runs ending at once
+        publishes a person's tab two or three times, not once per run."""
+        waiting = self._next.get(user)
+        if waiting is not None:
+            await asyncio.shield(waiting)
+            return
+        flight: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._next[user] = flight
         lock = self._locks.setdefault(user, asyncio.Lock())
-        async with lock:
-            view = await self.view_for(user)
-            await self.client.views_publish(user_id=user, view=view.to_dict())
+        try:
+            async with lock:
+                if self._next.get(user) is flight:
+                    del self._next[user]  # started: a later change needs a later rendering
+                view = await self.view_for(user)
+                await self.client.views_publish(user_id=user, view=view.to_dict())
+        except BaseException as exc:
+            if self._next.get(user) is flight:
+                del self._next[user]
+            shared = exc if isinstance(exc, Exception) else RetryLater("publish interrupted")
+            flight.set_exception(shared)
+            flight.exception()  # retrieved: nobody else may be waiting for it
+            raise
+        flight.set_result(None)
 
     async def view_for(self, user: str) -> View:
         """The Home tab `user` should see now: only runs they may see."""
@@ -215,12 +250,22 @@ class HomeTabs:
 
     async def _thread_link(self, state: RunState) -> str:
         """GRACE's answer in the run's thread (or its plan), else the thread's root:
-        a reply's permalink opens the thread."""
+        a reply's permalink opens the thread. Kept once the run has finished."""
+        known = self._final_links.get(state.run_id)
+        if known is not None:
+            return known
+        link = None
         for kind in (ANSWER, PLAN):
             ref = await self.store.get_message_ref(run_id=state.run_id, kind=kind)
             if ref is not None and ref[1]:
-                return await self._link(state.thread, ref[1], channel=ref[0])
-        return await self._link(state.thread, state.thread.thread_ts)
+                link = await self._link(state.thread, ref[1], channel=ref[0])
+                break
+        link = link or await self._link(state.thread, state.thread.thread_ts)
+        if state.status.is_final and not link.startswith(REDIRECT):
+            if len(self._final_links) >= PERMALINKS_KEPT:
+                self._final_links.pop(next(iter(self._final_links)))
+            self._final_links[state.run_id] = link
+        return link
 
     async def _link(self, thread: ThreadKey, ts: str, *, channel: str | None = None) -> str:
         """The message's permalink (`chat.getPermalink`, kept: it never changes); when
@@ -235,7 +280,7 @@ class HomeTabs:
         except Exception as exc:
             log.info("chat.getPermalink: %s", slack_error(exc))
             query = urlencode({"channel": where, "team": thread.team_id})
-            return f"https://slack.com/app_redirect?{query}"
+            return f"{REDIRECT}?{query}"
         if len(self._links) >= PERMALINKS_KEPT:
             self._links.pop(next(iter(self._links)))
         self._links[(where, ts)] = link
