@@ -39,9 +39,9 @@ EVENT_NEEDS: dict[str, tuple[set[str], set[str]]] = {
         {"assistant_thread_context_changed"},
         {"assistant:write"},
     ),
-    "app_home_opened": ({"app_home_opened"}, set()),  # the Home tab (bot/slack/home/)
     "assistant.user_message": ({"message.im"}, {"im:history"}),
     "assistant.bot_message": ({"message.im"}, {"im:history"}),
+    "app_home_opened": ({"app_home_opened"}, set()),
 }
 # Web API methods the bot calls → the bot scopes they need.
 METHOD_SCOPES: dict[str, set[str]] = {

@@ -90,8 +90,8 @@ class SlackSimulator(FakeSlack):
         self.socket_mode.add_routes(app)
         self.relay.add_routes(app)
         self.ui.add_routes(app)
-        self.assistant.add_routes(app, partial(self.socket_mode.send, EVENTS_API))
         self.home.add_routes(app, partial(self.socket_mode.send, EVENTS_API))
+        self.assistant.add_routes(app, partial(self.socket_mode.send, EVENTS_API))
         return app
 
     async def start(self) -> None:

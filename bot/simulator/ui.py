@@ -52,8 +52,8 @@ log = logging.getLogger(__name__)
 STATIC_FILES = {
     "simulator.css": "text/css",
     "simulator.js": "application/javascript",
-    "assistant.js": "application/javascript",
     "home.js": "application/javascript",
+    "assistant.js": "application/javascript",
     "simulator.html": "text/html",
     "favicon.svg": "image/svg+xml",
 }

@@ -112,12 +112,12 @@ class FakeSlack:
             "conversations.info": self._conversations_info,
             "conversations.members": self._conversations_members,
         }
-        # ---- the assistant pane (assistant.threads.*): see bot/simulator/assistant.py
-        self.assistant = AssistantPane(self.workspace)
-        self._handlers.update(self.assistant.handlers())
         # ---- the App Home tab (views.publish): see bot/simulator/home.py
         self.home = HomeTabs(self.workspace)
         self._handlers.update(self.home.handlers())
+        # ---- the assistant pane (assistant.threads.*): see bot/simulator/assistant.py
+        self.assistant = AssistantPane(self.workspace)
+        self._handlers.update(self.assistant.handlers())
 
     # ------------------------------------------------------------------ lifecycle
 

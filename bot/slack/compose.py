@@ -132,12 +132,12 @@ async def create_bot(settings: Settings, *, services: Services | None = None) ->
         store=services.store,
         deliveries=services.deliveries,
         delivery_deadline=settings.slack.delivery_deadline_seconds,
+        home=home,
         streams=PlanStreamer(
             client=delivery_client,
             display=settings.slack.plan_display,
             choices=StreamChoices(services.store),
         ),
-        home=home,
     )
     threads = AssistantThreads(client=status_client(client), store=services.store)
     services = services.with_observers([publisher, threads])

@@ -87,17 +87,17 @@ class MessageStore(RefStore, Protocol):
     async def message_digests(self, run_id: str) -> dict[str, tuple[str, str, str | None]]: ...
 
 
-class PlanStream(Protocol):
-    async def deliver(self, state: RunState, refs: ThreadSync) -> str:
-        """What the run's stream shows: `all`, `text` (no footer), `plan`, `message`
-        (none) or `undecided`."""
-        ...
-
-
 class HomeDelivery(Protocol):
     async def deliver(self, state: RunState, refs: ThreadSync) -> None:
         """Publish the Home tabs that now show something else of this run
         (`bot.slack.home.tab.HomeTabs`)."""
+        ...
+
+
+class PlanStream(Protocol):
+    async def deliver(self, state: RunState, refs: ThreadSync) -> str:
+        """What the run's stream shows: `all`, `text` (no footer), `plan`, `message`
+        (none) or `undecided`."""
         ...
 
 
@@ -134,12 +134,11 @@ class SlackPublisher:
         delivery_deadline: float = 3600.0,
         lease: float = 120.0,
         owner: str | None = None,
-        streams: PlanStream | None = None,
         home: HomeDelivery | None = None,
+        streams: PlanStream | None = None,
     ) -> None:
         self._client = client
         self._streams = streams
-        self._home = home
         self._store = store
         self._deliveries = deliveries
         self._min_interval = min_interval
@@ -151,6 +150,7 @@ class SlackPublisher:
         self._retries: dict[str, asyncio.Task[None]] = {}
         self._dirty: set[str] = set()
         self._closed = False
+        self._home = home
 
     # ------------------------------------------------------------------ triggers
 
