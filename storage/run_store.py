@@ -69,9 +69,16 @@ class SqlRunStore:
         return await self.runs.load(run_id)
 
     async def list_runs(
-        self, *, status: RunStatus | None = None, channel_id: str | None = None, limit: int = 50
+        self,
+        *,
+        status: RunStatus | None = None,
+        channel_id: str | None = None,
+        asker: str | None = None,
+        limit: int = 50,
     ) -> list[RunState]:
-        return await self.runs.list_runs(status=status, channel_id=channel_id, limit=limit)
+        return await self.runs.list_runs(
+            status=status, channel_id=channel_id, asker=asker, limit=limit
+        )
 
     async def latest_run_in_thread(self, thread: ThreadKey) -> RunState | None:
         return await self.runs.latest_run_in_thread(thread)

@@ -124,10 +124,13 @@ class SqlRuns(SqlStore):
         *,
         status: RunStatus | None = None,
         channel_id: str | None = None,
+        asker: str | None = None,
         limit: int = 50,
     ) -> list[RunState]:
         """Newest first."""
         query = select(RunRow.state_json)
+        if asker is not None:
+            query = query.where(RunRow.asker == asker)
         if status is not None:
             query = query.where(RunRow.status == RunStatus(status).value)
         if channel_id is not None:

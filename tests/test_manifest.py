@@ -65,6 +65,8 @@ METHOD_SCOPES: dict[str, set[str]] = {
     "conversations_open": {"im:write"},
     # who may read a run (bot/slack/access.py): the run's channel's members
     "conversations_members": {"channels:read", "groups:read", "im:read"},
+    # which runs a Home tab may list (bot/slack/home/reach.py): the channel's kind
+    "conversations_info": {"channels:read", "groups:read", "im:read"},
     "reactions_add": {"reactions:write"},
     "users_info": {"users:read"},
     "assistant_threads_setStatus": {"assistant:write"},

@@ -93,6 +93,7 @@ class SlackSimulator(FakeSlack):
         self.socket_mode.add_routes(app)
         self.relay.add_routes(app)
         self.ui.add_routes(app)
+        self.home.add_routes(app, partial(self.socket_mode.send, EVENTS_API))
         self.assistant.add_routes(app, partial(self.socket_mode.send, EVENTS_API))
         self.sessions.add_routes(
             app, partial(self.socket_mode.send, EVENTS_API), self.assistant.dm_of

@@ -11,7 +11,7 @@ Endpoints (all JSON unless noted; `user` is a Slack user id such as `U0ALICE`):
 - `GET /sim/events` — Server-Sent Events: one JSON object per change
   (`{"seq", "kind", ...}`; kinds: `message_posted`, `message_updated`,
   `message_deleted`, `ephemeral_posted`, `ephemeral_updated`, `reaction_added`,
-  `view_opened`, `view_updated`, `view_closed`, `reset`, `connection`,
+  `view_opened`, `view_updated`, `view_closed`, `home_published`, `reset`, `connection`,
   `delivery_failed`). The stream starts with a `hello` carrying the current `seq`.
 - `POST /sim/messages` `{user, channel, text, thread_ts?, raw?}` — post as `user`
   (`@alice` → `<@U0ALICE>` unless `raw`); text starting with `/` runs the command.
@@ -52,6 +52,7 @@ log = logging.getLogger(__name__)
 STATIC_FILES = {
     "simulator.css": "text/css",
     "simulator.js": "application/javascript",
+    "home.js": "application/javascript",
     "assistant.js": "application/javascript",
     "sessions.js": "application/javascript",
     "simulator.html": "text/html",
@@ -162,6 +163,8 @@ class SimulatorUI:
             data["view"] = view_json(view)
         if isinstance(event.data.get("thread"), dict):  # assistant_updated, session_updated
             data["thread"] = event.data["thread"]
+        if isinstance(event.data.get("home"), dict):  # home_published
+            data["home"] = event.data["home"]
         self._broadcast(data)
 
     def _on_socket(self, event: WorkspaceEvent) -> None:

@@ -20,6 +20,7 @@ from typing import Any
 from aiohttp import web
 
 from bot.simulator.assistant import AssistantPane
+from bot.simulator.home import HomeTabs
 from bot.simulator.sessions import AgentSessions
 from bot.simulator.workspace import SlackWorkspace, StoredMessage, WorkspaceError
 
@@ -112,6 +113,9 @@ class FakeSlack:
             "conversations.info": self._conversations_info,
             "conversations.members": self._conversations_members,
         }
+        # ---- the App Home tab (views.publish): see bot/simulator/home.py
+        self.home = HomeTabs(self.workspace)
+        self._handlers.update(self.home.handlers())
         # ---- the assistant pane (assistant.threads.*): see bot/simulator/assistant.py
         self.assistant = AssistantPane(self.workspace)
         self._handlers.update(self.assistant.handlers())

@@ -30,6 +30,8 @@ from bot.slack.delivery.plan_stream import PlanStreamer, StreamChoices
 from bot.slack.delivery.publisher import SlackPublisher
 from bot.slack.delivery.sessions import AgentSessions
 from bot.slack.deps import BotDeps
+from bot.slack.home.reach import ChannelKinds, HomeAccess
+from bot.slack.home.tab import HomeTabs
 from bot.slack.identity import resolve_identity
 from bot.slack.intake import Handler, Intake
 from bot.slack.items import InboxKind
@@ -122,11 +124,19 @@ async def create_bot(settings: Settings, *, services: Services | None = None) ->
         timeout=settings.slack.request_timeout_seconds,
         retries=False,
     )
+    members = SlackMembers(client)
+    home = HomeTabs(
+        client=delivery_client,  # like the outbox's: a failure is retried by whole passes
+        store=services.store,
+        access=HomeAccess(settings.approvers, members, ChannelKinds(client)),
+        approvers=settings.approvers,
+    )
     publisher = SlackPublisher(
         client=delivery_client,
         store=services.store,
         deliveries=services.deliveries,
         delivery_deadline=settings.slack.delivery_deadline_seconds,
+        home=home,
         streams=PlanStreamer(
             client=delivery_client,
             display=settings.slack.plan_display,
@@ -149,7 +159,7 @@ async def create_bot(settings: Settings, *, services: Services | None = None) ->
         store=services.store,
         ledger=services.ledger,
         publisher=publisher,
-        access=RunAccess(approvers=settings.approvers, members=SlackMembers(client)),
+        access=RunAccess(approvers=settings.approvers, members=members),
         tasks=tasks,
         verified=VerifiedKeeper(
             store=services.store.verified,
@@ -162,6 +172,7 @@ async def create_bot(settings: Settings, *, services: Services | None = None) ->
             per_user=settings.slack.runs_per_user_per_minute,
         ),
         channels=channels,
+        home=home,
     )
     intake = Intake(
         inbox=services.inbox,

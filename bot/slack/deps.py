@@ -14,6 +14,7 @@ from bot.service.tasks import TaskRunner
 from bot.service.verified import VerifiedKeeper
 from bot.slack.access import RunAccess
 from bot.slack.delivery.publisher import SlackPublisher
+from bot.slack.home.tab import HomeTabs
 from bot.slack.people import PersonNames
 from bot.slack.senders import RunLimiter
 from storage.ledger import SqlUsageLedger
@@ -37,6 +38,8 @@ class BotDeps:
     """Display names for text that names a person (a reply cited as a source)."""
     channels: ChannelService | None = None
     """Per-channel settings (collections, experts, approvers, thresholds, modes)."""
+    home: HomeTabs | None = None
+    """The App Home tab (published on `app_home_opened` and from the outbox)."""
 
     async def display_name(self, user: str) -> str | None:
         """The person's display name, or None when it is unknown or no `names` is wired

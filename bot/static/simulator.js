@@ -844,7 +844,7 @@
   });
 
   // Exposed for browser tests and debugging: the page's model and helpers.
-  window.graceSim = { state, mrkdwn, render: renderNow, loadState };
+  window.graceSim = { state, mrkdwn, render: renderNow, loadState, renderBlocks };
 
   remember();
   connect();

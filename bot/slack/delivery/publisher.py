@@ -88,6 +88,13 @@ class MessageStore(RefStore, Protocol):
     async def message_digests(self, run_id: str) -> dict[str, tuple[str, str, str | None]]: ...
 
 
+class HomeDelivery(Protocol):
+    async def deliver(self, state: RunState, refs: ThreadSync) -> None:
+        """Publish the Home tabs that now show something else of this run
+        (`bot.slack.home.tab.HomeTabs`)."""
+        ...
+
+
 class PlanStream(Protocol):
     async def deliver(self, state: RunState, refs: ThreadSync) -> str:
         """What the run's stream shows: `all`, `text` (no footer), `plan`, `message`
@@ -144,6 +151,7 @@ class SlackPublisher:
         delivery_deadline: float = 3600.0,
         lease: float = 120.0,
         owner: str | None = None,
+        home: HomeDelivery | None = None,
         streams: PlanStream | None = None,
         sessions: SessionSync | None = None,
     ) -> None:
@@ -161,6 +169,7 @@ class SlackPublisher:
         self._retries: dict[str, asyncio.Task[None]] = {}
         self._dirty: set[str] = set()
         self._closed = False
+        self._home = home
 
     # ------------------------------------------------------------------ triggers
 
@@ -347,6 +356,8 @@ class SlackPublisher:
             await sync.ensure(f"{OUTCOME}:{state.status.value}", None, text)
         if self._sessions is not None:  # after the messages: a session hiccup delays none
             await self._sessions.sync(state, sync)
+        if self._home is not None:  # last: its links point at the messages above
+            await self._home.deliver(state, sync)
 
     async def _answers_ephemeral(self, state: RunState) -> bool:
         if self.replies is None or state.origin is not RunOrigin.SLACK_THREAD:

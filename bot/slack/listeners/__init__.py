@@ -8,7 +8,16 @@ from slack_bolt.async_app import AsyncApp
 
 from bot.slack.deps import BotDeps
 from bot.slack.intake import Intake
-from bot.slack.listeners import actions, agent_view, assistant, commands, config, events, views
+from bot.slack.listeners import (
+    actions,
+    agent_view,
+    assistant,
+    commands,
+    config,
+    events,
+    home,
+    views,
+)
 
 
 def register_listeners(app: AsyncApp, deps: BotDeps, intake: Intake) -> None:
@@ -20,3 +29,4 @@ def register_listeners(app: AsyncApp, deps: BotDeps, intake: Intake) -> None:
     views.register(app, intake)
     commands.register(app, deps, intake)
     config.register(app, deps)
+    home.register(app, deps)
