@@ -417,6 +417,8 @@ class ThreadKey(BaseModel):
     team_id: str = "local"
     channel_id: str = "cli"
     thread_ts: str = ""
+    enterprise_id: str | None = None
+    """The Enterprise Grid org of the team, when it is in one: which installation acts."""
 
 
 class RunOrigin(StrEnum):

@@ -23,7 +23,7 @@ from storage.tables import Base
 from storage.workspace_notes import SqlWorkspaceNotes
 from tests.storage.helpers import make_state
 
-HEAD = "0010_threshold_audit"
+HEAD = "0011_installations"
 
 
 def _url(tmp_path: Path, name: str = "grace.db") -> str:

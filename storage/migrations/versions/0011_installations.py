@@ -1,0 +1,56 @@
+"""Install to many workspaces (issue 21): Slack installations (tokens sealed), the OAuth
+states of installs in progress, and which Enterprise Grid org a run belongs to.
+
+Revision ID: 0011_installations
+Revises: 0010_threshold_audit
+Create Date: 2026-11-26 23:15:00
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import sqlalchemy as sa
+from alembic import op
+
+revision: str = "0011_installations"
+down_revision: str | None = "0010_threshold_audit"
+branch_labels: str | Sequence[str] | None = None
+depends_on: str | Sequence[str] | None = None
+
+
+def upgrade() -> None:
+    op.create_table(
+        "slack_installations",
+        sa.Column("enterprise_key", sa.String(255), nullable=False),
+        sa.Column("team_key", sa.String(255), nullable=False),
+        sa.Column("is_enterprise_install", sa.Boolean(), nullable=False),
+        sa.Column("team_name", sa.String(255), nullable=True),
+        sa.Column("enterprise_name", sa.String(255), nullable=True),
+        sa.Column("bot_user_id", sa.String(255), nullable=True),
+        sa.Column("installer_user_id", sa.String(255), nullable=True),
+        sa.Column("sealed", sa.Text(), nullable=True),
+        sa.Column("bot_token_expires_at", sa.DateTime(timezone=True), nullable=True),
+        sa.Column("installed_at", sa.DateTime(timezone=True), nullable=False),
+        sa.Column("updated_at", sa.DateTime(timezone=True), nullable=False),
+        sa.Column("uninstalled_at", sa.DateTime(timezone=True), nullable=True),
+        sa.PrimaryKeyConstraint("enterprise_key", "team_key", name="pk_slack_installations"),
+    )
+    op.create_table(
+        "slack_oauth_states",
+        sa.Column("state", sa.String(64), nullable=False),
+        sa.Column("expires_at", sa.DateTime(timezone=True), nullable=False),
+        sa.PrimaryKeyConstraint("state", name="pk_slack_oauth_states"),
+    )
+    op.create_index(
+        "ix_slack_oauth_states_expires_at", "slack_oauth_states", ["expires_at"], unique=False
+    )
+    op.add_column("runs", sa.Column("enterprise_id", sa.String(255), nullable=True))
+
+
+def downgrade() -> None:
+    with op.batch_alter_table("runs") as batch:
+        batch.drop_column("enterprise_id")
+    op.drop_index("ix_slack_oauth_states_expires_at", table_name="slack_oauth_states")
+    op.drop_table("slack_oauth_states")
+    op.drop_table("slack_installations")
