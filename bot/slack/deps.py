@@ -15,6 +15,7 @@ from bot.slack.access import RunAccess
 from bot.slack.delivery.publisher import SlackPublisher
 from bot.slack.people import PersonNames
 from bot.slack.senders import RunLimiter
+from storage.installations import SqlInstallationStore
 from storage.ledger import SqlUsageLedger
 from storage.run_store import SqlRunStore
 
@@ -34,6 +35,8 @@ class BotDeps:
     """Verified answers (the Save button, `/grace verified`, `/grace forget`)."""
     names: PersonNames | None = None
     """Display names for text that names a person (a reply cited as a source)."""
+    installations: SqlInstallationStore | None = None
+    """OAuth mode: the installed workspaces (uninstalls forget their tokens)."""
 
     async def display_name(self, user: str) -> str | None:
         """The person's display name, or None when it is unknown or no `names` is wired

@@ -21,7 +21,7 @@ from slack_bolt.adapter.socket_mode.aiohttp import AsyncSocketModeHandler
 from bot.service.knowledge_sync import sync_forever
 from bot.service.settings import Settings
 from bot.service.sweeper import sweep_forever
-from bot.slack import http_guard, inbound
+from bot.slack import http_guard, inbound, installs
 from bot.slack.compose import Bot, create_bot
 
 log = logging.getLogger(__name__)
@@ -78,6 +78,7 @@ def http_app(bot: Bot) -> web.Application:
         # Without a signing secret Bolt cannot verify requests (Socket Mode): no endpoint.
         web_app.router.add_post("/slack/events", slack_events)
     web_app.router.add_get("/healthz", healthz)
+    installs.add_routes(web_app, bot.app)  # OAuth mode: /slack/install, /slack/oauth_redirect
     return web_app
 
 

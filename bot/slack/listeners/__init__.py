@@ -8,7 +8,7 @@ from slack_bolt.async_app import AsyncApp
 
 from bot.slack.deps import BotDeps
 from bot.slack.intake import Intake
-from bot.slack.listeners import actions, assistant, commands, events, views
+from bot.slack.listeners import actions, assistant, commands, events, installs, views
 
 
 def register_listeners(app: AsyncApp, deps: BotDeps, intake: Intake) -> None:
@@ -18,3 +18,4 @@ def register_listeners(app: AsyncApp, deps: BotDeps, intake: Intake) -> None:
     actions.register(app, deps, intake)
     views.register(app, intake)
     commands.register(app, deps, intake)
+    installs.register(app, deps)

@@ -27,6 +27,7 @@ from blocks.status import (
     stats_blocks,
     thresholds_blocks,
 )
+from bot.slack.acting import of_acting_team
 from bot.slack.delivery.assistant_status import ASSISTANT_REF
 from bot.slack.deps import BotDeps
 from bot.slack.intake import Intake, Received
@@ -110,6 +111,8 @@ async def _take(
         run_id=run_id,
         user=str(command.get("user_id", "")),
         channel=str(command.get("channel_id", "")),
+        team=command.get("team_id") or None,
+        enterprise=command.get("enterprise_id") or None,
     )
     await intake.accept(stored(item, event_id=f"command:{trigger}"))
 
@@ -117,6 +120,9 @@ async def _take(
 async def process_command(deps: BotDeps, received: Received[Command]) -> None:
     """A stored `/grace cancel` or `/grace retry`, after the ack."""
     item = received.item
+    state = await deps.store.load(item.run_id)
+    if state is not None and not of_acting_team(state):
+        return  # checked before it was stored; a forged row changes nothing of another team
     if item.sub == "cancel":
         await _cancel(deps, item.run_id, item.user, item.channel)
     else:
@@ -160,7 +166,7 @@ async def handle_grace(
 
     if sub == "status" and arg is None:
         recent = await deps.store.list_runs(limit=MINE_SEARCH)
-        runs = [r for r in recent if r.asker == user][:RUNS_LISTED]
+        runs = [r for r in recent if r.asker == user and of_acting_team(r)][:RUNS_LISTED]
         late = await _undelivered(deps, channel)
         text = f"Your {len(runs)} recent runs"
         if late:
@@ -220,7 +226,9 @@ async def handle_grace(
         if user not in deps.settings.approvers:
             # Workspace-wide figures are for approvers; everyone else sees their own.
             recent = await deps.store.list_runs(limit=MINE_SEARCH)
-            mine = [r for r in recent if r.asker == user and r.created_at >= since]
+            mine = [
+                r for r in recent if r.asker == user and r.created_at >= since and of_acting_team(r)
+            ]
             blocks = stats_blocks(stats_of(mine), title="GRACE — your questions today")
             await _ack_blocks(ack, "Your GRACE stats for today", blocks)
             return
