@@ -26,7 +26,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from agent.schemas import utcnow
 from storage.db import WriteHealth, retried_write
-from storage.sealing import Sealer
+from storage.sealing import Sealer, SealError
 from storage.sql import SqlStore, rowcount
 from storage.tables import InstallationRow, OAuthStateRow
 
@@ -73,10 +73,17 @@ class SqlInstallationStore(SqlStore, AsyncInstallationStore):
     """`AsyncInstallationStore` on our database, tokens sealed with `sealer`."""
 
     def __init__(
-        self, engine: AsyncEngine, sealer: Sealer, *, health: WriteHealth | None = None
+        self, engine: AsyncEngine, sealer: Sealer | None, *, health: WriteHealth | None = None
     ) -> None:
+        """Without a `sealer` the store lists and forgets teams but reads no token."""
         super().__init__(engine, health=health)
         self._sealer = sealer
+
+    @property
+    def sealer(self) -> Sealer:
+        if self._sealer is None:
+            raise SealError("GRACE_ENCRYPTION_KEY is not set: the tokens cannot be read")
+        return self._sealer
 
     @property
     def logger(self) -> logging.Logger:
@@ -115,7 +122,7 @@ class SqlInstallationStore(SqlStore, AsyncInstallationStore):
             "enterprise_name": values.get("enterprise_name"),
             "bot_user_id": values.get("bot_user_id"),
             "installer_user_id": values.get("user_id") or None,
-            "sealed": self._sealer.seal(json.dumps(_plain(values))),
+            "sealed": self.sealer.seal(json.dumps(_plain(values))),
             "bot_token_expires_at": expires if isinstance(expires, datetime) else None,
             "updated_at": now,
             "uninstalled_at": None,
@@ -295,7 +302,7 @@ class SqlInstallationStore(SqlStore, AsyncInstallationStore):
             return None
 
     def _open(self, row: InstallationRow) -> dict[str, Any]:
-        return dict(json.loads(self._sealer.open(row.sealed or "")))
+        return dict(json.loads(self.sealer.open(row.sealed or "")))
 
 
 def _team(row: InstallationRow) -> InstalledTeam:

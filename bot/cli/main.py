@@ -31,6 +31,7 @@ from bot.cli.purge import run_purge
 from bot.cli.reembed import run_reembed
 from bot.cli.runs import run_runs, run_show
 from bot.cli.sources import run_sources, run_sync
+from bot.cli.teams import run_teams
 from bot.cli.upkeep import run_recover, run_sweep, run_thresholds
 from bot.cli.verified import run_verified
 
@@ -217,6 +218,7 @@ COMMANDS: dict[str, Callable[[argparse.Namespace, Services], Awaitable[int]]] = 
     "recover": run_recover,
     "sweep": run_sweep,
     "verified": run_verified,
+    "teams": run_teams,
     "purge": run_purge,
     "reembed": run_reembed,
 }

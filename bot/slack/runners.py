@@ -21,6 +21,7 @@ from slack_bolt.adapter.socket_mode.aiohttp import AsyncSocketModeHandler
 from bot.service.knowledge_sync import sync_forever
 from bot.service.settings import Settings
 from bot.service.sweeper import sweep_forever
+from bot.service.teams import forget_uninstalled_forever
 from bot.slack import http_guard, inbound, installs
 from bot.slack.compose import Bot, create_bot
 
@@ -149,6 +150,10 @@ async def _upkeep(bot: Bot, sweep_interval: float, inbox_interval: float = 5.0) 
                 log.exception("inbox/outbox sweep failed")
 
     jobs = [sweep_forever(bot.services, sweep_interval), inbox_and_outbox()]
+    installations = bot.deps.installations
+    if installations is not None:  # OAuth mode: uninstalled teams' data, once it is due
+        days = bot.services.settings.slack.uninstalled_retention_days
+        jobs.append(forget_uninstalled_forever(installations, days, sweep_interval))
     minutes = bot.services.settings.knowledge.sync_interval_minutes
     if minutes > 0:  # GRACE_KNOWLEDGE__SYNC_INTERVAL_MINUTES: `grace sync` on a schedule
         jobs.append(sync_forever(bot.services, minutes))

@@ -4,6 +4,7 @@ and the fake Slack answering `oauth.v2.access` and checking every call's token."
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import AsyncIterator
 from datetime import UTC, datetime, timedelta
@@ -400,3 +401,57 @@ async def test_a_restart_recovers_paused_runs_of_both_teams_with_their_tokens(
         assert state.status is not RunStatus.FAILED, state.error
         channel = CHANNEL[str(team.team_id)]
         assert bot.teams_of_tokens(channel) == {team.team_id}
+
+
+async def test_an_uninstalled_teams_data_goes_after_its_retention(bot: OAuthHarness) -> None:
+    from bot.service.teams import forget_uninstalled
+
+    await bot.install(TEAM_A)
+    await bot.install(TEAM_B)
+    await bot.mention_in(TEAM_A, QUESTION, "1700001000.000100")
+    await bot.mention_in(TEAM_B, QUESTION, "1700001100.000100")
+    kept = await bot.run_of(TEAM_A, "1700001000.000100")
+    gone = await bot.run_of(TEAM_B, "1700001100.000100")
+    event = {"type": "app_uninstalled", "event_ts": "1700001200.000001"}
+    await bot.event(event_envelope(event, team_id=str(TEAM_B.team_id)))
+
+    days = bot.settings.slack.uninstalled_retention_days
+    assert days == 30
+    assert await forget_uninstalled(bot.installations, retention_days=days) == []
+    assert await bot.store.load(gone.run_id) is not None  # kept while within retention
+
+    later = datetime.now(UTC) + timedelta(days=days, minutes=1)
+    due = await forget_uninstalled(bot.installations, retention_days=days, now=later)
+
+    assert [t.team_id for t in due] == [TEAM_B.team_id]
+    assert await bot.store.load(gone.run_id) is None
+    assert await bot.store.load(kept.run_id) is not None
+    assert [t.team_id for t in await bot.installations.teams()] == [TEAM_A.team_id]
+
+
+async def test_grace_teams_lists_installations_and_forgets_one(bot: OAuthHarness) -> None:
+    from tests.durable.helpers import grace_env, grace_here_async
+
+    await bot.install(TEAM_A)
+    await bot.install(TEAM_B)
+    await bot.mention_in(TEAM_A, QUESTION, "1700001300.000100")
+    run = await bot.run_of(TEAM_A, "1700001300.000100")
+    await bot.stop()  # the data dir's knowledge base takes one process at a time
+
+    env = grace_env(bot.settings.data_dir, GRACE_DATABASE_URL=str(bot.settings.database_url))
+    code, out, err = await grace_here_async(env, "teams", "--json")
+    assert code == 0, err
+    listed = json.loads(out)
+    assert {t["team_id"] for t in listed} == {TEAM_A.team_id, TEAM_B.team_id}
+    assert "xoxb" not in out and "xoxe" not in out
+
+    code, out, err = await grace_here_async(env, "teams", "forget", str(TEAM_A.team_id))
+    assert code == 0, err
+    assert f"forgot team {TEAM_A.team_id}: 1 runs" in out
+    code, out, _ = await grace_here_async(env, "teams", "forget", "TNOPE")
+    assert code == 2
+
+    code, out, _ = await grace_here_async(env, "teams")
+    assert code == 0 and TEAM_B.team_id in out and str(TEAM_A.team_id) not in out
+    await bot.start()
+    assert await bot.store.load(run.run_id) is None
