@@ -4,7 +4,7 @@ database alone gives no one a token."""
 
 from __future__ import annotations
 
-from cryptography.fernet import Fernet, InvalidToken
+from cryptography.fernet import Fernet, InvalidToken, MultiFernet
 
 
 class SealError(ValueError):
@@ -12,11 +12,16 @@ class SealError(ValueError):
 
 
 class Sealer:
-    """Encrypts and decrypts text with one Fernet key (AES-128-CBC + HMAC-SHA256)."""
+    """Encrypts and decrypts text with Fernet (AES-128-CBC + HMAC-SHA256). `key` may list
+    several keys, comma-separated, to change keys without downtime: the first seals,
+    every one opens (a token is sealed again with the first at its next save)."""
 
     def __init__(self, key: str) -> None:
         try:
-            self._fernet = Fernet(key.strip().encode())
+            keys = [Fernet(k.strip().encode()) for k in key.split(",") if k.strip()]
+            if not keys:
+                raise ValueError("no key")
+            self._fernet = MultiFernet(keys)
         except (ValueError, TypeError):
             raise SealError(
                 "GRACE_ENCRYPTION_KEY is not a Fernet key (url-safe base64 of 32 bytes); "

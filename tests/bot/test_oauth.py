@@ -455,3 +455,29 @@ async def test_grace_teams_lists_installations_and_forgets_one(bot: OAuthHarness
     assert code == 0 and TEAM_B.team_id in out and str(TEAM_A.team_id) not in out
     await bot.start()
     assert await bot.store.load(run.run_id) is None
+
+
+def test_no_token_reaches_the_logs_even_at_debug() -> None:
+    import io
+    import logging
+
+    from bot.service.logs import configure_logging
+
+    stream = io.StringIO()
+    root = logging.getLogger()
+    saved = (root.handlers[:], root.level)
+    try:
+        configure_logging("DEBUG", "text", stream=stream)
+        logging.getLogger("slack_sdk.web.async_base_client").debug(
+            "Sending a request - headers: %s",
+            {"Authorization": "Bearer xoxb-123-456-abcDEF"},
+        )
+        logging.getLogger("slack_bolt").debug(
+            "body: %s", '{"access_token": "xoxb-9-8-zz", "refresh_token": "xoxe-1-abc"}'
+        )
+    finally:
+        root.handlers[:], _ = saved
+        root.setLevel(saved[1])
+    logged = stream.getvalue()
+    assert "Sending a request" in logged and "redacted" in logged
+    assert "xoxb-123" not in logged and "xoxb-9" not in logged and "xoxe-1" not in logged

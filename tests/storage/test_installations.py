@@ -180,3 +180,16 @@ async def test_forgetting_a_team_deletes_its_runs_and_installation_only(
     async with engine.connect() as connection:
         keys = (await connection.execute(select(InstallationRow.team_key))).scalars().all()
     assert keys == ["T2"]
+
+
+async def test_a_new_key_first_still_opens_tokens_sealed_with_the_old(engine: AsyncEngine) -> None:
+    old, new = new_key(), new_key()
+    await SqlInstallationStore(engine, Sealer(old)).async_save(_installation(token="xoxb-kept"))
+
+    both = SqlInstallationStore(engine, Sealer(f"{new},{old}"))
+    found = await both.async_find_installation(enterprise_id=None, team_id="T1")
+    assert found is not None and found.bot_token == "xoxb-kept"
+    await both.async_save(found)  # sealed again, with the new key
+    only_new = SqlInstallationStore(engine, Sealer(new))
+    again = await only_new.async_find_installation(enterprise_id=None, team_id="T1")
+    assert again is not None and again.bot_token == "xoxb-kept"
