@@ -374,11 +374,13 @@ async def test_a_restart_recovers_paused_runs_of_both_teams_with_their_tokens(
     await bot.install(TEAM_B)
     threads = {TEAM_A: "1700000900.000100", TEAM_B: "1700000950.000100"}
     plans = {}
+    asked = {}
     for team, ts in threads.items():
         await bot.mention_in(team, PAUSING, ts)
         state = await bot.run_of(team, ts)
-        assert state.status is RunStatus.PAUSED
+        assert state.status is RunStatus.PAUSED and state.pending is not None
         plans[team] = await bot.plan_message(state)
+        asked[team] = state.pending.intervention_id
 
     await bot.restart()
     bot.fake.reset_calls()
@@ -397,8 +399,8 @@ async def test_a_restart_recovers_paused_runs_of_both_teams_with_their_tokens(
         assert reply.status == 200
     for team, ts in threads.items():
         state = await bot.run_of(team, ts)
-        assert state.status is not RunStatus.PAUSED or state.pending is not None
-        assert state.status is not RunStatus.FAILED, state.error
+        assert state.status in (RunStatus.ANSWERED, RunStatus.PAUSED), state.error
+        assert state.pending is None or state.pending.intervention_id != asked[team]
         channel = CHANNEL[str(team.team_id)]
         assert bot.teams_of_tokens(channel) == {team.team_id}
 
@@ -481,3 +483,73 @@ def test_no_token_reaches_the_logs_even_at_debug() -> None:
     logged = stream.getvalue()
     assert "Sending a request" in logged and "redacted" in logged
     assert "xoxb-123" not in logged and "xoxb-9" not in logged and "xoxe-1" not in logged
+
+
+async def test_an_org_wide_install_answers_every_workspace_of_the_org(bot: OAuthHarness) -> None:
+    org = FakeTeam(
+        team_id=None, name="Grid", enterprise_id="E0GRID001", org_wide=True, bot_user_id="UBOTE"
+    )
+    await bot.install(org)
+    [installed] = await bot.installations.teams()
+    assert (installed.enterprise_id, installed.team_id, installed.is_enterprise_install) == (
+        "E0GRID001",
+        None,
+        True,
+    )
+    for workspace, channel, ts in (
+        ("TGRIDWS01", "CGRID0001", "1700001400.000100"),
+        ("TGRIDWS02", "CGRID0002", "1700001500.000100"),
+    ):
+        envelope = app_mention_envelope(
+            text=QUESTION,
+            ts=ts,
+            user="UGRIDUSER",
+            channel=channel,
+            team_id=workspace,
+            bot_user_id=org.bot_user_id,
+        )
+        envelope["enterprise_id"] = org.enterprise_id
+        envelope["is_enterprise_install"] = True
+        envelope["authorizations"][0].update(
+            {"enterprise_id": org.enterprise_id, "team_id": None, "is_enterprise_install": True}
+        )
+        reply = await bot.event(envelope)
+        assert reply.status == 200
+        key = ThreadKey(
+            team_id=workspace, channel_id=channel, thread_ts=ts, enterprise_id=org.enterprise_id
+        )
+        state = await bot.store.latest_run_in_thread(key)
+        assert state is not None and state.status is RunStatus.ANSWERED, state
+        assert state.thread.enterprise_id == org.enterprise_id
+        assert {bot.oauth.team_of(t) for t in bot.tokens_posting_to(channel)} == {org}
+
+
+async def test_after_a_restart_the_sweeper_expires_both_teams_pauses_with_their_tokens(
+    bot: OAuthHarness,
+) -> None:
+    from bot.service.sweeper import sweep_once
+    from storage.tables import InterventionRow
+
+    await bot.install(TEAM_A)
+    await bot.install(TEAM_B)
+    threads = {TEAM_A: "1700001600.000100", TEAM_B: "1700001700.000100"}
+    for team, ts in threads.items():
+        await bot.mention_in(team, PAUSING, ts)
+        assert (await bot.run_of(team, ts)).status is RunStatus.PAUSED
+
+    await bot.restart()
+    bot.fake.reset_calls()
+    async with bot.store.engine.begin() as connection:
+        await connection.execute(
+            update(InterventionRow)
+            .where(InterventionRow.status == "pending")
+            .values(expires_at=datetime.now(UTC) - timedelta(seconds=1))
+        )
+    expired = await sweep_once(bot.bot.services)
+    await bot.settle()
+
+    assert len(expired) == 2, expired
+    for team, ts in threads.items():
+        state = await bot.run_of(team, ts)
+        assert state.status is RunStatus.CANCELLED  # expired, no auto-proceed
+        assert bot.teams_of_tokens(CHANNEL[str(team.team_id)]) == {team.team_id}
