@@ -130,13 +130,19 @@ class SqlFeedback(SqlStore):
             )
             return VoteOutcome(first=first, counted=True, thresholds=new, change=why)
 
-    async def recent_feedback(self, limit: int = 10) -> list[tuple[float, bool]]:
-        """The last `limit` (confidence, was_correct) pairs, oldest first."""
+    async def recent_feedback(
+        self, limit: int = 10, *, team_id: str | None = None
+    ) -> list[tuple[float, bool]]:
+        """The last `limit` (confidence, was_correct) pairs, oldest first; with `team_id`,
+        votes on that Slack workspace's runs only."""
+        query = select(FeedbackRow.confidence, FeedbackRow.was_correct)
+        if team_id is not None:
+            query = query.where(
+                FeedbackRow.run_id.in_(select(RunRow.run_id).where(RunRow.team_id == team_id))
+            )
         async with self._reads.begin() as session:
             rows = await session.execute(
-                select(FeedbackRow.confidence, FeedbackRow.was_correct)
-                .order_by(FeedbackRow.created_at.desc(), FeedbackRow.id.desc())
-                .limit(limit)
+                query.order_by(FeedbackRow.created_at.desc(), FeedbackRow.id.desc()).limit(limit)
             )
             return [(float(c), bool(ok)) for c, ok in rows][::-1]
 

@@ -14,6 +14,11 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
 
+from slack_bolt.async_app import AsyncApp
+from slack_bolt.context.async_context import AsyncBoltContext
+from slack_bolt.request.async_request import AsyncBoltRequest
+from slack_bolt.response import BoltResponse
+
 from agent.ports import RunEvent, RunObserver
 from agent.schemas import RunState, ThreadKey
 
@@ -69,3 +74,24 @@ class ActingObserver:
     async def on_event(self, event: RunEvent, state: RunState) -> None:
         with acting_for(TeamRef.of_thread(state.thread)):
             await self._inner.on_event(event, state)
+
+
+def team_of_context(context: AsyncBoltContext) -> TeamRef | None:
+    """The workspace a Slack request came from (Bolt reads it from the body)."""
+    if not context.team_id and not context.enterprise_id:
+        return None
+    return TeamRef(
+        team_id=context.team_id,
+        enterprise_id=context.enterprise_id,
+        org_wide=bool(context.is_enterprise_install),
+    )
+
+
+class ActingApp(AsyncApp):
+    """The Bolt app of OAuth mode: everything a request's listeners do acts for the
+    request's team (Bolt's global middleware cannot do it: it runs, and returns, before
+    the listeners do). Over HTTP as over Socket Mode, both dispatch here."""
+
+    async def async_dispatch(self, req: AsyncBoltRequest) -> BoltResponse:
+        with acting_for(team_of_context(req.context)):
+            return await super().async_dispatch(req)

@@ -21,6 +21,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 from slack_sdk.web.async_slack_response import AsyncSlackResponse
 
 from blocks.sanitize import scrub
+from bot.slack.acting import ActingApp
 from bot.slack.deps import BotDeps
 from bot.slack.identity import fixed_authorize
 from bot.slack.intake import Intake, NotStored
@@ -115,7 +116,9 @@ def build_app(
     `identity` (see `bot/identity.py`) no request makes Bolt call `auth.test`; with
     `oauth_settings` (OAuth mode, bot/slack/installs.py) each request is authorized
     from its workspace's installation."""
-    app = AsyncApp(
+    # OAuth mode: each request's listeners act for its team (bot/slack/acting.py)
+    app_class = AsyncApp if oauth_settings is None else ActingApp
+    app = app_class(
         client=client,
         authorize=fixed_authorize(identity) if identity is not None else None,
         oauth_settings=oauth_settings,

@@ -34,7 +34,6 @@ from bot.slack.identity import resolve_identity
 from bot.slack.installs import (
     OAuthParts,
     acting_handlers,
-    acting_team_middleware,
     build_oauth,
     sealer_of,
 )
@@ -194,8 +193,6 @@ async def create_bot(settings: Settings, *, services: Services | None = None) ->
         identity=identity,
         oauth_settings=oauth.settings if oauth is not None else None,
     )
-    if oauth is not None:
-        app.use(acting_team_middleware)  # listeners act for the request's team
     return Bot(services=services, deps=deps, intake=intake, app=app)
 
 

@@ -18,7 +18,6 @@ from typing import Any
 from aiohttp import web
 from slack_bolt.adapter.aiohttp import to_aiohttp_response, to_bolt_request
 from slack_bolt.async_app import AsyncApp
-from slack_bolt.context.async_context import AsyncBoltContext
 from slack_bolt.oauth.async_oauth_settings import AsyncOAuthSettings
 from slack_sdk.oauth.token_rotation.async_rotator import AsyncTokenRotator
 from slack_sdk.web.async_client import AsyncWebClient
@@ -147,24 +146,6 @@ def add_routes(web_app: web.Application, app: AsyncApp) -> None:
 
 
 # ---------------------------------------------------------------------- whose work
-
-
-def team_of_context(context: AsyncBoltContext) -> TeamRef | None:
-    if not context.team_id and not context.enterprise_id:
-        return None
-    return TeamRef(
-        team_id=context.team_id,
-        enterprise_id=context.enterprise_id,
-        org_wide=bool(context.is_enterprise_install),
-    )
-
-
-async def acting_team_middleware(
-    context: AsyncBoltContext, next: Callable[[], Awaitable[Any]]
-) -> Any:
-    """A Bolt middleware: what listeners do in the request acts for its team."""
-    with acting_for(team_of_context(context)):
-        return await next()
 
 
 def team_of_item(item: InboundItem) -> TeamRef | None:

@@ -114,10 +114,10 @@ class OAuthHarness(BotHarness):
         reply = await self.event(envelope)
         assert reply.status == 200, reply.text
 
-    async def command_in(self, team: FakeTeam, text: str) -> Any:
+    async def command_in(self, team: FakeTeam, text: str, *, user: str | None = None) -> Any:
         form = slash_command_form(
             text=text,
-            user=ASKER[str(team.team_id)],
+            user=user or ASKER[str(team.team_id)],
             channel=CHANNEL[str(team.team_id)],
             team_id=str(team.team_id),
         )
@@ -266,8 +266,16 @@ async def test_a_cross_team_click_or_status_is_not_found(bot: OAuthHarness) -> N
     state = await bot.run_of(TEAM_A, ts)
     assert state.status is RunStatus.PAUSED
 
-    answer = await bot.command_in(TEAM_B, f"status {state.run_id}")
+    # even with the asker's own id, sent from team B: not found, as an unknown run
+    asker = ASKER[str(TEAM_A.team_id)]
+    answer = await bot.command_in(TEAM_B, f"status {state.run_id}", user=asker)
+    unknown = await bot.command_in(TEAM_B, "status 0123456789ab", user=asker)
+    assert answer["text"] == unknown["text"].replace("0123456789ab", state.run_id)
     assert "No run" in answer["text"]
+    short = await bot.command_in(TEAM_B, f"status {state.run_id[:6]}", user=asker)
+    assert "No run" in short["text"]
+    listed = await bot.command_in(TEAM_B, "status", user=asker)
+    assert state.run_id[:6] not in json.dumps(listed)
     mine = await bot.command_in(TEAM_A, f"status {state.run_id}")
     assert "No run" not in mine["text"]
 
@@ -553,3 +561,24 @@ async def test_after_a_restart_the_sweeper_expires_both_teams_pauses_with_their_
         state = await bot.run_of(team, ts)
         assert state.status is RunStatus.CANCELLED  # expired, no auto-proceed
         assert bot.teams_of_tokens(CHANNEL[str(team.team_id)]) == {team.team_id}
+
+
+async def test_an_approvers_stats_count_their_workspace_only(
+    oauth_fake: tuple[FakeSlack, FakeOAuth], data_dir: Path, fresh_db_url: str
+) -> None:
+    fake, oauth = oauth_fake
+    approver = ASKER[str(TEAM_A.team_id)]
+    settings = oauth_settings(data_dir, fake, oauth, fresh_db_url)
+    harness = OAuthHarness(fake, settings.model_copy(update={"approvers": [approver]}), oauth)
+    await harness.start()
+    try:
+        await harness.install(TEAM_A)
+        await harness.install(TEAM_B)
+        await harness.mention_in(TEAM_A, QUESTION, "1700001800.000100")
+        for n in range(2):
+            await harness.mention_in(TEAM_B, QUESTION, f"17000019{n}0.000100")
+        body = await harness.command_in(TEAM_A, "stats")
+        assert body["text"] == "GRACE stats for today"
+        assert "*questions asked*: 1" in json.dumps(body["blocks"], ensure_ascii=False)
+    finally:
+        await harness.close()

@@ -27,7 +27,7 @@ from blocks.status import (
     stats_blocks,
     thresholds_blocks,
 )
-from bot.slack.acting import of_acting_team
+from bot.slack.acting import current_team, of_acting_team
 from bot.slack.delivery.assistant_status import ASSISTANT_REF
 from bot.slack.deps import BotDeps
 from bot.slack.intake import Intake, Received
@@ -232,8 +232,10 @@ async def handle_grace(
             blocks = stats_blocks(stats_of(mine), title="GRACE — your questions today")
             await _ack_blocks(ack, "Your GRACE stats for today", blocks)
             return
-        stats = await deps.store.stats(since=since)
-        votes = await deps.store.recent_feedback(FEEDBACK_WINDOW)
+        team = current_team()  # OAuth mode: this workspace's figures only
+        team_id = team.team_id if team is not None else None
+        stats = await deps.store.stats(since=since, team_id=team_id)
+        votes = await deps.store.recent_feedback(FEEDBACK_WINDOW, team_id=team_id)
         up = sum(1 for _, helpful in votes if helpful)
         feedback = (up, len(votes) - up, FEEDBACK_WINDOW)
         notes = await _lexical_only_notes(deps)
