@@ -125,6 +125,9 @@ class RunMachine:
         self.observers = list(observers)
         self.approvers = list(approvers)
         self.thresholds = thresholds or self.config.confidence.thresholds
+        self.team_thresholds: dict[str, Thresholds] = {}
+        """Thresholds learned from one team's votes only, by team id (several Slack
+        workspaces on one deployment: nothing shared); a team without is on `thresholds`."""
         self.calculator = ConfidenceCalculator(self.config.confidence, calibrations)
         self.planner = Planner(llm, self.config.execution)
         self.replanner = ReplanManager(self.planner, self.config.replan)
@@ -141,6 +144,10 @@ class RunMachine:
         )
 
     # ------------------------------------------------------------------ the machine
+
+    def thresholds_for(self, state: RunState) -> Thresholds:
+        """The thresholds this run is judged by: its team's own, else the shared ones."""
+        return self.team_thresholds.get(state.thread.team_id, self.thresholds)
 
     async def _timed(self, state: RunState, work: Awaitable[None]) -> None:
         """Run a piece of the machine, keep its time and its lease, and stop quietly if
@@ -267,7 +274,7 @@ class RunMachine:
                     self.executor.execute(
                         step,
                         step_context(state, step),
-                        self.thresholds,
+                        self.thresholds_for(state),
                         self._inherited_quality(state, step.step_id),
                         time_limit=time_left,
                     )
@@ -306,7 +313,7 @@ class RunMachine:
                 and await self._clarify_if_vague(state, result)
             ):
                 return False
-        low = max(self.config.replan.low_confidence, self.thresholds.confirm)
+        low = max(self.config.replan.low_confidence, self.thresholds_for(state).confirm)
         for result in sorted(results, key=lambda r: r.step_id):
             trigger = self.replanner.trigger_for(result)
             if trigger is ReplanTrigger.LOW_CONFIDENCE and _judged_by_answer(state, result):
@@ -439,10 +446,12 @@ class RunMachine:
         if await self._clarify_if_vague(state, final):
             return
         state.overall_detail = overall_confidence(
-            state, final, self.config.confidence, self.thresholds
+            state, final, self.config.confidence, self.thresholds_for(state)
         )
         state.overall_confidence = round(state.overall_detail.score, 4)
-        state.level = self.calculator.decide_action(state.overall_detail, self.thresholds).level
+        state.level = self.calculator.decide_action(
+            state.overall_detail, self.thresholds_for(state)
+        ).level
         state.final_answer = sanitize_answer(final.output, urls_in(_source_texts(final)))
         state.sources = cited(final.output, final.sources)
         state.status = RunStatus.ANSWERED

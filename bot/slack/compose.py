@@ -154,9 +154,12 @@ async def create_bot(settings: Settings, *, services: Services | None = None) ->
         ),
     )
     threads = AssistantThreads(client=pane_client, store=services.store)
-    services = services.with_observers(
-        [publisher, threads if oauth is None else ActingObserver(threads)]
-    )
+    pane = threads if oauth is None else ActingObserver(threads)  # the run's team's token
+    services = services.with_observers([publisher, pane])
+    if oauth is not None:  # each workspace's own learned thresholds (bot/service/feedback.py)
+        services.orchestrator.team_thresholds.update(
+            await services.store.feedback.load_team_thresholds()
+        )
     tasks = TaskRunner(settings.slack.max_concurrent_runs)
     deps = BotDeps(
         settings=settings,

@@ -582,3 +582,63 @@ async def test_an_approvers_stats_count_their_workspace_only(
         assert "*questions asked*: 1" in json.dumps(body["blocks"], ensure_ascii=False)
     finally:
         await harness.close()
+
+
+async def test_one_teams_votes_move_its_own_thresholds_only(
+    oauth_fake: tuple[FakeSlack, FakeOAuth], data_dir: Path, fresh_db_url: str
+) -> None:
+    from agent.config import InterventionConfig
+    from agent.schemas import InterventionLevel
+    from bot.service.settings import FeedbackSettings
+
+    fake, oauth = oauth_fake
+    settings = oauth_settings(data_dir, fake, oauth, fresh_db_url).model_copy(
+        update={
+            "intervention": InterventionConfig(feedback_window=4, learning_rate=0.01),
+            "feedback": FeedbackSettings(quorum=1),
+        }
+    )
+    harness = OAuthHarness(fake, settings, oauth)
+    await harness.start()
+    try:
+        await harness.install(TEAM_A)
+        await harness.install(TEAM_B)
+        asker = ASKER[str(TEAM_A.team_id)]
+        channel = CHANNEL[str(TEAM_A.team_id)]
+        for n in range(4):
+            state = RunState(
+                run_id=f"votes{n:07d}",
+                query=QUESTION,
+                asker=asker,
+                thread=ThreadKey(
+                    team_id=str(TEAM_A.team_id), channel_id=channel, thread_ts=f"17000020{n}0.0"
+                ),
+                status=RunStatus.ANSWERED,
+                final_answer="Twenty days.",
+                overall_confidence=0.9,
+                level=InterventionLevel.SILENT,
+            )
+            await harness.store.save(state)
+            payload = block_actions_payload(
+                action_id=ids.FEEDBACK_DOWN,
+                value=ids.ButtonValue(run_id=state.run_id).encode(),
+                user=asker,
+                channel=channel,
+                message_ts=state.thread.thread_ts,
+                team_id=str(TEAM_A.team_id),
+            )
+            reply = await harness.signed(interactive_body(payload), FORM_CONTENT_TYPE)
+            assert reply.status == 200
+
+        shared = harness.bot.deps.orchestrator.thresholds
+        own = await harness.store.feedback.load_team_thresholds()
+        assert set(own) == {TEAM_A.team_id}
+        assert own[str(TEAM_A.team_id)].notify > shared.notify  # 👎 on confident answers
+        assert await harness.store.load_thresholds() is None  # the shared ones never moved
+        a = await harness.command_in(TEAM_A, "thresholds")
+        b = await harness.command_in(TEAM_B, "thresholds")
+        assert f"{own[str(TEAM_A.team_id)].notify:.2f}" in json.dumps(a)
+        assert f"{shared.notify:.2f}" in json.dumps(b)
+        assert asker not in json.dumps(b)  # team B sees none of team A's changes
+    finally:
+        await harness.close()

@@ -33,6 +33,7 @@ from bot.slack.deps import BotDeps
 from bot.slack.intake import Intake, Received
 from bot.slack.items import Command, stored
 from bot.slack.listeners.verified import forget, verified_list
+from storage.feedback import team_thresholds_name
 from storage.threshold_audit import SqlThresholdAudit
 
 RUNS_LISTED = 20
@@ -243,9 +244,13 @@ async def handle_grace(
         await _ack_blocks(ack, "GRACE stats for today", blocks)
         return
     if sub == "thresholds":
-        t = deps.orchestrator.thresholds
+        team = current_team()  # OAuth mode: this workspace's own thresholds and changes
+        mine = team.team_id if team is not None and team.team_id else None
+        t = deps.orchestrator.team_thresholds.get(mine or "", deps.orchestrator.thresholds)
         values = {"silent": t.silent, "notify": t.notify, "confirm": t.confirm}
-        changes = await SqlThresholdAudit(deps.store.engine).recent(THRESHOLD_CHANGES_SHOWN)
+        name = team_thresholds_name(mine) if deps.settings.oauth_mode and mine else None
+        audit = SqlThresholdAudit(deps.store.engine)
+        changes = await audit.recent(THRESHOLD_CHANGES_SHOWN, name=name)
         await _ack_blocks(ack, "Current thresholds", thresholds_blocks(values, changes))
         return
     if sub == "verified":
