@@ -42,6 +42,7 @@ from agent.intervention import (
     escalate_request,
     plan_approval_request,
 )
+from agent.knowledge.verified import visible_to
 from agent.leases import CancelledElsewhere, LeaseKeeper, TakenOver
 from agent.planner import Planner
 from agent.ports import (
@@ -510,7 +511,7 @@ class RunMachine:
             )
         except GraceError:
             return []  # a plain question still works: the reply is the answer
-        return did_you_mean(sources)
+        return did_you_mean(visible_to(sources, state.thread.team_id))
 
     async def _account(self, state: RunState, usage: TokenUsage, model: str) -> None:
         if usage.calls == 0 and usage.total_tokens == 0:

@@ -204,6 +204,12 @@ class Verification(BaseModel):
     verified_at: datetime
     review_by: datetime
     permalink: str | None = None
+    team_id: str | None = None
+    """The one team it answers for (several Slack workspaces on one deployment: saved
+    from that team's run); None: every team's (added by an operator, or one workspace)."""
+
+    def visible_to(self, team_id: str) -> bool:
+        return self.team_id is None or self.team_id == team_id
 
     def fresh(self, now: datetime | None = None) -> bool:
         """Still before its review date: a strong source."""

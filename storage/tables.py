@@ -315,6 +315,7 @@ class VerifiedAnswerRow(Base):
     review_by: Mapped[datetime] = mapped_column(UTCDateTime())
     permalink: Mapped[str | None] = mapped_column(Text)
     run_id: Mapped[str | None] = mapped_column(ID)
+    team_id: Mapped[str | None] = mapped_column(SLACK_ID)  # 0011: whose answer (OAuth mode)
 
 
 class CalibrationRow(Base):

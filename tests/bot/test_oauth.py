@@ -642,3 +642,40 @@ async def test_one_teams_votes_move_its_own_thresholds_only(
         assert asker not in json.dumps(b)  # team B sees none of team A's changes
     finally:
         await harness.close()
+
+
+async def test_a_teams_verified_answer_answers_that_team_only(
+    oauth_fake: tuple[FakeSlack, FakeOAuth], data_dir: Path, fresh_db_url: str
+) -> None:
+    fake, oauth = oauth_fake
+    approvers = [ASKER[str(TEAM_A.team_id)], ASKER[str(TEAM_B.team_id)]]
+    settings = oauth_settings(data_dir, fake, oauth, fresh_db_url)
+    harness = OAuthHarness(fake, settings.model_copy(update={"approvers": approvers}), oauth)
+    await harness.start()
+    try:
+        await harness.install(TEAM_A)
+        await harness.install(TEAM_B)
+        keeper = harness.bot.deps.verified
+        assert keeper is not None
+        saved, _ = await keeper.save(
+            question="What is the capital of Mongolia?",
+            answer="It is Ulaanbaatar, according to our travel guide.",
+            verified_by=approvers[0],
+            verified_by_name="alice",
+            team_id=str(TEAM_A.team_id),
+        )
+        source = f"verified answer {saved.answer_id}"
+        for team, ts in ((TEAM_A, "1700002100.000100"), (TEAM_B, "1700002200.000100")):
+            await harness.mention_in(team, "What is the capital of Mongolia?", ts)
+            state = await harness.run_of(team, ts)
+            cited = source in {s.source for s in state.sources}
+            assert cited is (team is TEAM_A), (team.name, state.sources, state.status)
+
+        listed_a = json.dumps(await harness.command_in(TEAM_A, "verified"))
+        listed_b = json.dumps(await harness.command_in(TEAM_B, "verified"))
+        assert saved.answer_id in listed_a and saved.answer_id not in listed_b
+        refused = await harness.command_in(TEAM_B, f"forget {saved.answer_id}")
+        assert "No verified answer" in refused["text"]
+        assert await keeper.store.get(saved.answer_id) is not None
+    finally:
+        await harness.close()

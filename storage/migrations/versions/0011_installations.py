@@ -1,5 +1,6 @@
 """Install to many workspaces (issue 21): Slack installations (tokens sealed), the OAuth
-states of installs in progress, and which Enterprise Grid org a run belongs to.
+states of installs in progress, which Enterprise Grid org a run belongs to, and which
+team a verified answer answers for.
 
 Revision ID: 0011_installations
 Revises: 0010_threshold_audit
@@ -46,9 +47,12 @@ def upgrade() -> None:
         "ix_slack_oauth_states_expires_at", "slack_oauth_states", ["expires_at"], unique=False
     )
     op.add_column("runs", sa.Column("enterprise_id", sa.String(255), nullable=True))
+    op.add_column("verified_answers", sa.Column("team_id", sa.String(255), nullable=True))
 
 
 def downgrade() -> None:
+    with op.batch_alter_table("verified_answers") as batch:
+        batch.drop_column("team_id")
     with op.batch_alter_table("runs") as batch:
         batch.drop_column("enterprise_id")
     op.drop_index("ix_slack_oauth_states_expires_at", table_name="slack_oauth_states")
