@@ -51,10 +51,9 @@ def upgrade() -> None:
 
 
 def downgrade() -> None:
-    with op.batch_alter_table("verified_answers") as batch:
-        batch.drop_column("team_id")
-    with op.batch_alter_table("runs") as batch:
-        batch.drop_column("enterprise_id")
+    # in place (SQLite >= 3.35): a batch copy of `runs` would cascade to its interventions
+    op.drop_column("verified_answers", "team_id")
+    op.drop_column("runs", "enterprise_id")
     op.drop_index("ix_slack_oauth_states_expires_at", table_name="slack_oauth_states")
     op.drop_table("slack_oauth_states")
     op.drop_table("slack_installations")
