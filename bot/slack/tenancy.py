@@ -14,9 +14,11 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from typing import Any
 
 from slack_sdk.errors import SlackApiError
+from slack_sdk.oauth.installation_store import Bot
 from slack_sdk.oauth.installation_store.async_installation_store import AsyncInstallationStore
 from slack_sdk.oauth.token_rotation.async_rotator import AsyncTokenRotator
 from slack_sdk.web.async_client import AsyncWebClient
@@ -49,23 +51,35 @@ class TeamTokens:
         self._locks: dict[TeamRef, asyncio.Lock] = {}
 
     async def bot_token(self, team: TeamRef) -> str:
-        async with self._locks.setdefault(team, asyncio.Lock()):
-            bot = await self._store.async_find_bot(
-                enterprise_id=team.enterprise_id,
-                team_id=team.team_id,
-                is_enterprise_install=team.org_wide,
-            )
-            if bot is None or not bot.bot_token:
-                raise TeamNotInstalled(team.team_id or team.enterprise_id or "?")
-            if self._rotator is not None and bot.bot_refresh_token:
-                fresh = await self._rotator.perform_bot_token_rotation(
-                    bot=bot, minutes_before_expiration=self._rotate_minutes
-                )
-                if fresh is not None:
-                    await self._store.async_save_bot(fresh)
-                    log.info("rotated the bot token of team %s", team.team_id)
-                    bot = fresh
+        bot = await self._find(team)
+        if self._rotator is None or not self._expiring(bot):
             return str(bot.bot_token)
+        async with self._locks.setdefault(team, asyncio.Lock()):
+            bot = await self._find(team)  # another call may have rotated it meanwhile
+            fresh = await self._rotator.perform_bot_token_rotation(
+                bot=bot, minutes_before_expiration=self._rotate_minutes
+            )
+            if fresh is not None:
+                await self._store.async_save_bot(fresh)
+                log.info("rotated the bot token of team %s", team.team_id)
+                bot = fresh
+            return str(bot.bot_token)
+
+    async def _find(self, team: TeamRef) -> Bot:
+        bot = await self._store.async_find_bot(
+            enterprise_id=team.enterprise_id,
+            team_id=team.team_id,
+            is_enterprise_install=team.org_wide,
+        )
+        if bot is None or not bot.bot_token:
+            raise TeamNotInstalled(team.team_id or team.enterprise_id or "?")
+        return bot
+
+    def _expiring(self, bot: Bot) -> bool:
+        expires = bot.bot_token_expires_at
+        return bool(bot.bot_refresh_token) and (
+            expires is not None and expires <= time.time() + self._rotate_minutes * 60
+        )
 
 
 class TeamRoutedClient(SanitisingWebClient):

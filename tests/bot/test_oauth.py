@@ -679,3 +679,36 @@ async def test_a_teams_verified_answer_answers_that_team_only(
         assert await keeper.store.get(saved.answer_id) is not None
     finally:
         await harness.close()
+
+
+async def test_the_outbox_side_refreshes_an_expired_token_once(bot: OAuthHarness) -> None:
+    """Not a request (Bolt's authorize rotates those): work done later for a team — the
+    outbox, the sweeper, recovery — rotates through the routed client, once for
+    concurrent calls."""
+    import asyncio
+
+    from bot.slack.acting import TeamRef, acting_for
+
+    await bot.install(TEAM_A)
+    store = bot.installations
+    old = await store.async_find_bot(enterprise_id=None, team_id=TEAM_A.team_id)
+    assert old is not None
+    bot.oauth.expire(TEAM_A)
+    old.bot_token_expires_at = int(datetime.now(UTC).timestamp()) - 60
+    await store.async_save_bot(old)
+
+    channel = CHANNEL[str(TEAM_A.team_id)]
+    with acting_for(TeamRef(team_id=TEAM_A.team_id)):
+        posted = await asyncio.gather(
+            *(bot.bot.deps.publisher.post_text(channel, None, f"notice {n}") for n in range(3))
+        )
+    assert all(posted), posted
+    fresh = await store.async_find_bot(enterprise_id=None, team_id=TEAM_A.team_id)
+    assert fresh is not None and fresh.bot_token != old.bot_token
+    assert bot.tokens_posting_to(channel) == {fresh.bot_token}
+    refreshes = [
+        c
+        for c in bot.fake.calls_to("oauth.v2.access")
+        if c.params.get("grant_type") == "refresh_token"
+    ]
+    assert len(refreshes) == 1
