@@ -118,6 +118,7 @@ def step_context(state: RunState, step: PlanStep) -> StepContext:
         dependency_outputs=outputs,
         dependency_sources=sources,
         collection=state.collection,
+        team_id=state.thread.team_id,
     )
 
 

@@ -224,6 +224,8 @@ class VerifiedAnswer(BaseModel):
     permalink: str | None = None
     run_id: str | None = None
     """The run whose answer was saved (one saved answer per run), None when added by hand."""
+    team_id: str | None = None
+    """The team whose runs it answers (see `Verification.team_id`); None: every team's."""
 
     def verification(self) -> Verification:
         return Verification(
@@ -233,6 +235,7 @@ class VerifiedAnswer(BaseModel):
             verified_at=self.verified_at,
             review_by=self.review_by,
             permalink=self.permalink,
+            team_id=self.team_id,
         )
 
 

@@ -42,6 +42,7 @@ from agent.intervention import (
     escalate_request,
     plan_approval_request,
 )
+from agent.knowledge.verified import visible_to
 from agent.leases import CancelledElsewhere, LeaseKeeper, TakenOver
 from agent.planner import Planner
 from agent.ports import (
@@ -125,6 +126,9 @@ class RunMachine:
         self.observers = list(observers)
         self.approvers = list(approvers)
         self.thresholds = thresholds or self.config.confidence.thresholds
+        self.team_thresholds: dict[str, Thresholds] = {}
+        """Thresholds learned from one team's votes only, by team id (several Slack
+        workspaces on one deployment: nothing shared); a team without is on `thresholds`."""
         self.calculator = ConfidenceCalculator(self.config.confidence, calibrations)
         self.planner = Planner(llm, self.config.execution)
         self.replanner = ReplanManager(self.planner, self.config.replan)
@@ -141,6 +145,13 @@ class RunMachine:
         )
 
     # ------------------------------------------------------------------ the machine
+
+    def thresholds_for(self, state: RunState) -> Thresholds:
+        """The thresholds this run is judged by: its channel's own (its policy's), else its
+        team's learned ones, else the shared ones."""
+        if state.policy.thresholds is not None:
+            return state.policy.thresholds
+        return self.team_thresholds.get(state.thread.team_id, self.thresholds)
 
     async def _timed(self, state: RunState, work: Awaitable[None]) -> None:
         """Run a piece of the machine, keep its time and its lease, and stop quietly if
@@ -442,8 +453,9 @@ class RunMachine:
             state, final, self.config.confidence, self.thresholds_for(state)
         )
         state.overall_confidence = round(state.overall_detail.score, 4)
-        thresholds = self.thresholds_for(state)
-        state.level = self.calculator.decide_action(state.overall_detail, thresholds).level
+        state.level = self.calculator.decide_action(
+            state.overall_detail, self.thresholds_for(state)
+        ).level
         state.final_answer = sanitize_answer(final.output, urls_in(_source_texts(final)))
         state.sources = cited(final.output, final.sources)
         state.status = RunStatus.ANSWERED
@@ -480,10 +492,6 @@ class RunMachine:
         called = state.policy.expert_users if experts else []
         return list(dict.fromkeys([state.asker, *approvers, *called]))
 
-    def thresholds_for(self, state: RunState) -> Thresholds:
-        """The run's own thresholds (its policy's), else the shared ones."""
-        return state.policy.thresholds or self.thresholds
-
     def _inherited_quality(self, state: RunState, step_id: int) -> float | None:
         assert state.plan is not None
         values = []
@@ -514,7 +522,7 @@ class RunMachine:
             )
         except GraceError:
             return []  # a plain question still works: the reply is the answer
-        return did_you_mean(sources)
+        return did_you_mean(visible_to(sources, state.thread.team_id))
 
     async def _account(self, state: RunState, usage: TokenUsage, model: str) -> None:
         if usage.calls == 0 and usage.total_tokens == 0:

@@ -206,6 +206,12 @@ class Verification(BaseModel):
     verified_at: datetime
     review_by: datetime
     permalink: str | None = None
+    team_id: str | None = None
+    """The one team it answers for (several Slack workspaces on one deployment: saved
+    from that team's run); None: every team's (added by an operator, or one workspace)."""
+
+    def visible_to(self, team_id: str) -> bool:
+        return self.team_id is None or self.team_id == team_id
 
     def fresh(self, now: datetime | None = None) -> bool:
         """Still before its review date: a strong source."""
@@ -419,6 +425,8 @@ class ThreadKey(BaseModel):
     team_id: str = "local"
     channel_id: str = "cli"
     thread_ts: str = ""
+    enterprise_id: str | None = None
+    """The Enterprise Grid org of the team, when it is in one: which installation acts."""
 
 
 class RunOrigin(StrEnum):

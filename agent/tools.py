@@ -11,6 +11,7 @@ from pydantic import BaseModel, Field
 
 from agent.errors import GraceError
 from agent.evidence import answer_features, focus_question
+from agent.knowledge.verified import visible_to
 from agent.ports import (
     Evaluation,
     EvaluationRequest,
@@ -39,6 +40,8 @@ class StepContext(BaseModel):
     dependency_outputs: list[str] = Field(default_factory=list)
     dependency_sources: list[Source] = Field(default_factory=list)
     collection: str | None = None
+    team_id: str = "local"
+    """The run's team: a verified answer saved for another team is not its source."""
     deadline: float | None = None
     """`time.monotonic()` by which the step must be done (the executor's step timeout)."""
 
@@ -89,7 +92,7 @@ class Toolbox:
         hits = await self._kb.search(
             self._search_query(step, ctx), collection=collection, limit=self._top_k
         )
-        return _search_result(hits, "knowledge base")
+        return _search_result(visible_to(hits, ctx.team_id), "knowledge base")
 
     async def _web_search(self, step: PlanStep, ctx: StepContext) -> ToolResult:
         if self._web is None:

@@ -27,6 +27,13 @@ from storage.tables import FeedbackRow, RunRow, ThresholdsRow
 from storage.threshold_audit import change_row
 
 DEFAULT_THRESHOLDS_NAME = "default"
+TEAM_PREFIX = "team:"
+"""Thresholds learned from one Slack workspace's votes only (OAuth mode): `team:<id>`."""
+
+
+def team_thresholds_name(team_id: str) -> str:
+    return f"{TEAM_PREFIX}{team_id}"
+
 
 Adjust = Callable[[Thresholds, list[tuple[float, bool, str]]], tuple[Thresholds, str] | None]
 """(current thresholds, counted votes oldest first as (confidence, 👍, voter)) → (new
@@ -90,17 +97,20 @@ class SqlFeedback(SqlStore):
         default: Thresholds,
         adjust: Adjust,
         fetch: int | None = None,
+        team_id: str | None = None,
     ) -> VoteOutcome:
         """Store the vote (one per person per run: a new vote replaces the old one) and,
         when it counts, let `adjust` move the thresholds from the newest `fetch` (default
-        `window`) counted votes; a change is recorded with it (storage/threshold_audit.py)."""
+        `window`) counted votes; a change is recorded with it (storage/threshold_audit.py).
+        With `team_id`, that team's own thresholds, moved by votes on its runs only."""
+        name = team_thresholds_name(team_id) if team_id is not None else DEFAULT_THRESHOLDS_NAME
         async with self._sessions.begin() as session:
             if self._engine.dialect.name == "postgresql":
                 await session.execute(
                     text("SELECT pg_advisory_xact_lock(:key)"), {"key": _PG_FEEDBACK_LOCK_KEY}
                 )
             first = await self._upsert(session, run_id, user_id, confidence, was_correct)
-            stored = await session.get(ThresholdsRow, DEFAULT_THRESHOLDS_NAME)
+            stored = await session.get(ThresholdsRow, name)
             current = _thresholds(stored) if stored is not None else default
             asker = await session.scalar(select(RunRow.asker).where(RunRow.run_id == run_id))
             if not voters.counts(user_id, asker):
@@ -109,6 +119,7 @@ class SqlFeedback(SqlStore):
                 select(FeedbackRow.confidence, FeedbackRow.was_correct, FeedbackRow.user_id)
                 .join(RunRow, RunRow.run_id == FeedbackRow.run_id)
                 .where(voters.clause())
+                .where(RunRow.team_id == team_id if team_id is not None else true())
                 .order_by(FeedbackRow.created_at.desc(), FeedbackRow.id.desc())
                 .limit(fetch or window)
             )
@@ -117,10 +128,10 @@ class SqlFeedback(SqlStore):
             if moved is None or moved[0] == current:
                 return VoteOutcome(first=first, counted=True, thresholds=current, change=None)
             new, why = moved
-            await session.execute(self._upsert_thresholds(new))
+            await session.execute(self._upsert_thresholds(new, name))
             session.add(
                 change_row(
-                    DEFAULT_THRESHOLDS_NAME,
+                    name,
                     changed_by=user_id,
                     run_id=run_id,
                     reason=why,
@@ -130,13 +141,19 @@ class SqlFeedback(SqlStore):
             )
             return VoteOutcome(first=first, counted=True, thresholds=new, change=why)
 
-    async def recent_feedback(self, limit: int = 10) -> list[tuple[float, bool]]:
-        """The last `limit` (confidence, was_correct) pairs, oldest first."""
+    async def recent_feedback(
+        self, limit: int = 10, *, team_id: str | None = None
+    ) -> list[tuple[float, bool]]:
+        """The last `limit` (confidence, was_correct) pairs, oldest first; with `team_id`,
+        votes on that Slack workspace's runs only."""
+        query = select(FeedbackRow.confidence, FeedbackRow.was_correct)
+        if team_id is not None:
+            query = query.where(
+                FeedbackRow.run_id.in_(select(RunRow.run_id).where(RunRow.team_id == team_id))
+            )
         async with self._reads.begin() as session:
             rows = await session.execute(
-                select(FeedbackRow.confidence, FeedbackRow.was_correct)
-                .order_by(FeedbackRow.created_at.desc(), FeedbackRow.id.desc())
-                .limit(limit)
+                query.order_by(FeedbackRow.created_at.desc(), FeedbackRow.id.desc()).limit(limit)
             )
             return [(float(c), bool(ok)) for c, ok in rows][::-1]
 
@@ -151,9 +168,18 @@ class SqlFeedback(SqlStore):
         async with self._sessions.begin() as session:
             await session.execute(self._upsert_thresholds(thresholds))
 
-    def _upsert_thresholds(self, thresholds: Thresholds) -> Any:
+    async def load_team_thresholds(self) -> dict[str, Thresholds]:
+        """Every team's own thresholds, by team id (OAuth mode)."""
+        query = select(ThresholdsRow).where(ThresholdsRow.name.startswith(TEAM_PREFIX))
+        async with self._reads.begin() as session:
+            rows = (await session.scalars(query)).all()
+        return {row.name.removeprefix(TEAM_PREFIX): _thresholds(row) for row in rows}
+
+    def _upsert_thresholds(
+        self, thresholds: Thresholds, name: str = DEFAULT_THRESHOLDS_NAME
+    ) -> Any:
         values = _threshold_values(thresholds)
-        stmt = self._insert(ThresholdsRow).values(name=DEFAULT_THRESHOLDS_NAME, **values)
+        stmt = self._insert(ThresholdsRow).values(name=name, **values)
         return stmt.on_conflict_do_update(index_elements=[ThresholdsRow.name], set_=values)
 
     @staticmethod

@@ -33,6 +33,7 @@ def run_values(state: RunState) -> dict[str, Any]:
     return {
         "run_id": state.run_id,
         "team_id": state.thread.team_id,
+        "enterprise_id": state.thread.enterprise_id,
         "channel_id": state.thread.channel_id,
         "thread_ts": state.thread.thread_ts,
         "asker": state.asker,

@@ -145,8 +145,10 @@ class SqlRunStore:
 
     # feedback, thresholds, statistics -----------------------------------------------
 
-    async def recent_feedback(self, limit: int = 10) -> list[tuple[float, bool]]:
-        return await self.feedback.recent_feedback(limit)
+    async def recent_feedback(
+        self, limit: int = 10, *, team_id: str | None = None
+    ) -> list[tuple[float, bool]]:
+        return await self.feedback.recent_feedback(limit, team_id=team_id)
 
     async def load_thresholds(self) -> Thresholds | None:
         return await self.feedback.load_thresholds()
@@ -154,5 +156,5 @@ class SqlRunStore:
     async def save_thresholds(self, thresholds: Thresholds) -> None:
         await self.feedback.save_thresholds(thresholds)
 
-    async def stats(self, *, since: datetime) -> dict[str, float | int]:
-        return await self.statistics.stats(since=since)
+    async def stats(self, *, since: datetime, team_id: str | None = None) -> dict[str, float | int]:
+        return await self.statistics.stats(since=since, team_id=team_id)

@@ -91,6 +91,7 @@ class RunRow(Base):
     error: Mapped[str | None] = mapped_column(Text)
     cost_usd: Mapped[float] = mapped_column(Float, default=0.0)
     llm_model: Mapped[str | None] = mapped_column(String(128))  # added in 0002
+    enterprise_id: Mapped[str | None] = mapped_column(SLACK_ID)  # 0011: the run's org
     state_json: Mapped[str] = mapped_column(Text)
     version: Mapped[int] = mapped_column(Integer, default=0)
     worker: Mapped[str | None] = mapped_column(String(255))  # added in 0003
@@ -314,6 +315,7 @@ class VerifiedAnswerRow(Base):
     review_by: Mapped[datetime] = mapped_column(UTCDateTime())
     permalink: Mapped[str | None] = mapped_column(Text)
     run_id: Mapped[str | None] = mapped_column(ID)
+    team_id: Mapped[str | None] = mapped_column(SLACK_ID)  # 0011: whose answer (OAuth mode)
 
 
 class CalibrationRow(Base):
@@ -400,3 +402,36 @@ class ExpertReminderRow(Base):
     intervention_id: Mapped[str] = mapped_column(ID, primary_key=True)
     run_id: Mapped[str] = mapped_column(ID)
     reminded_at: Mapped[datetime] = mapped_column(UTCDateTime())
+
+
+class InstallationRow(Base):
+    """One Slack workspace (or, `team_key` "", one Enterprise Grid org) GRACE is installed
+    to (0011). The tokens are only in `sealed`, encrypted (storage/sealing.py); after an
+    uninstall `sealed` is empty and `uninstalled_at` says when the team's data is due."""
+
+    __tablename__ = "slack_installations"
+
+    enterprise_key: Mapped[str] = mapped_column(SLACK_ID, primary_key=True)
+    """The enterprise id, "" outside Enterprise Grid."""
+    team_key: Mapped[str] = mapped_column(SLACK_ID, primary_key=True)
+    """The team id, "" for an org-wide install."""
+    is_enterprise_install: Mapped[bool] = mapped_column(Boolean, default=False)
+    team_name: Mapped[str | None] = mapped_column(String(255))
+    enterprise_name: Mapped[str | None] = mapped_column(String(255))
+    bot_user_id: Mapped[str | None] = mapped_column(SLACK_ID)
+    installer_user_id: Mapped[str | None] = mapped_column(SLACK_ID)
+    sealed: Mapped[str | None] = mapped_column(Text)
+    bot_token_expires_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
+    installed_at: Mapped[datetime] = mapped_column(UTCDateTime())
+    updated_at: Mapped[datetime] = mapped_column(UTCDateTime())
+    uninstalled_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
+
+
+class OAuthStateRow(Base):
+    """An OAuth `state` handed to one browser by /slack/install: single use, expiring (0011)."""
+
+    __tablename__ = "slack_oauth_states"
+    __table_args__ = (Index("ix_slack_oauth_states_expires_at", "expires_at"),)
+
+    state: Mapped[str] = mapped_column(ID, primary_key=True)
+    expires_at: Mapped[datetime] = mapped_column(UTCDateTime())

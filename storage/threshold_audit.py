@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from sqlalchemy import func, select
+from sqlalchemy import func, select, true
 
 from agent.config import Thresholds
 from agent.feedback_quorum import ThresholdChange
@@ -36,10 +36,11 @@ def change_row(
 class SqlThresholdAudit(SqlStore):
     """Reads only: the rows are written by storage/feedback.py (`change_row`)."""
 
-    async def recent(self, limit: int = 5) -> list[ThresholdChange]:
-        """The newest changes first."""
+    async def recent(self, limit: int = 5, *, name: str | None = None) -> list[ThresholdChange]:
+        """The newest changes first (of the thresholds named `name`, when given)."""
         query = (
             select(ThresholdChangeRow)
+            .where(ThresholdChangeRow.name == name if name is not None else true())
             .order_by(ThresholdChangeRow.changed_at.desc(), ThresholdChangeRow.id.desc())
             .limit(limit)
         )

@@ -40,6 +40,9 @@ EVENT_NEEDS: dict[str, tuple[set[str], set[str]]] = {
         {"assistant:write"},
     ),
     "assistant.user_message": ({"message.im"}, {"im:history"}),
+    # OAuth mode forgets a workspace's tokens when it uninstalls (issue 21); no scope needed
+    "app_uninstalled": ({"app_uninstalled"}, set()),
+    "tokens_revoked": ({"tokens_revoked"}, set()),
     "assistant.bot_message": ({"message.im"}, {"im:history"}),
     # the Agent messaging experience (bot/slack/listeners/agent_view.py)
     "agent_session_stopped": ({"agent_session_stopped"}, {"assistant:write"}),
@@ -333,3 +336,13 @@ def test_a_missing_scope_is_caught() -> None:
     manifest["oauth_config"]["scopes"]["bot"].remove("assistant:write")
     missing, extra = scope_gaps(manifest)
     assert missing == {"assistant:write"} and not extra
+
+
+def test_an_install_asks_for_the_manifests_bot_scopes() -> None:
+    """OAuth mode's default scopes (SLACK_SCOPES unset) are manifest.yml's, and its
+    redirect URL is the path `grace serve` answers."""
+    from bot.slack.installs import MANIFEST_BOT_SCOPES, REDIRECT_PATH
+
+    manifest = load_manifest()
+    assert list(MANIFEST_BOT_SCOPES) == manifest["oauth_config"]["scopes"]["bot"]
+    assert all(u.endswith(REDIRECT_PATH) for u in manifest["oauth_config"]["redirect_urls"])

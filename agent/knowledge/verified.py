@@ -17,6 +17,7 @@ from agent.schemas import (
     InterventionStatus,
     RunState,
     RunStatus,
+    Source,
 )
 
 
@@ -84,3 +85,9 @@ def answer_words(state: RunState) -> str:
     """The run's answer as saved: its text without the `[Source: …]` marks."""
     lines = (_CITATION.sub("", line).rstrip() for line in state.final_answer.splitlines())
     return "\n".join(line for line in lines if line).strip()
+
+
+def visible_to(sources: list[Source], team_id: str) -> list[Source]:
+    """The passages a run of `team_id` may rest on: documents, and the verified answers
+    saved for every team or for this one — never another team's (issue 21)."""
+    return [s for s in sources if s.verified is None or s.verified.visible_to(team_id)]

@@ -32,6 +32,7 @@ from bot.cli.purge import run_purge
 from bot.cli.reembed import run_reembed
 from bot.cli.runs import run_runs, run_show
 from bot.cli.sources import run_sources, run_sync
+from bot.cli.teams import run_teams
 from bot.cli.upkeep import run_recover, run_sweep, run_thresholds
 from bot.cli.verified import run_verified
 
@@ -219,6 +220,7 @@ COMMANDS: dict[str, Callable[[argparse.Namespace, Services], Awaitable[int]]] = 
     "sweep": run_sweep,
     "verified": run_verified,
     "channel": run_channel,
+    "teams": run_teams,
     "purge": run_purge,
     "reembed": run_reembed,
 }

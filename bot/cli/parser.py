@@ -106,6 +106,16 @@ def build_parser() -> argparse.ArgumentParser:
     verified_remove = verified_sub.add_parser("remove", help="remove a verified answer by id")
     verified_remove.add_argument("answer_id")
 
+    teams = sub.add_parser(
+        "teams", help="the Slack workspaces GRACE is installed to (OAuth mode); forget one"
+    )
+    teams.add_argument("--json", action="store_true")
+    teams_sub = teams.add_subparsers(dest="teams_command")
+    teams_forget = teams_sub.add_parser(
+        "forget", help="delete a team's runs, votes, verified answers and installation now"
+    )
+    teams_forget.add_argument("team", help="its team id (T…), or org id (E…) for an org install")
+
     sub.add_parser(
         "recover", help="finish runs whose worker died; apply answers a dead process claimed"
     )

@@ -59,6 +59,8 @@ async def record_feedback(
             counted=False,
         )
     fair = FeedbackQuorum(settings.feedback.quorum)
+    # OAuth mode: each workspace's votes move its own thresholds only (issue 21)
+    team = state.thread.team_id if settings.oauth_mode else None
 
     def adjust(
         current: Thresholds, history: list[tuple[float, bool, str]]
@@ -80,11 +82,15 @@ async def record_feedback(
             everyone=settings.feedback.counted_voters == "everyone",
         ),
         window=config.feedback_window,
-        default=orchestrator.thresholds,
+        default=orchestrator.thresholds_for(state),
         adjust=adjust,
         fetch=fair.fetch(config.feedback_window),
+        team_id=team,
     )
-    orchestrator.thresholds = outcome.thresholds
+    if team is None:
+        orchestrator.thresholds = outcome.thresholds
+    else:
+        orchestrator.team_thresholds[team] = outcome.thresholds
     vote = "👍" if up else "👎"
     verb = "recorded" if outcome.first else "updated"
     message = f"{vote} feedback {verb} for run {state.run_id}."

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 import sys
 from datetime import UTC, datetime
 from typing import TextIO
@@ -39,6 +40,22 @@ class JsonFormatter(logging.Formatter):
 CONTENT_LOGGERS = ("aiosqlite", "sqlalchemy.engine", "google_genai", "google.genai")
 """Libraries that log SQL parameters or request bodies — people's questions and
 answers — at DEBUG or INFO: quiet unless `log_content` is set."""
+
+
+_TOKEN = re.compile(
+    r"\bxox[a-z]-[A-Za-z0-9-]+|\bxoxe\.xox[a-z]-[A-Za-z0-9-]+|\bxoxe-[0-9]-[A-Za-z0-9-]+"
+)
+
+
+class RedactTokens(logging.Filter):
+    """No Slack token in any log line, whoever logs it and at whatever level: slack_sdk
+    logs request headers and `oauth.v2.access` answers at DEBUG (issue 21)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        message = record.getMessage()
+        if "xox" in message:
+            record.msg, record.args = _TOKEN.sub("xox…[redacted]", message), None
+        return True
 
 
 class LibraryFilter(logging.Filter):
@@ -86,6 +103,7 @@ def configure_logging(
         handler.setFormatter(JsonFormatter())
     else:
         handler.setFormatter(logging.Formatter(TEXT_FORMAT))
+    handler.addFilter(RedactTokens())
     if resolved_level > logging.DEBUG:
         handler.addFilter(LibraryFilter(max(logging.WARNING, resolved_level)))
     root = logging.getLogger()

@@ -114,6 +114,10 @@ class SlackSettings(BaseModel):
     channel_settings_cache_seconds: float = Field(default=30.0, ge=0)
     """How long a process keeps a channel's settings before reading them again (a change
     made elsewhere — another replica, `grace channel set` — is seen after at most this)."""
+    uninstalled_retention_days: float = Field(default=30.0, ge=0)
+    """OAuth mode: a workspace that uninstalls GRACE loses its tokens at once; its runs,
+    votes and verified answers are deleted by the sweeper this many days later (0: at
+    the next sweep). `grace teams forget TEAM` deletes them at once."""
 
 
 class FeedbackSettings(BaseModel):
@@ -161,6 +165,29 @@ class Settings(BaseSettings):
     slack_app_token: SecretStr | None = Field(
         default=None, validation_alias=AliasChoices("SLACK_APP_TOKEN", "GRACE_SLACK_APP_TOKEN")
     )
+    slack_client_id: str | None = Field(
+        default=None, validation_alias=AliasChoices("SLACK_CLIENT_ID", "GRACE_SLACK_CLIENT_ID")
+    )
+    """With SLACK_CLIENT_SECRET and GRACE_ENCRYPTION_KEY (and no SLACK_BOT_TOKEN): OAuth
+    mode, installable to many workspaces (docs/distributing.md)."""
+    slack_client_secret: SecretStr | None = Field(
+        default=None,
+        validation_alias=AliasChoices("SLACK_CLIENT_SECRET", "GRACE_SLACK_CLIENT_SECRET"),
+    )
+    slack_scopes: Annotated[list[str], NoDecode] = Field(
+        default_factory=list,
+        validation_alias=AliasChoices("SLACK_SCOPES", "GRACE_SLACK_SCOPES"),
+    )
+    """Bot scopes asked for at install (comma-separated); empty: manifest.yml's."""
+    slack_redirect_uri: str | None = Field(
+        default=None,
+        validation_alias=AliasChoices("SLACK_REDIRECT_URI", "GRACE_SLACK_REDIRECT_URI"),
+    )
+    """The OAuth redirect URL registered with Slack (…/slack/oauth_redirect); unset: the
+    one in the app's settings."""
+    encryption_key: SecretStr | None = None
+    """GRACE_ENCRYPTION_KEY: the Fernet key the installed workspaces' tokens are
+    encrypted with in the database; required in OAuth mode."""
     slack_api_url: str | None = Field(
         default=None, validation_alias=AliasChoices("SLACK_API_URL", "GRACE_SLACK_API_URL")
     )
@@ -196,7 +223,7 @@ class Settings(BaseSettings):
             raise ValueError("must be auto, DEBUG, INFO, WARNING, ERROR or CRITICAL")
         return value.upper()
 
-    @field_validator("approvers", mode="before")
+    @field_validator("approvers", "slack_scopes", mode="before")
     @classmethod
     def _split_approvers(cls, value: object) -> object:
         if isinstance(value, str):
@@ -230,6 +257,15 @@ class Settings(BaseSettings):
         if self.llm.provider == "gemini":
             return True
         return self.google_api_key is not None
+
+    @property
+    def oauth_mode(self) -> bool:
+        """Installable to many workspaces: an OAuth client and no single bot token."""
+        return (
+            self.slack_bot_token is None
+            and self.slack_client_id is not None
+            and self.slack_client_secret is not None
+        )
 
     @property
     def resolved_database_url(self) -> str:

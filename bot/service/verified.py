@@ -39,6 +39,7 @@ class VerifiedKeeper:
         permalink: str | None = None,
         run_id: str | None = None,
         now: datetime | None = None,
+        team_id: str | None = None,
     ) -> tuple[VerifiedAnswer, bool]:
         """Save and index it; (the answer, True) — or, when the run's answer was saved
         already, (that one, False) and nothing changes."""
@@ -53,6 +54,7 @@ class VerifiedKeeper:
             review_by=at + timedelta(days=self.review_days),
             permalink=permalink,
             run_id=run_id,
+            team_id=team_id,
         )
         kept = await self.store.add(record)
         if kept.answer_id != record.answer_id:

@@ -21,12 +21,15 @@ from aiohttp import web
 
 from bot.simulator.assistant import AssistantPane
 from bot.simulator.home import HomeTabs
+from bot.simulator.oauth import FakeOAuth
 from bot.simulator.sessions import AgentSessions
 from bot.simulator.workspace import SlackWorkspace, StoredMessage, WorkspaceError
 
 _JSON_PARAMS = ("blocks", "attachments", "view", "metadata", "chunks")
 APP_TOKEN_METHODS = frozenset({"apps.connections.open"})
 """Methods that take an app-level token (`xapp-…`) instead of a bot token."""
+CLIENT_METHODS = frozenset({"oauth.v2.access"})
+"""Methods authenticated by the app's client id and secret, not a token."""
 
 
 @dataclass
@@ -122,6 +125,22 @@ class FakeSlack:
         # ---- agent sessions (agents.sessions.*): see bot/simulator/sessions.py
         self.sessions = AgentSessions(self.workspace)
         self._handlers.update(self.sessions.handlers())
+        self.oauth: FakeOAuth | None = None
+
+    def enable_oauth(self, oauth: FakeOAuth) -> FakeOAuth:
+        """Installs through OAuth (issue 21): `oauth.v2.access` answers, and bot tokens
+        are the ones `oauth` issued — each acts for its own workspace (`auth.test`
+        answers with it); an unknown, revoked or expired one is refused."""
+        self.oauth = oauth
+        self._handlers.update(oauth.handlers())
+        return oauth
+
+    def tokens_used(self, method: str) -> list[str]:
+        """The bearer token of each recorded call to `method`, in order."""
+        return [
+            c.headers.get("Authorization", "").removeprefix("Bearer ").strip()
+            for c in self.calls_to(method)
+        ]
 
     # ------------------------------------------------------------------ lifecycle
 
@@ -293,7 +312,7 @@ class FakeSlack:
         return failure
 
     def _auth_error(self, call: RecordedCall) -> str | None:
-        if not self.require_token:
+        if not self.require_token or call.method in CLIENT_METHODS:
             return None
         auth = call.headers.get("Authorization", "")
         token = auth.removeprefix("Bearer ").strip() if auth else str(call.params.get("token", ""))
@@ -303,6 +322,8 @@ class FakeSlack:
             return "invalid_auth"
         if token.startswith("xapp-") != (call.method in APP_TOKEN_METHODS):
             return "not_allowed_token_type"
+        if self.oauth is not None and not token.startswith("xapp-"):
+            return self.oauth.token_error(token)
         return None
 
     async def _dispatch(self, request: web.Request) -> web.Response:
@@ -365,6 +386,11 @@ class FakeSlack:
     # ------------------------------------------------------------------ methods
 
     def _auth_test(self, params: dict[str, Any], call: RecordedCall) -> dict[str, Any]:
+        if self.oauth is not None:
+            token = call.headers.get("Authorization", "").removeprefix("Bearer ").strip()
+            answer = self.oauth.auth_test(token or str(params.get("token", "")))
+            if answer is not None:
+                return answer
         ws = self.workspace
         return {
             "url": "https://fake-slack.local/",

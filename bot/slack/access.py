@@ -19,6 +19,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 
 from agent.access import may_read
 from agent.schemas import RunState
+from bot.slack.acting import of_acting_team
 
 log = logging.getLogger(__name__)
 
@@ -83,6 +84,8 @@ class RunAccess:
     members: Membership
 
     async def may_read(self, state: RunState, user: str) -> bool:
+        if not of_acting_team(state):  # another workspace's run does not exist here
+            return False
         if may_read(state, user, approvers=self.approvers, in_channel=False):
             return True
         in_channel = await self.members.is_member(state.thread.channel_id, user)

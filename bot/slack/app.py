@@ -12,6 +12,7 @@ from slack_bolt.logger.messages import (
     warning_client_prioritized_and_token_skipped,
     warning_token_skipped,
 )
+from slack_bolt.oauth.async_oauth_settings import AsyncOAuthSettings
 from slack_sdk.http_retry.builtin_async_handlers import (
     AsyncConnectionErrorRetryHandler,
     AsyncRateLimitErrorRetryHandler,
@@ -20,6 +21,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 from slack_sdk.web.async_slack_response import AsyncSlackResponse
 
 from blocks.sanitize import scrub
+from bot.slack.acting import ActingApp
 from bot.slack.deps import BotDeps
 from bot.slack.identity import fixed_authorize
 from bot.slack.intake import Intake, NotStored
@@ -108,12 +110,18 @@ def build_app(
     client: AsyncWebClient,
     signing_secret: str | None = None,
     identity: AuthorizeResult | None = None,
+    oauth_settings: AsyncOAuthSettings | None = None,
 ) -> AsyncApp:
     """`signing_secret` is required for HTTP mode; Socket Mode needs none. With
-    `identity` (see `bot/identity.py`) no request makes Bolt call `auth.test`."""
-    app = AsyncApp(
+    `identity` (see `bot/identity.py`) no request makes Bolt call `auth.test`; with
+    `oauth_settings` (OAuth mode, bot/slack/installs.py) each request is authorized
+    from its workspace's installation."""
+    # OAuth mode: each request's listeners act for its team (bot/slack/acting.py)
+    app_class = AsyncApp if oauth_settings is None else ActingApp
+    app = app_class(
         client=client,
         authorize=fixed_authorize(identity) if identity is not None else None,
+        oauth_settings=oauth_settings,
         signing_secret=signing_secret,
         request_verification_enabled=signing_secret is not None,
         # Listeners only check, de-duplicate and spawn a tracked task, so running them

@@ -13,6 +13,7 @@ from functools import partial
 from typing import Any
 
 from slack_bolt.async_app import AsyncApp
+from slack_bolt.authorization import AuthorizeResult
 from slack_sdk.web.async_client import AsyncWebClient
 
 from agent.errors import InvalidInputError
@@ -23,9 +24,10 @@ from bot.service.tasks import TaskRunner
 from bot.service.verified import VerifiedKeeper
 from bot.service.wiring import Services, build_services
 from bot.slack.access import RunAccess, SlackMembers
+from bot.slack.acting import ActingObserver
 from bot.slack.app import build_app, make_slack_client
 from bot.slack.conversation import process_question, process_reply
-from bot.slack.delivery.assistant_status import AssistantThreads, status_client
+from bot.slack.delivery.assistant_status import STATUS_TIMEOUT_S, AssistantThreads, status_client
 from bot.slack.delivery.plan_stream import PlanStreamer, StreamChoices
 from bot.slack.delivery.publisher import SlackPublisher
 from bot.slack.delivery.sessions import AgentSessions
@@ -33,6 +35,12 @@ from bot.slack.deps import BotDeps
 from bot.slack.home.reach import ChannelKinds, HomeAccess
 from bot.slack.home.tab import HomeTabs
 from bot.slack.identity import resolve_identity
+from bot.slack.installs import (
+    OAuthParts,
+    acting_handlers,
+    build_oauth,
+    sealer_of,
+)
 from bot.slack.intake import Handler, Intake
 from bot.slack.items import InboxKind
 from bot.slack.listeners.actions import process_click
@@ -102,8 +110,11 @@ class Bot:
 
 async def create_bot(settings: Settings, *, services: Services | None = None) -> Bot:
     """Wire the Slack app to the agent. Raises `InvalidInputError` for missing tokens, and
-    a `GraceError` when Slack cannot tell who the bot is (asked once, here)."""
-    if settings.slack_bot_token is None:
+    a `GraceError` when Slack cannot tell who the bot is (asked once, here). In OAuth
+    mode (bot/slack/installs.py) each workspace's token comes from its installation."""
+    if settings.oauth_mode:
+        sealer = sealer_of(settings)  # no key, no start: before anything is opened
+    elif settings.slack_bot_token is None:
         raise InvalidInputError(
             "SLACK_BOT_TOKEN is not set. Create the app from manifest.yml, install it to "
             "your workspace and export its Bot User OAuth Token (xoxb-…)."
@@ -113,17 +124,30 @@ async def create_bot(settings: Settings, *, services: Services | None = None) ->
             "Set SLACK_SIGNING_SECRET for HTTP mode (Basic Information → Signing Secret), "
             "or SLACK_APP_TOKEN (xapp-…) for Socket Mode."
         )
-    client = make_slack_client(
-        settings.slack_bot_token.get_secret_value(), base_url=settings.slack_api_url
-    )
-    identity = await resolve_identity(client, wait_seconds=settings.slack.auth_timeout_seconds)
-    services = services or await build_services(settings)
-    delivery_client = make_slack_client(
-        settings.slack_bot_token.get_secret_value(),
-        base_url=settings.slack_api_url,
-        timeout=settings.slack.request_timeout_seconds,
-        retries=False,
-    )
+    oauth: OAuthParts | None = None
+    identity: AuthorizeResult | None = None
+    if settings.oauth_mode:
+        services = services or await build_services(settings)
+        oauth = build_oauth(settings, services.engine, sealer=sealer, health=services.store.health)
+        client: AsyncWebClient = oauth.client
+        delivery_client: AsyncWebClient = oauth.client.variant(
+            timeout=settings.slack.request_timeout_seconds, retries=False
+        )
+        pane_client: AsyncWebClient = oauth.client.variant(timeout=STATUS_TIMEOUT_S, retries=False)
+    else:
+        assert settings.slack_bot_token is not None
+        client = make_slack_client(
+            settings.slack_bot_token.get_secret_value(), base_url=settings.slack_api_url
+        )
+        identity = await resolve_identity(client, wait_seconds=settings.slack.auth_timeout_seconds)
+        services = services or await build_services(settings)
+        delivery_client = make_slack_client(
+            settings.slack_bot_token.get_secret_value(),
+            base_url=settings.slack_api_url,
+            timeout=settings.slack.request_timeout_seconds,
+            retries=False,
+        )
+        pane_client = status_client(client)
     members = SlackMembers(client)
     home = HomeTabs(
         client=delivery_client,  # like the outbox's: a failure is retried by whole passes
@@ -150,8 +174,13 @@ async def create_bot(settings: Settings, *, services: Services | None = None) ->
         shared_thresholds=lambda: services.orchestrator.thresholds,
     )
     publisher.replies = channels
-    threads = AssistantThreads(client=status_client(client), store=services.store)
-    services = services.with_observers([publisher, threads])
+    threads = AssistantThreads(client=pane_client, store=services.store)
+    pane = threads if oauth is None else ActingObserver(threads)  # the run's team's token
+    services = services.with_observers([publisher, pane])
+    if oauth is not None:  # each workspace's own learned thresholds (bot/service/feedback.py)
+        services.orchestrator.team_thresholds.update(
+            await services.store.feedback.load_team_thresholds()
+        )
     tasks = TaskRunner(settings.slack.max_concurrent_runs)
     deps = BotDeps(
         settings=settings,
@@ -173,11 +202,13 @@ async def create_bot(settings: Settings, *, services: Services | None = None) ->
         ),
         channels=channels,
         home=home,
+        installations=oauth.installations if oauth is not None else None,
     )
+    handlers = inbox_handlers(deps, client=client, threads=threads)
     intake = Intake(
         inbox=services.inbox,
         tasks=tasks,
-        processors=inbox_handlers(deps, client=client, threads=threads),
+        processors=handlers if oauth is None else acting_handlers(handlers),
     )
     secret = settings.slack_signing_secret
     app = build_app(
@@ -186,6 +217,7 @@ async def create_bot(settings: Settings, *, services: Services | None = None) ->
         client=client,
         signing_secret=secret.get_secret_value() if secret else None,
         identity=identity,
+        oauth_settings=oauth.settings if oauth is not None else None,
     )
     return Bot(services=services, deps=deps, intake=intake, app=app)
 

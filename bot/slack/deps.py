@@ -17,6 +17,7 @@ from bot.slack.delivery.publisher import SlackPublisher
 from bot.slack.home.tab import HomeTabs
 from bot.slack.people import PersonNames
 from bot.slack.senders import RunLimiter
+from storage.installations import SqlInstallationStore
 from storage.ledger import SqlUsageLedger
 from storage.run_store import SqlRunStore
 
@@ -40,6 +41,8 @@ class BotDeps:
     """Per-channel settings (collections, experts, approvers, thresholds, modes)."""
     home: HomeTabs | None = None
     """The App Home tab (published on `app_home_opened` and from the outbox)."""
+    installations: SqlInstallationStore | None = None
+    """OAuth mode: the installed workspaces (uninstalls forget their tokens)."""
 
     async def display_name(self, user: str) -> str | None:
         """The person's display name, or None when it is unknown or no `names` is wired

@@ -40,12 +40,17 @@ class InboxKind(StrEnum):
     """Someone opened the app's Messages tab (`app_home_opened`, tab `messages`)."""
 
 
+_SINCE_21 = frozenset({"team", "enterprise"})
+
+
 class _Item(BaseModel):
     model_config = ConfigDict(frozen=True)
 
     def payload(self) -> dict[str, Any]:
-        """The inbox row's payload: every field but the kind (a column of its own)."""
-        return self.model_dump(mode="json", exclude={"kind"})
+        """The inbox row's payload: every field but the kind (a column of its own); the
+        team fields added by issue 21 only when set, so rows keep their old shape."""
+        values = self.model_dump(mode="json", exclude={"kind"})
+        return {k: v for k, v in values.items() if not (k in _SINCE_21 and v is None)}
 
 
 class InThread(_Item):
@@ -54,14 +59,26 @@ class InThread(_Item):
     team: str
     channel: str
     thread_ts: str
+    enterprise: str | None = None
+    """The team's Enterprise Grid org, when it is in one (issue 21)."""
 
     @property
     def key(self) -> ThreadKey:
-        return ThreadKey(team_id=self.team, channel_id=self.channel, thread_ts=self.thread_ts)
+        return ThreadKey(
+            team_id=self.team,
+            channel_id=self.channel,
+            thread_ts=self.thread_ts,
+            enterprise_id=self.enterprise,
+        )
 
     @classmethod
-    def fields_of(cls, key: ThreadKey) -> dict[str, str]:
-        return {"team": key.team_id, "channel": key.channel_id, "thread_ts": key.thread_ts}
+    def fields_of(cls, key: ThreadKey) -> dict[str, str | None]:
+        return {
+            "team": key.team_id,
+            "channel": key.channel_id,
+            "thread_ts": key.thread_ts,
+            "enterprise": key.enterprise_id,
+        }
 
 
 class _Message(InThread):
@@ -105,6 +122,9 @@ class ModifySubmission(_Item):
     """`blocks.ids.ModalMetadata`, encoded: which run and pause the form answers."""
     user: str
     text: str
+    team: str | None = None
+    """The submitter's team (issue 21; None in rows stored before)."""
+    enterprise: str | None = None
 
 
 class Command(_Item):
@@ -113,6 +133,9 @@ class Command(_Item):
     run_id: str
     user: str
     channel: str
+    team: str | None = None
+    """The team the command came from (issue 21; None in rows stored before)."""
+    enterprise: str | None = None
 
 
 class SessionStopped(InThread):

@@ -12,6 +12,7 @@ from datetime import datetime, timedelta
 
 from agent.schemas import InterventionKind, RunOrigin, RunStatus, utcnow
 from blocks.intervention import reminder_text
+from bot.slack.acting import TeamRef, acting_for
 from bot.slack.deps import BotDeps
 
 log = logging.getLogger(__name__)
@@ -39,9 +40,10 @@ async def remind_once(deps: BotDeps, *, now: datetime | None = None) -> list[str
         if not claimed:
             continue
         thread = state.thread
-        await deps.publisher.post_text(
-            thread.channel_id, thread.thread_ts, reminder_text(experts, request.created_at)
-        )
+        with acting_for(TeamRef.of_thread(thread)):  # OAuth mode: the run's team's token
+            await deps.publisher.post_text(
+                thread.channel_id, thread.thread_ts, reminder_text(experts, request.created_at)
+            )
         log.info("reminded the experts of an escalation", extra={"run_id": state.run_id})
         reminded.append(state.run_id)
     return reminded

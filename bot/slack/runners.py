@@ -21,7 +21,8 @@ from slack_bolt.adapter.socket_mode.aiohttp import AsyncSocketModeHandler
 from bot.service.knowledge_sync import sync_forever
 from bot.service.settings import Settings
 from bot.service.sweeper import sweep_forever
-from bot.slack import http_guard, inbound
+from bot.service.teams import forget_uninstalled_forever
+from bot.slack import http_guard, inbound, installs
 from bot.slack.compose import Bot, create_bot
 from bot.slack.reminders import remind_forever
 
@@ -79,6 +80,7 @@ def http_app(bot: Bot) -> web.Application:
         # Without a signing secret Bolt cannot verify requests (Socket Mode): no endpoint.
         web_app.router.add_post("/slack/events", slack_events)
     web_app.router.add_get("/healthz", healthz)
+    installs.add_routes(web_app, bot.app)  # OAuth mode: /slack/install, /slack/oauth_redirect
     return web_app
 
 
@@ -153,6 +155,10 @@ async def _upkeep(bot: Bot, sweep_interval: float, inbox_interval: float = 5.0) 
         inbox_and_outbox(),
         remind_forever(bot.deps, sweep_interval),  # escalations' experts, once
     ]
+    installations = bot.deps.installations
+    if installations is not None:  # OAuth mode: uninstalled teams' data, once it is due
+        days = bot.services.settings.slack.uninstalled_retention_days
+        jobs.append(forget_uninstalled_forever(installations, days, sweep_interval))
     minutes = bot.services.settings.knowledge.sync_interval_minutes
     if minutes > 0:  # GRACE_KNOWLEDGE__SYNC_INTERVAL_MINUTES: `grace sync` on a schedule
         jobs.append(sync_forever(bot.services, minutes))

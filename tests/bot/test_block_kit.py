@@ -71,7 +71,17 @@ async def test_every_kind_of_message_is_valid_block_kit(
     assert methods == {"chat.postMessage", "chat.update", "chat.postEphemeral"}
     for call in fake.calls_to("views.open"):
         validate_view(View(**call.params["view"]))
-    assert all(c.response.get("ok") for c in fake.calls if c.method != "chat.update")
+    # The Home tab links a run that has no message yet to the asker's own message, which
+    # this fake never saw (events are delivered, not posted): that permalink is refused.
+    assert all(
+        c.response.get("ok")
+        for c in fake.calls
+        if c.method != "chat.update" and not _unseen_permalink(c)
+    )
+
+
+def _unseen_permalink(call: Any) -> bool:
+    return call.method == "chat.getPermalink" and call.response.get("error") == "message_not_found"
 
 
 def _section(text: str) -> dict[str, Any]:

@@ -88,3 +88,22 @@ async def test_serve_with_a_database_it_cannot_migrate_is_one_line(tmp_path: Pat
     line = _one_error_line(stderr)
     assert returncode == 1, stderr
     assert "9999_from_the_future" in line and "older" in line
+
+
+@pytest.mark.parametrize("key", [None, "not-a-fernet-key"], ids=["no-key", "bad-key"])
+async def test_oauth_mode_refuses_to_start_without_a_valid_encryption_key(
+    tmp_path: Path, key: str | None
+) -> None:
+    """Issue 21: SLACK_CLIENT_ID and SLACK_CLIENT_SECRET without SLACK_BOT_TOKEN is OAuth
+    mode, which stores tokens encrypted: no valid GRACE_ENCRYPTION_KEY, no start (exit 2)."""
+    async with FakeSlack() as fake:
+        env = serve_env(tmp_path / "data", fake)
+        env.pop("SLACK_BOT_TOKEN", None)
+        env |= {"SLACK_CLIENT_ID": "111.222", "SLACK_CLIENT_SECRET": "shh"}
+        if key is not None:
+            env["GRACE_ENCRYPTION_KEY"] = key
+        returncode, stderr = await _serve(env)
+    line = _one_error_line(stderr)
+    assert returncode == 2, stderr
+    assert "GRACE_ENCRYPTION_KEY" in line
+    assert "shh" not in stderr

@@ -23,7 +23,7 @@ from storage.tables import Base
 from storage.workspace_notes import SqlWorkspaceNotes
 from tests.storage.helpers import make_state
 
-HEAD = "0011_channel_settings"
+HEAD = "0012_installations"
 
 
 def _url(tmp_path: Path, name: str = "grace.db") -> str:

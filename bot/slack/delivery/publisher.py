@@ -63,6 +63,7 @@ from blocks.intervention import (
 from blocks.limits import truncate
 from blocks.plan import fallback_text, outcome_text
 from blocks.plan_card import plan_card_message
+from bot.slack.acting import TeamRef, acting_for
 from bot.slack.delivery.thread_sync import RefStore, ThreadSync
 from bot.slack.delivery.web_api import (
     ANSWER,
@@ -276,7 +277,8 @@ class SlackPublisher:
                         run_id, owner=self.owner, version=claim.wanted_version
                     )
                     return True
-                await self._reconcile(state, suspect=claim.attempts > 1)
+                with acting_for(TeamRef.of_thread(state.thread)):  # its team's token
+                    await self._reconcile(state, suspect=claim.attempts > 1)
             except asyncio.CancelledError:  # shutting down mid-pass: hand it on
                 await asyncio.shield(self._deliveries.release(run_id, owner=self.owner))
                 raise

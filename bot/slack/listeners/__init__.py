@@ -16,6 +16,7 @@ from bot.slack.listeners import (
     config,
     events,
     home,
+    installs,
     views,
 )
 
@@ -30,3 +31,4 @@ def register_listeners(app: AsyncApp, deps: BotDeps, intake: Intake) -> None:
     commands.register(app, deps, intake)
     config.register(app, deps)
     home.register(app, deps)
+    installs.register(app, deps)

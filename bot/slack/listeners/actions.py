@@ -27,6 +27,7 @@ from blocks.answer import feedback_ack
 from blocks.details import details_modal
 from blocks.intervention import modify_modal
 from bot.service.feedback import record_feedback
+from bot.slack.acting import of_acting_team
 from bot.slack.conversation import REFUSAL, already_handled
 from bot.slack.deps import BotDeps
 from bot.slack.intake import Intake, Received
@@ -104,7 +105,7 @@ async def handle_click(deps: BotDeps, client: AsyncWebClient, click: ClickData) 
         return
     state = await deps.store.load(value.run_id)
     unknown = f"I don't know run {value.run_id} any more; nothing was changed."
-    if state is None:
+    if state is None or not of_acting_team(state):  # another team's run: not found
         await tell(unknown)
         return
     if click.action_id == ids.DETAILS:

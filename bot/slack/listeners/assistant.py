@@ -98,7 +98,13 @@ def started_row(body: dict[str, Any], event: dict[str, Any]) -> InboxItem | None
         log.warning("ignoring an assistant_thread_started event without its thread")
         return None
     team = str(body.get("team_id") or (thread.get("context") or {}).get("team_id") or "T0")
-    key = ThreadKey(team_id=team, channel_id=channel, thread_ts=ts)
+    enterprise = body.get("enterprise_id") or None
+    key = ThreadKey(
+        team_id=team,
+        channel_id=channel,
+        thread_ts=ts,
+        enterprise_id=str(enterprise) if enterprise else None,
+    )
     item = ThreadStarted(**InThread.fields_of(key), user=str(thread.get("user_id", "")))
     event_id = str(body.get("event_id") or f"{InboxKind.THREAD_STARTED}:{channel}:{ts}")
     return stored(item, event_id=event_id)

@@ -28,12 +28,14 @@ from blocks.status import (
     stats_blocks,
     thresholds_blocks,
 )
+from bot.slack.acting import current_team, of_acting_team
 from bot.slack.delivery.assistant_status import ASSISTANT_REF
 from bot.slack.deps import BotDeps
 from bot.slack.intake import Intake, Received
 from bot.slack.items import Command, stored
 from bot.slack.listeners.config import open_config
 from bot.slack.listeners.verified import forget, verified_list
+from storage.feedback import team_thresholds_name
 from storage.threshold_audit import SqlThresholdAudit
 
 RUNS_LISTED = 20
@@ -112,6 +114,8 @@ async def _take(
         run_id=run_id,
         user=str(command.get("user_id", "")),
         channel=str(command.get("channel_id", "")),
+        team=command.get("team_id") or None,
+        enterprise=command.get("enterprise_id") or None,
     )
     await intake.accept(stored(item, event_id=f"command:{trigger}"))
 
@@ -119,6 +123,9 @@ async def _take(
 async def process_command(deps: BotDeps, received: Received[Command]) -> None:
     """A stored `/grace cancel` or `/grace retry`, after the ack."""
     item = received.item
+    state = await deps.store.load(item.run_id)
+    if state is not None and not of_acting_team(state):
+        return  # checked before it was stored; a forged row changes nothing of another team
     if item.sub == "cancel":
         await _cancel(deps, item.run_id, item.user, item.channel)
     else:
@@ -175,7 +182,7 @@ async def handle_grace(
 
     if sub == "status" and arg is None:
         recent = await deps.store.list_runs(limit=MINE_SEARCH)
-        runs = [r for r in recent if r.asker == user][:RUNS_LISTED]
+        runs = [r for r in recent if r.asker == user and of_acting_team(r)][:RUNS_LISTED]
         late = await _undelivered(deps, channel)
         text = f"Your {len(runs)} recent runs"
         if late:
@@ -235,12 +242,16 @@ async def handle_grace(
         if user not in deps.settings.approvers:
             # Workspace-wide figures are for approvers; everyone else sees their own.
             recent = await deps.store.list_runs(limit=MINE_SEARCH)
-            mine = [r for r in recent if r.asker == user and r.created_at >= since]
+            mine = [
+                r for r in recent if r.asker == user and r.created_at >= since and of_acting_team(r)
+            ]
             blocks = stats_blocks(stats_of(mine), title="GRACE — your questions today")
             await _ack_blocks(ack, "Your GRACE stats for today", blocks)
             return
-        stats = await deps.store.stats(since=since)
-        votes = await deps.store.recent_feedback(FEEDBACK_WINDOW)
+        team = current_team()  # OAuth mode: this workspace's figures only
+        team_id = team.team_id if team is not None else None
+        stats = await deps.store.stats(since=since, team_id=team_id)
+        votes = await deps.store.recent_feedback(FEEDBACK_WINDOW, team_id=team_id)
         up = sum(1 for _, helpful in votes if helpful)
         feedback = (up, len(votes) - up, FEEDBACK_WINDOW)
         notes = await _lexical_only_notes(deps)
@@ -248,9 +259,13 @@ async def handle_grace(
         await _ack_blocks(ack, "GRACE stats for today", blocks)
         return
     if sub == "thresholds":
-        t = deps.orchestrator.thresholds
+        team = current_team()  # OAuth mode: this workspace's own thresholds and changes
+        mine = team.team_id if team is not None and team.team_id else None
+        t = deps.orchestrator.team_thresholds.get(mine or "", deps.orchestrator.thresholds)
         values = {"silent": t.silent, "notify": t.notify, "confirm": t.confirm}
-        changes = await SqlThresholdAudit(deps.store.engine).recent(THRESHOLD_CHANGES_SHOWN)
+        name = team_thresholds_name(mine) if deps.settings.oauth_mode and mine else None
+        audit = SqlThresholdAudit(deps.store.engine)
+        changes = await audit.recent(THRESHOLD_CHANGES_SHOWN, name=name)
         await _ack_blocks(ack, "Current thresholds", thresholds_blocks(values, changes))
         return
     if sub == "verified":

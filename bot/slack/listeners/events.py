@@ -37,7 +37,13 @@ def thread_key(body: dict[str, Any], event: dict[str, Any]) -> ThreadKey | None:
     if not isinstance(channel, str) or not channel or not isinstance(ts, str) or not ts:
         log.warning("ignoring an event without channel or ts: %s", event.get("type"))
         return None
-    return ThreadKey(team_id=str(team), channel_id=channel, thread_ts=ts)
+    enterprise = body.get("enterprise_id") or None
+    return ThreadKey(
+        team_id=str(team),
+        channel_id=channel,
+        thread_ts=ts,
+        enterprise_id=str(enterprise) if enterprise else None,
+    )
 
 
 def message_row(

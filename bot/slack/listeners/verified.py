@@ -13,6 +13,7 @@ from agent.knowledge.verified import answer_words, rests_on_a_reply
 from agent.ports import VerifiedAnswer
 from agent.schemas import RunState
 from blocks.common import context, safe, section
+from bot.slack.acting import current_team
 from bot.slack.deps import BotDeps
 
 LISTED = 20
@@ -43,6 +44,13 @@ async def _permalink(client: AsyncWebClient, state: RunState, clicked_ts: str) -
     return None
 
 
+def _ours(answer: VerifiedAnswer) -> bool:
+    """Whether the workspace being acted for may see (and forget) it: its own, or one
+    for every workspace (always, outside OAuth mode)."""
+    team = current_team()
+    return team is None or team.team_id is None or answer.verification().visible_to(team.team_id)
+
+
 async def save_clicked(
     deps: BotDeps, client: AsyncWebClient, state: RunState, user: str, clicked_ts: str = ""
 ) -> str:
@@ -63,6 +71,8 @@ async def save_clicked(
             verified_by_name=name,
             permalink=await _permalink(client, state, clicked_ts),
             run_id=state.run_id,
+            # OAuth mode: it answers this workspace's questions only (issue 21)
+            team_id=state.thread.team_id if deps.settings.oauth_mode else None,
         )
     except GraceError as exc:
         return f"⚠️ The verified answer could not be saved: {exc.message}"
@@ -81,7 +91,7 @@ async def verified_list(deps: BotDeps) -> tuple[str, list[Block]]:
     if deps.verified is None:
         text = "Verified answers are not available in this deployment."
         return text, [section(text)]
-    answers = await deps.verified.recent(limit=LISTED)
+    answers = [a for a in await deps.verified.recent(limit=LISTED * 4) if _ours(a)][:LISTED]
     if not answers:
         text = "No verified answers yet. An approver saves one with the button under an answer."
         return text, [section(text)]
@@ -108,6 +118,9 @@ async def forget(deps: BotDeps, user: str, answer_id: str | None) -> tuple[bool,
     if deps.verified is None:
         return False, "Verified answers are not available in this deployment."
     answer_id = answer_id.strip("`")
+    found = await deps.verified.store.get(answer_id)
+    if found is not None and not _ours(found):  # another workspace's: not found, as unknown
+        return False, f"No verified answer `{answer_id}`. `/grace verified` lists them."
     try:
         removed = await deps.verified.remove(answer_id)
     except GraceError as exc:

@@ -8,6 +8,7 @@ from slack_bolt.async_app import AsyncAck, AsyncApp
 
 from agent.schemas import InterventionAction, InterventionAnswer
 from blocks import ids
+from bot.slack.acting import of_acting_team
 from bot.slack.conversation import REFUSAL, UNREADABLE, already_handled, readable
 from bot.slack.deps import BotDeps
 from bot.slack.intake import Intake, Received
@@ -21,7 +22,7 @@ async def submit_modify(deps: BotDeps, metadata: ids.ModalMetadata, user: str, t
         )
 
     state = await deps.store.load(metadata.run_id)
-    if state is None or metadata.intervention_id is None:
+    if state is None or metadata.intervention_id is None or not of_acting_team(state):
         await tell("That run is gone; nothing was changed.")
         return
     request = state.pending
@@ -75,6 +76,12 @@ def register(app: AsyncApp, intake: Intake) -> None:
         user = str((body.get("user") or {}).get("id", ""))
         view_id = str(view.get("id") or "")
         submission = f"{view_id}:{view.get('hash') or ''}" if view_id else metadata.encode()
-        item = ModifySubmission(metadata=metadata.encode(), user=user, text=text)
+        item = ModifySubmission(
+            metadata=metadata.encode(),
+            user=user,
+            text=text,
+            team=(body.get("team") or {}).get("id") or None,
+            enterprise=(body.get("enterprise") or {}).get("id") or None,
+        )
         # stored before the ack goes out; handled after it
         await intake.accept(stored(item, event_id=f"modal:{user}:{submission}"))
