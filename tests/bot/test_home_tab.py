@@ -1,7 +1,8 @@
 """Issue 20 point 3: the App Home inbox. The real Bolt app over HTTP with signed
 requests against the fake Slack: `app_home_opened` (tab `home`) publishes the person's
-inbox — the pauses waiting for them, only runs they may see, and their recent questions —
-and the outbox publishes it again when a run pauses, resumes or ends."""
+inbox — the pauses waiting for them, only runs they may see, their recent questions, and
+for workspace admins the channels' settings — and the outbox publishes it again when a
+run pauses, resumes or ends."""
 
 from __future__ import annotations
 
