@@ -160,11 +160,11 @@ def recent_line(item: RecentRun) -> str:
     return f"• {_quote(state)} — " + " · ".join(parts)
 
 
-ANSWER_MODE_WORDS = {
+ANSWER_MODE_WORDS: dict[str, str] = {
     "mentions": "answers when mentioned",
     "all": "answers every question posted in the channel",
 }
-REPLY_MODE_WORDS = {
+REPLY_MODE_WORDS: dict[str, str] = {
     "thread": "in the thread",
     "ephemeral": "only the asker sees the answer",
 }
@@ -211,7 +211,7 @@ def channel_settings_blocks(item: ChannelSummary) -> list[Block]:
         f"{mark('answer_mode')}, {REPLY_MODE_WORDS.get(item.reply_mode, item.reply_mode)}"
         f"{mark('reply_mode')}; follow-ups without a mention {follow}{mark('follow_ups')}",
     ]
-    facts = []
+    facts: list[str] = []
     if item.changed_by:
         when = f" on {slack_date(item.changed_at)}" if item.changed_at else ""
         changer = item.changed_by
