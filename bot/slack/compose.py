@@ -47,6 +47,7 @@ from bot.slack.listeners.actions import process_click
 from bot.slack.listeners.agent_view import DirectMessages, stop_session
 from bot.slack.listeners.assistant import greet, take_question
 from bot.slack.listeners.commands import process_command
+from bot.slack.listeners.config import is_admin
 from bot.slack.listeners.views import process_modify
 from bot.slack.people import PersonNames
 from bot.slack.senders import RunLimiter
@@ -149,11 +150,18 @@ async def create_bot(settings: Settings, *, services: Services | None = None) ->
         )
         pane_client = status_client(client)
     members = SlackMembers(client)
+    channels = ChannelService(
+        SqlChannelSettings(services.engine, health=services.store.health),
+        settings,
+        shared_thresholds=lambda: services.orchestrator.thresholds,
+    )
     home = HomeTabs(
         client=delivery_client,  # like the outbox's: a failure is retried by whole passes
         store=services.store,
         access=HomeAccess(settings.approvers, members, ChannelKinds(client)),
         approvers=settings.approvers,
+        channels=channels,
+        is_admin=partial(is_admin, client),  # `/grace config`'s own check
     )
     publisher = SlackPublisher(
         client=delivery_client,
@@ -167,11 +175,6 @@ async def create_bot(settings: Settings, *, services: Services | None = None) ->
             choices=StreamChoices(services.store),
         ),
         sessions=AgentSessions(client=delivery_client, store=services.store),
-    )
-    channels = ChannelService(
-        SqlChannelSettings(services.engine, health=services.store.health),
-        settings,
-        shared_thresholds=lambda: services.orchestrator.thresholds,
     )
     publisher.replies = channels
     threads = AssistantThreads(client=pane_client, store=services.store)

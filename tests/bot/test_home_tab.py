@@ -1,7 +1,8 @@
 """Issue 20 point 3: the App Home inbox. The real Bolt app over HTTP with signed
 requests against the fake Slack: `app_home_opened` (tab `home`) publishes the person's
-inbox — the pauses waiting for them, only runs they may see, and their recent questions —
-and the outbox publishes it again when a run pauses, resumes or ends."""
+inbox — the pauses waiting for them, only runs they may see, their recent questions, and
+for workspace admins the channels' settings — and the outbox publishes it again when a
+run pauses, resumes or ends."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from agent.schemas import InterventionKind, RunStatus
 from blocks import ids
 from blocks.common import LEVEL_WORDS
 from bot.simulator.home import app_home_opened_envelope
+from storage.channel_settings import ChannelUpdate
 from tests.fakes.fake_slack import (
     DEFAULT_APP_ID,
     DEFAULT_BOT_USER_ID,
@@ -24,6 +26,7 @@ from .conftest import (
     ASKER,
     CHANNEL,
     COMPARE_Q,
+    MONGOLIA_Q,
     OTHER,
     TEAM,
     VACATION_Q,
@@ -39,6 +42,8 @@ STRANGER = "U0STRANGER9"
 OUTSIDER = "U0OUTSIDER8"
 """An approver who is not a member of the private channel."""
 PRIVATE = "G0PRIVATE01"
+EXPERT = "U0EXPERT001"
+ADMIN = "U0ADMIN0001"
 
 
 def texts(node: Any) -> list[str]:
@@ -241,3 +246,64 @@ async def test_publishes_for_one_person_at_once_share_a_rendering(harness: BotHa
     assert home is not None
     await asyncio.gather(*(home.publish(ASKER) for _ in range(6)))
     assert publishes(harness, ASKER) == 2
+
+
+async def test_a_channels_expert_waits_on_its_escalation_and_admins_see_its_settings(
+    harness: BotHarness,
+) -> None:
+    """The expert a channel's settings name sees that channel's escalated run (and not
+    its other pauses, which are the asker's and approvers'); the admins' part of the
+    tab shows the channel's settings to a workspace admin and to nobody else."""
+    workspace = harness.fake.workspace
+    workspace.add_user(ADMIN, name="admin", is_admin=True)
+    workspace.add_user(EXPERT, name="erin")
+    workspace.add_user(OTHER, name="bob")
+    channels = harness.bot.deps.channels
+    assert channels is not None
+    await channels.update(
+        CHANNEL,
+        ChannelUpdate(experts=[EXPERT], silent=0.95, answer_mode="all"),
+        changed_by=ADMIN,
+    )
+
+    await harness.mention(MONGOLIA_Q, ts=TS)  # escalates: calls the channel's experts
+    escalated = await harness.run_in(TS)
+    assert escalated.pending is not None
+    assert escalated.pending.kind is InterventionKind.ESCALATE
+    await harness.mention(COMPARE_Q, ts=TS_2)  # its plan, then a step to confirm
+    plan = await harness.plan_message(await harness.run_in(TS_2))
+    await harness.click(ids.PLAN_RUN, button_values(plan)[ids.PLAN_RUN], message=plan)
+    confirming = await harness.run_in(TS_2)
+    assert confirming.status is RunStatus.PAUSED and confirming.pending is not None
+    assert confirming.pending.kind is InterventionKind.CONFIRM
+    assert EXPERT in confirming.policy.expert_users, "an expert of the run's channel"
+
+    await open_home(harness, EXPERT)
+    waiting, recent = home_parts(harness, EXPERT)
+    assert "Waiting for you (1)" in waiting
+    assert MONGOLIA_Q in waiting and "Add details or a source" in waiting
+    assert "you are an expert for this channel" in waiting
+    assert COMPARE_Q[:30] not in waiting and "Confirm a step" not in waiting
+    assert "Channel settings" not in waiting + recent, "an expert is no admin"
+
+    await open_home(harness, ASKER)  # the asker waits on both
+    waiting, _ = home_parts(harness, ASKER)
+    assert "Waiting for you (2)" in waiting and "Confirm a step" in waiting
+
+    await open_home(harness, ADMIN)
+    waiting, settings = home_parts(harness, ADMIN)
+    assert "Waiting for you (0)" in waiting, "an admin answers no pause for being one"
+    assert "Channel settings (1)" in settings
+    assert f"<#{CHANNEL}>" in settings
+    assert f"<@{EXPERT}>" in settings
+    assert "from 0.95" in settings, "the channel's own thresholds"
+    assert "answers every question posted in the channel" in settings
+    assert "in the thread _(default)_" in settings
+    assert "every collection _(default)_" in settings
+    assert f"last changed by <@{ADMIN}>" in settings
+    assert "`/grace config`" in settings
+
+    for user in (OTHER, STRANGER):  # a known non-admin, and someone users.info cannot tell
+        await open_home(harness, user)
+        waiting, recent = home_parts(harness, user)
+        assert "Channel settings" not in waiting + recent, user

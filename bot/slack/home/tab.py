@@ -9,6 +9,11 @@ It is published when it changes, never polled:
   and everyone the run waits or waited for when its open pause changes. What was last
   published for a run is stored as its `home` message ref (a digest, no message), so a
   pass retried after a failure publishes again and an unchanged run publishes nothing.
+
+Workspace admins (`is_admin`: `/grace config`'s own check, `users.info`) also see every
+channel with settings of its own (`ChannelService`), as in effect. Slack is asked only
+when some channel has settings; when it cannot tell, the person is no admin. The part is
+as current as the last publish: opening the tab publishes it again.
 """
 
 from __future__ import annotations
@@ -16,7 +21,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import logging
-from collections.abc import Callable, Collection
+from collections.abc import Awaitable, Callable, Collection
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Protocol
@@ -35,7 +40,8 @@ from agent.schemas import (
     ThreadKey,
     utcnow,
 )
-from blocks.home import MAX_RECENT, RecentRun, WaitingRun, home_view
+from blocks.home import MAX_RECENT, ChannelSummary, RecentRun, WaitingRun, home_view
+from bot.service.channels import ChannelService
 from bot.slack.delivery.thread_sync import ThreadSync
 from bot.slack.delivery.web_api import (
     ANSWER,
@@ -45,6 +51,7 @@ from bot.slack.delivery.web_api import (
     slack_error,
 )
 from bot.slack.home.reach import HomeAccess
+from storage.channel_settings import ChannelSettings
 
 log = logging.getLogger(__name__)
 
@@ -120,6 +127,10 @@ class HomeTabs:
     access: HomeAccess
     approvers: Collection[str]
     clock: Callable[[], datetime] = utcnow
+    channels: ChannelService | None = None
+    """Channel settings, for the admins' part (none: that part is not shown)."""
+    is_admin: Callable[[str], Awaitable[bool]] | None = None
+    """Whether a person is a workspace admin (False when Slack cannot tell)."""
     _links: dict[tuple[str, str], str] = field(default_factory=dict)
     _locks: dict[str, asyncio.Lock] = field(default_factory=dict)
     _next: dict[str, asyncio.Future[None]] = field(default_factory=dict)
@@ -220,7 +231,45 @@ class HomeTabs:
                 continue
             if await self.access.may_list(state, user):
                 recent.append(RecentRun(state=state, link=await self._thread_link(state)))
-        return home_view(waiting, recent, now=self.clock())
+        return home_view(waiting, recent, now=self.clock(), channels=await self._settings(user))
+
+    # ------------------------------------------------------------------ admins' part
+
+    async def _settings(self, user: str) -> list[ChannelSummary] | None:
+        """Every channel with settings of its own, for an admin; None for anyone else
+        (and when no channel has settings: then Slack is not asked who is an admin)."""
+        if self.channels is None or self.is_admin is None:
+            return None
+        try:
+            owned = await self.channels.all_channels()
+        except Exception as exc:  # the rest of the tab still shows
+            log.warning("could not read the channel settings for a Home tab: %s", exc)
+            return None
+        if not owned or not await self.is_admin(user):
+            return None
+        return [self._summary(own) for own in owned]
+
+    def _summary(self, own: ChannelSettings) -> ChannelSummary:
+        """`own` as in effect, with who besides the asker may answer its pauses."""
+        assert self.channels is not None
+        effective = self.channels.resolve(own)
+        values = own.values()
+        set_here = {name for name, value in values.items() if value is not None}
+        if set_here & {"silent", "notify", "confirm"}:
+            set_here.add("thresholds")
+        return ChannelSummary(
+            channel_id=own.channel_id,
+            collections=effective.collections,
+            experts=effective.experts,
+            approvers=list(dict.fromkeys([*effective.approvers, *self.approvers])),
+            thresholds=effective.thresholds,
+            answer_mode=effective.answer_mode,
+            reply_mode=effective.reply_mode,
+            follow_ups=effective.follow_ups,
+            own=frozenset(set_here),
+            changed_by=own.updated_by,
+            changed_at=own.updated_at,
+        )
 
     # ------------------------------------------------------------------ links
 
