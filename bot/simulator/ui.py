@@ -106,6 +106,9 @@ class SimulatorUI:
         self.socket = socket
         self.relay = relay
         self.seq = 0
+        self.workspaces: Callable[[], list[dict[str, Any]]] | None = None
+        """Many-workspace mode (`SlackSimulator.enable_installs`): each workspace, whether
+        the app is installed there, and where to install it."""
         self._streams: set[asyncio.Queue[bytes | None]] = set()
         self._unsubscribe = [
             workspace.subscribe(self._on_workspace),
@@ -267,6 +270,7 @@ class SimulatorUI:
                 "views": [view_json(v) for v in views],
                 "connections": len(self.socket.connections),
                 "latest_ts": ws.latest_ts,
+                "workspaces": self.workspaces() if self.workspaces is not None else [],
             }
         )
 
