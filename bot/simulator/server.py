@@ -17,6 +17,7 @@ from __future__ import annotations
 import time
 from functools import partial
 from pathlib import Path
+from typing import Any
 
 from aiohttp import web
 
@@ -25,7 +26,7 @@ from bot.simulator.oauth import FakeOAuth, FakeTeam
 from bot.simulator.relay import Relay
 from bot.simulator.socket_mode import EVENTS_API, SLACK_RETRY_DELAYS, SocketModeServer
 from bot.simulator.ui import SimulatorUI
-from bot.simulator.webapi import FakeSlack
+from bot.simulator.webapi import FakeSlack, RecordedCall
 from bot.simulator.workspace import (
     DEFAULT_CHANNEL_ID,
     SLACKBOT_USER_ID,
@@ -127,6 +128,15 @@ class SlackSimulator(FakeSlack):
         Slack" (`install_url`, the app's install page) for each. Before `start`."""
         teams = fake_teams(self.workspace)
         self.enable_oauth(oauth)
+        exchange = self.handler("oauth.v2.access")
+
+        def access(params: dict[str, Any], call: RecordedCall) -> dict[str, Any]:
+            answer = exchange(params, call)
+            assert isinstance(answer, dict)  # FakeOAuth answers at once
+            self.ui.workspaces_changed()  # the page shows the install
+            return answer
+
+        self.add_method("oauth.v2.access", access)
         self.consent = ConsentPage(oauth, teams)
         self.ui.workspaces = lambda: [
             {

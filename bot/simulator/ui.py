@@ -154,6 +154,11 @@ class SimulatorUI:
                 with contextlib.suppress(asyncio.QueueFull):
                     queue.put_nowait(None)
 
+    def workspaces_changed(self) -> None:
+        """Tell the pages that an install changed the workspaces' state (`workspaces`)."""
+        if self.workspaces is not None:
+            self._broadcast({"kind": "workspaces", "workspaces": self.workspaces()})
+
     def _on_workspace(self, event: WorkspaceEvent) -> None:
         data: dict[str, Any] = {"kind": event.kind, "channel": event.channel, "ts": event.ts}
         message = event.data.get("message")
@@ -245,6 +250,7 @@ class SimulatorUI:
                 "name": u.get("name"),
                 "real_name": u.get("real_name"),
                 "is_bot": bool(u.get("is_bot")),
+                "team_id": u.get("team_id"),
             }
             for uid, u in self.workspace.users.items()
         ]
