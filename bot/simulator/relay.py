@@ -416,7 +416,7 @@ class Relay:
             values=values,
             private_metadata=str(view.get("private_metadata", "")),
             user=user,
-            team_id=ws.team_id,
+            team_id=ws.team_of_user(user),
             api_app_id=ws.app_id,
             view_id=stored.id,
             view=stored.to_api(ws.team_id, ws.app_id, ws.bot_id),
@@ -458,8 +458,12 @@ class Relay:
         if stored.view.get("notify_on_close"):
             payload = {
                 "type": "view_closed",
-                "team": {"id": ws.team_id, "domain": "fake"},
-                "user": {"id": user, "username": self._user_name(user), "team_id": ws.team_id},
+                "team": {"id": ws.team_of_user(user), "domain": "fake"},
+                "user": {
+                    "id": user,
+                    "username": self._user_name(user),
+                    "team_id": ws.team_of_user(user),
+                },
                 "api_app_id": ws.app_id,
                 "view": stored.to_api(ws.team_id, ws.app_id, ws.bot_id),
                 "is_cleared": False,

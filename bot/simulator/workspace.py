@@ -364,6 +364,10 @@ class SlackWorkspace:
         self.channels[channel_id] = channel
         return channel
 
+    def team_of_user(self, user_id: str) -> str:
+        """The workspace a person belongs to: the team of what they open or submit."""
+        return str((self.users.get(user_id) or {}).get("team_id") or self.team_id)
+
     def team_of(self, channel_id: str | None) -> str:
         """The workspace a channel belongs to (the simulator's own unless it was added
         with another `team_id`): the team its events and clicks come from."""
