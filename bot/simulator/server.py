@@ -69,6 +69,8 @@ def two_workspaces() -> SlackWorkspace:
     #lobby and people (dave, an admin, and erin), each channel and person marked with
     the team it belongs to, so events from it carry that team's id."""
     workspace = default_workspace()
+    for channel in workspace.channels.values():
+        channel["context_team_id"] = workspace.team_id
     team_id = SECOND_TEAM[0]
     for channel_id, name in SECOND_CHANNELS:
         workspace.add_channel(channel_id, name, team_id=team_id)

@@ -272,8 +272,10 @@ def banner(env: DevEnvironment) -> str:
     ]
     if env.install_url is not None:
         others = ", ".join(f"{name} ({uid})" for uid, name in SECOND_PEOPLE)
-        lines[3] += f" · second workspace: {others}"
-        lines.insert(2, f"  two workspaces: Add to Slack from the page, or {env.install_url}")
+        lines[4:4] = [
+            f"  second workspace: {others}",
+            f"  OAuth mode: Add to Slack on the page installs GRACE ({env.install_url})",
+        ]
     if env.ingested:
         lines.insert(2, f"  ingested the sample knowledge base ({env.ingested} chunks)")
     if env.runtime.recovered:

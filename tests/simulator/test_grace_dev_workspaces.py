@@ -17,7 +17,7 @@ import pytest
 from agent.schemas import RunStatus, ThreadKey
 from bot.simulator.server import SECOND_TEAM
 from bot.simulator.workspace import DEFAULT_TEAM_ID
-from bot.slack.dev import DevEnvironment, dev_environment
+from bot.slack.dev import DevEnvironment, banner, dev_environment
 from tests.bot.conftest import message_text
 
 from .conftest import ALICE, CHANNEL, EDIT_INTERVAL, VACATION_Q, Page, dev_test_settings, settle
@@ -135,3 +135,13 @@ async def test_two_workspaces_install_and_are_answered_with_their_own_tokens(
     for channel, token in used:
         assert token in tokens[team_of[channel]], (channel, token)
     assert all(c.response.get("ok") for c in posted), [c.response for c in posted]
+
+    # Slack's side holds the bot to it: one workspace's token in another's channel fails.
+    async with aiohttp.ClientSession() as raw:
+        async with raw.post(
+            simulator.base_url + "chat.postMessage",
+            headers={"Authorization": f"Bearer {tokens[DEFAULT_TEAM_ID][0]}"},
+            data={"channel": LOBBY, "text": "hi"},
+        ) as response:
+            assert (await response.json())["error"] == "channel_not_found"
+    assert "Add to Slack" in banner(dev2) and dev2.install_url in banner(dev2)
