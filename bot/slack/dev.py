@@ -192,7 +192,13 @@ async def dev_environment(
     install_url: str | None = None
     oauth = FakeOAuth()
     if many:  # GRACE's install pages listen beside the simulator (the next port)
-        install_site = socket.create_server((host, port + 1 if port else 0))
+        try:
+            install_site = socket.create_server((host, port + 1 if port else 0))
+        except OSError as exc:
+            raise InvalidInputError(
+                f"Port {port + 1} (GRACE's install pages, beside the simulator's {port}) is "
+                f"unavailable: {exc.strerror}. Pick another --port."
+            ) from exc
         origin = f"http://{public_host(host)}:{install_site.getsockname()[1]}"
         install_url = origin + installs.INSTALL_PATH
         simulator.enable_installs(oauth, install_url)
