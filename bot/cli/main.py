@@ -181,6 +181,7 @@ async def _dispatch(args: argparse.Namespace, settings: Settings) -> int:
             host=args.host,
             pace=args.pace,
             refuse_streaming=args.no_streaming,
+            workspaces=args.workspaces,
         )
     if args.command == "eval":
         from bot.cli.eval_cli import run_eval_command

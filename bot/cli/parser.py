@@ -147,6 +147,14 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="the simulated workspace refuses chat.startStream: see the plan-message fallback",
     )
+    dev.add_argument(
+        "--workspaces",
+        type=int,
+        choices=(1, 2),
+        default=1,
+        help="2: simulate two workspaces and install GRACE to each through OAuth (Add to "
+        "Slack on the page; install pages on the next port)",
+    )
 
     from bot.cli.channels import add_channel_parser
 

@@ -232,7 +232,7 @@ class AssistantPane:
                     user=user,
                     channel=thread.channel,
                     thread_ts=thread.thread_ts,
-                    team_id=ws.team_id,
+                    team_id=ws.team_of_user(user),
                     api_app_id=ws.app_id,
                     bot_user_id=ws.bot_user_id,
                 ),

@@ -140,7 +140,7 @@ class HomeTabs:
                 app_home_opened_envelope(
                     user=user,
                     tab="home",
-                    team_id=ws.team_id,
+                    team_id=ws.team_of_user(user),
                     api_app_id=ws.app_id,
                     bot_user_id=ws.bot_user_id,
                     channel="D" + user[1:],

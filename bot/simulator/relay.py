@@ -212,7 +212,10 @@ class Relay:
     def _envelope(self, event: dict[str, Any]) -> dict[str, Any]:
         ws = self.workspace
         return event_envelope(
-            event, team_id=ws.team_id, api_app_id=ws.app_id, bot_user_id=ws.bot_user_id
+            event,
+            team_id=ws.team_of(event.get("channel")),
+            api_app_id=ws.app_id,
+            bot_user_id=ws.bot_user_id,
         )
 
     def _message_events(self, message: StoredMessage) -> None:
@@ -225,7 +228,7 @@ class Relay:
             "ts": message.ts,
             "channel": message.channel,
             "channel_type": channel_type,
-            "team": ws.team_id,
+            "team": ws.team_of(message.channel),
             "event_ts": message.ts,
         }
         if message.blocks:
@@ -329,7 +332,7 @@ class Relay:
             block_id=block_id,
             text=str((element.get("text") or {}).get("text", "")),
             message=message_api,
-            team_id=ws.team_id,
+            team_id=ws.team_of(channel),
             api_app_id=ws.app_id,
             trigger_id=ws.issue_trigger(user),
             response_url=self._hook_url(
@@ -372,7 +375,7 @@ class Relay:
             command=command,
             user=user,
             channel=channel,
-            team_id=ws.team_id,
+            team_id=ws.team_of(channel),
             api_app_id=ws.app_id,
             trigger_id=ws.issue_trigger(user),
             response_url=self._hook_url(hook),
@@ -413,7 +416,7 @@ class Relay:
             values=values,
             private_metadata=str(view.get("private_metadata", "")),
             user=user,
-            team_id=ws.team_id,
+            team_id=ws.team_of_user(user),
             api_app_id=ws.app_id,
             view_id=stored.id,
             view=stored.to_api(ws.team_id, ws.app_id, ws.bot_id),
@@ -455,8 +458,12 @@ class Relay:
         if stored.view.get("notify_on_close"):
             payload = {
                 "type": "view_closed",
-                "team": {"id": ws.team_id, "domain": "fake"},
-                "user": {"id": user, "username": self._user_name(user), "team_id": ws.team_id},
+                "team": {"id": ws.team_of_user(user), "domain": "fake"},
+                "user": {
+                    "id": user,
+                    "username": self._user_name(user),
+                    "team_id": ws.team_of_user(user),
+                },
                 "api_app_id": ws.app_id,
                 "view": stored.to_api(ws.team_id, ws.app_id, ws.bot_id),
                 "is_cleared": False,

@@ -17,13 +17,16 @@ from __future__ import annotations
 import time
 from functools import partial
 from pathlib import Path
+from typing import Any
 
 from aiohttp import web
 
+from bot.simulator.consent import ConsentPage
+from bot.simulator.oauth import FakeOAuth, FakeTeam
 from bot.simulator.relay import Relay
 from bot.simulator.socket_mode import EVENTS_API, SLACK_RETRY_DELAYS, SocketModeServer
 from bot.simulator.ui import SimulatorUI
-from bot.simulator.webapi import FakeSlack
+from bot.simulator.webapi import FakeSlack, RecordedCall
 from bot.simulator.workspace import (
     DEFAULT_CHANNEL_ID,
     SLACKBOT_USER_ID,
@@ -56,6 +59,44 @@ def default_workspace() -> SlackWorkspace:
     return workspace
 
 
+SECOND_TEAM = ("T0SECOND", "Second Workspace")
+SECOND_PEOPLE = (("U0DAVE", "dave"), ("U0ERIN", "erin"))
+SECOND_CHANNELS = (("C0LOBBY01", "lobby"),)
+
+
+def two_workspaces() -> SlackWorkspace:
+    """The default workspace plus a second one (`grace dev --workspaces 2`): its own
+    #lobby and people (dave, an admin, and erin), each channel and person marked with
+    the team it belongs to, so events from it carry that team's id."""
+    workspace = default_workspace()
+    for channel in workspace.channels.values():
+        channel["context_team_id"] = workspace.team_id
+    team_id = SECOND_TEAM[0]
+    for channel_id, name in SECOND_CHANNELS:
+        workspace.add_channel(channel_id, name, team_id=team_id)
+    for user_id, name in SECOND_PEOPLE:
+        workspace.add_user(user_id, name=name, is_admin=user_id == "U0DAVE", team_id=team_id)
+        workspace.add_channel(
+            dm_channel(user_id), workspace.bot_name, is_im=True, user=user_id, team_id=team_id
+        )
+    return workspace
+
+
+def fake_teams(workspace: SlackWorkspace) -> list[FakeTeam]:
+    """Every workspace the simulator holds, as teams that can install the app."""
+    named = {workspace.team_id: workspace.team_name, SECOND_TEAM[0]: SECOND_TEAM[1]}
+    seen = {workspace.team_of(channel_id) for channel_id in workspace.channels}
+    return [
+        FakeTeam(
+            team_id=team_id,
+            name=named.get(team_id, team_id),
+            bot_user_id=workspace.bot_user_id,
+            bot_id=workspace.bot_id,
+        )
+        for team_id in sorted(seen, key=lambda t: (t != workspace.team_id, t))
+    ]
+
+
 class SlackSimulator(FakeSlack):
     """A local Slack an unmodified Bolt app can use over Socket Mode, with a web page."""
 
@@ -81,6 +122,34 @@ class SlackSimulator(FakeSlack):
         self.relay = Relay(workspace, self.socket_mode, origin=lambda: self.origin)
         self.ui = SimulatorUI(workspace, self.socket_mode, self.relay)
         self.saver: AutoSaver | None = None
+        self.consent: ConsentPage | None = None
+
+    def enable_installs(self, oauth: FakeOAuth, install_url: str) -> list[FakeTeam]:
+        """Many-workspace mode: the app installs through OAuth (`oauth.v2.access`, the
+        authorize page) to each workspace the simulator holds; the page offers "Add to
+        Slack" (`install_url`, the app's install page) for each. Before `start`."""
+        teams = fake_teams(self.workspace)
+        self.enable_oauth(oauth)
+        exchange = self.handler("oauth.v2.access")
+
+        def access(params: dict[str, Any], call: RecordedCall) -> dict[str, Any]:
+            answer = exchange(params, call)
+            assert isinstance(answer, dict)  # FakeOAuth answers at once
+            self.ui.workspaces_changed()  # the page shows the install
+            return answer
+
+        self.add_method("oauth.v2.access", access)
+        self.consent = ConsentPage(oauth, teams)
+        self.ui.workspaces = lambda: [
+            {
+                "id": team.team_id,
+                "name": team.name,
+                "installed": bool(oauth.tokens_of(team)),
+                "install_url": install_url,
+            }
+            for team in teams
+        ]
+        return teams
 
     @property
     def url(self) -> str:
@@ -93,6 +162,8 @@ class SlackSimulator(FakeSlack):
         self.socket_mode.add_routes(app)
         self.relay.add_routes(app)
         self.ui.add_routes(app)
+        if self.consent is not None:
+            self.consent.add_routes(app)
         self.home.add_routes(app, partial(self.socket_mode.send, EVENTS_API))
         self.assistant.add_routes(app, partial(self.socket_mode.send, EVENTS_API))
         self.sessions.add_routes(

@@ -204,7 +204,7 @@ class AgentSessions:
             channel=channel,
             thread_ts=thread_ts,
             streaming_message_ts=stopped,
-            team_id=ws.team_id,
+            team_id=ws.team_of(channel),
             api_app_id=ws.app_id,
             bot_user_id=ws.bot_user_id,
         )
@@ -215,7 +215,7 @@ class AgentSessions:
         return app_home_opened_envelope(
             user=user,
             channel=channel,
-            team_id=ws.team_id,
+            team_id=ws.team_of(channel),
             api_app_id=ws.app_id,
             bot_user_id=ws.bot_user_id,
         )

@@ -106,6 +106,9 @@ class SimulatorUI:
         self.socket = socket
         self.relay = relay
         self.seq = 0
+        self.workspaces: Callable[[], list[dict[str, Any]]] | None = None
+        """Many-workspace mode (`SlackSimulator.enable_installs`): each workspace, whether
+        the app is installed there, and where to install it."""
         self._streams: set[asyncio.Queue[bytes | None]] = set()
         self._unsubscribe = [
             workspace.subscribe(self._on_workspace),
@@ -150,6 +153,11 @@ class SimulatorUI:
                 self._streams.discard(queue)
                 with contextlib.suppress(asyncio.QueueFull):
                     queue.put_nowait(None)
+
+    def workspaces_changed(self) -> None:
+        """Tell the pages that an install changed the workspaces' state (`workspaces`)."""
+        if self.workspaces is not None:
+            self._broadcast({"kind": "workspaces", "workspaces": self.workspaces()})
 
     def _on_workspace(self, event: WorkspaceEvent) -> None:
         data: dict[str, Any] = {"kind": event.kind, "channel": event.channel, "ts": event.ts}
@@ -242,6 +250,7 @@ class SimulatorUI:
                 "name": u.get("name"),
                 "real_name": u.get("real_name"),
                 "is_bot": bool(u.get("is_bot")),
+                "team_id": u.get("team_id"),
             }
             for uid, u in self.workspace.users.items()
         ]
@@ -267,6 +276,7 @@ class SimulatorUI:
                 "views": [view_json(v) for v in views],
                 "connections": len(self.socket.connections),
                 "latest_ts": ws.latest_ts,
+                "workspaces": self.workspaces() if self.workspaces is not None else [],
             }
         )
 

@@ -323,8 +323,19 @@ class FakeSlack:
         if token.startswith("xapp-") != (call.method in APP_TOKEN_METHODS):
             return "not_allowed_token_type"
         if self.oauth is not None and not token.startswith("xapp-"):
-            return self.oauth.token_error(token)
+            return self.oauth.token_error(token) or self._foreign_channel(token, call.params)
         return None
+
+    def _foreign_channel(self, token: str, params: dict[str, Any]) -> str | None:
+        """`channel_not_found` for a token of one workspace naming another's channel, as
+        Slack answers: a reply must go out with the token of the channel's own team."""
+        assert self.oauth is not None
+        team = self.oauth.team_of(token)
+        info = self.workspace.channels.get(str(params.get("channel") or "")) or {}
+        owner = info.get("context_team_id")  # set only where one fake holds several teams
+        if team is None or owner is None:
+            return None
+        return None if owner == team.team_id else "channel_not_found"
 
     async def _dispatch(self, request: web.Request) -> web.Response:
         method = request.match_info["method"]

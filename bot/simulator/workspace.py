@@ -319,12 +319,14 @@ class SlackWorkspace:
         is_bot: bool = False,
         tz: str = "UTC",
         is_admin: bool = False,
+        team_id: str | None = None,
     ) -> dict[str, Any]:
-        """Register a user that `users.info` will describe (`is_admin`: a workspace admin)."""
+        """Register a user that `users.info` will describe (`is_admin`: a workspace admin;
+        `team_id`: another workspace's person, when one simulator holds several)."""
         name = name or f"user-{user_id.lower()}"
         user = {
             "id": user_id,
-            "team_id": self.team_id,
+            "team_id": team_id or self.team_id,
             "name": name,
             "real_name": name.title(),
             "is_bot": is_bot,
@@ -338,10 +340,17 @@ class SlackWorkspace:
         return user
 
     def add_channel(
-        self, channel_id: str, name: str, *, is_im: bool = False, user: str | None = None
+        self,
+        channel_id: str,
+        name: str,
+        *,
+        is_im: bool = False,
+        user: str | None = None,
+        team_id: str | None = None,
     ) -> dict[str, Any]:
-        """Register a channel (or, with `is_im`, the DM between `user` and the bot)."""
-        channel = {
+        """Register a channel (or, with `is_im`, the DM between `user` and the bot);
+        `team_id`: a channel of another workspace, when one simulator holds several."""
+        channel: dict[str, Any] = {
             "id": channel_id,
             "name": name,
             "is_channel": channel_id.startswith("C"),
@@ -350,8 +359,20 @@ class SlackWorkspace:
             "user": user,
             "created": int(time.time()),
         }
+        if team_id is not None:
+            channel["context_team_id"] = team_id
         self.channels[channel_id] = channel
         return channel
+
+    def team_of_user(self, user_id: str) -> str:
+        """The workspace a person belongs to: the team of what they open or submit."""
+        return str((self.users.get(user_id) or {}).get("team_id") or self.team_id)
+
+    def team_of(self, channel_id: str | None) -> str:
+        """The workspace a channel belongs to (the simulator's own unless it was added
+        with another `team_id`): the team its events and clicks come from."""
+        info = self.channels.get(channel_id or "") or {}
+        return str(info.get("context_team_id") or self.team_id)
 
     def channel_type(self, channel_id: str) -> str:
         """`channel`, `group` or `im`, as `message` events say (from the id's prefix)."""

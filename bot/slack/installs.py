@@ -14,6 +14,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from functools import partial
 from typing import Any
+from urllib.parse import urljoin
 
 from aiohttp import web
 from slack_bolt.adapter.aiohttp import to_aiohttp_response, to_bolt_request
@@ -56,6 +57,12 @@ ROTATE_MINUTES = 120
 """Refresh a rotating token this long before it expires (Bolt's default)."""
 STATE_SECONDS = 600
 """How long an install page's `state` is good for."""
+
+
+def authorize_url(api_url: str | None) -> str | None:
+    """Slack's authorize page beside the Web API it is told to use: `…/oauth/v2/authorize`
+    next to `…/api/` (the simulator of `grace dev --workspaces 2`); None: Slack's own."""
+    return urljoin(api_url, "../oauth/v2/authorize") if api_url else None
 
 
 def sealer_of(settings: Settings) -> Sealer:
@@ -101,6 +108,7 @@ def build_oauth(
         redirect_uri=settings.slack_redirect_uri,
         install_path=INSTALL_PATH,
         redirect_uri_path=REDIRECT_PATH,
+        authorization_url=authorize_url(settings.slack_api_url),
         installation_store=installations,
         installation_store_bot_only=True,
         state_store=states,

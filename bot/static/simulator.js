@@ -14,6 +14,7 @@
     bot: { user_id: "", name: "grace" },
     users: {},
     channels: {},
+    workspaces: [], // several only in `grace dev --workspaces 2`: [{id, name, installed, install_url}]
     messages: new Map(), // "channel/ts" -> message
     ephemerals: new Map(), // ts -> ephemeral message (for the current user)
     view: null, // the open modal for the current user
@@ -479,10 +480,43 @@
     document.getElementById("app").dataset.ready = String(state.ready);
   }
 
+  // ------------------------------------------------------------------ workspaces
+  // With several workspaces the page shows one at a time: the current person's, with its
+  // own people and channels (a channel of another workspace says `context_team_id`).
+
+  const several = () => state.workspaces.length > 1;
+  const currentTeam = () => (state.users[state.user] || {}).team_id || state.team.id;
+  const inTeam = (teamId) => !several() || teamId === currentTeam();
+  const channelTeam = (c) => c.context_team_id || state.team.id;
+  const peopleOf = (teamId) => Object.values(state.users).filter((u) => !u.is_bot && u.team_id === teamId);
+  const firstChannelOf = (teamId) => Object.values(state.channels).find((c) => !c.is_im && channelTeam(c) === teamId);
+
+  function renderWorkspaces() {
+    const box = byTestId("workspaces");
+    box.hidden = !several();
+    if (box.hidden) return;
+    const team = state.workspaces.find((w) => w.id === currentTeam()) || state.workspaces[0];
+    byTestId("team-name").textContent = team.name;
+    const select = byTestId("workspace-switcher");
+    const options = state.workspaces.map((w) => `<option value="${escapeHtml(w.id)}">${escapeHtml(w.name)}</option>`).join("");
+    if (select.dataset.options !== options) {
+      select.innerHTML = options;
+      select.dataset.options = options;
+    }
+    select.value = team.id;
+    const status = byTestId("install-status");
+    status.dataset.installed = String(team.installed);
+    status.querySelector(".label").textContent = team.installed ? `${state.bot.name} is installed here` : `${state.bot.name} is not installed here`;
+    const add = byTestId("add-to-slack");
+    add.hidden = team.installed;
+    add.href = team.install_url;
+  }
+
   function renderSidebar() {
     byTestId("team-name").textContent = state.team.name || "Slack simulator";
+    renderWorkspaces();
     const select = byTestId("user-switcher");
-    const people = Object.values(state.users).filter((u) => !u.is_bot);
+    const people = Object.values(state.users).filter((u) => !u.is_bot && inTeam(u.team_id));
     const options = people.map((u) => `<option value="${escapeHtml(u.id)}">${escapeHtml(u.name)} (${escapeHtml(u.id)})</option>`).join("");
     if (select.dataset.options !== options) {
       select.innerHTML = options;
@@ -491,7 +525,7 @@
     select.value = state.user;
 
     const link = (c, label) => `<button type="button" class="channel-link" data-testid="channel-link" data-channel="${escapeHtml(c.id)}" aria-current="${c.id === state.channel}">${label}</button>`;
-    const channels = Object.values(state.channels).filter((c) => !c.is_im);
+    const channels = Object.values(state.channels).filter((c) => !c.is_im && inTeam(channelTeam(c)));
     byTestId("channel-list").innerHTML = channels.map((c) => link(c, `# ${escapeHtml(c.name)}`)).join("");
     const dms = Object.values(state.channels).filter((c) => c.is_im && c.user === state.user);
     byTestId("dm-list").innerHTML = dms.map((c) => link(c, `● ${escapeHtml(state.bot.name)}`)).join("");
@@ -562,6 +596,7 @@
     state.bot = data.bot;
     state.users = Object.fromEntries(data.users.map((u) => [u.id, u]));
     state.channels = Object.fromEntries(data.channels.map((c) => [c.id, c]));
+    state.workspaces = data.workspaces || [];
     state.messages = new Map(data.messages.map((m) => [key(m), m]));
     if (state.openedAfter === null) {
       state.openedAfter = data.latest_ts || "0";
@@ -579,6 +614,11 @@
       state.user = first ? first.id : state.user;
     }
     if (!state.channels[state.channel]) state.channel = Object.keys(state.channels)[0] || state.channel;
+    if (several() && channelTeam(state.channels[state.channel] || {}) !== currentTeam()) {
+      const home = firstChannelOf(currentTeam()); // a channel of the person's own workspace
+      if (home) state.channel = home.id;
+      remember();
+    }
     state.ready = true;
     for (const event of replay) apply(event);
     render();
@@ -594,6 +634,9 @@
       case "message_updated":
       case "reaction_added":
         if (event.message) state.messages.set(key(event.message), event.message);
+        break;
+      case "workspaces": // GRACE was installed to a workspace
+        state.workspaces = event.workspaces || [];
         break;
       case "message_deleted":
         state.messages.delete(`${event.channel}/${event.ts}`);
@@ -821,6 +864,16 @@
     loadState();
   });
 
+  byTestId("workspace-switcher").addEventListener("change", (e) => {
+    const [person] = peopleOf(e.target.value);
+    const home = firstChannelOf(e.target.value);
+    if (!person || !home) return;
+    state.user = person.id;
+    state.channel = home.id;
+    state.thread = null;
+    remember();
+    loadState();
+  });
   const submitOnEnter = (textarea, threadTs) => (e) => {
     if (e.key === "Enter" && !e.shiftKey && !e.isComposing) {
       e.preventDefault();
