@@ -42,6 +42,7 @@ from agent.schemas import (
 )
 from blocks.home import MAX_RECENT, ChannelSummary, RecentRun, WaitingRun, home_view
 from bot.service.channels import ChannelService
+from bot.slack.acting import acting_team_id
 from bot.slack.delivery.thread_sync import ThreadSync
 from bot.slack.delivery.web_api import (
     ANSWER,
@@ -241,7 +242,7 @@ class HomeTabs:
         if self.channels is None or self.is_admin is None:
             return None
         try:
-            owned = await self.channels.all_channels()
+            owned = await self.channels.team_channels(acting_team_id())  # its own team's
         except Exception as exc:  # the rest of the tab still shows
             log.warning("could not read the channel settings for a Home tab: %s", exc)
             return None
