@@ -348,4 +348,46 @@ async def test_grace_channel_takes_the_team_in_oauth_mode(bot: OAuthHarness) -> 
     assert code == 0 and out.startswith(f"{a}/{SHARED}  silent=0.9")
     code, out, _ = await grace_here_async(env, "channel", "list", "--team", b)
     assert (code, out.strip()) == (0, "no channel has settings of its own")
+
+    # forgetting a workspace forgets its channel settings, and only its own
+    code, _, err = await grace_here_async(
+        env, "channel", "set", SHARED, "--team", b, "--answer", "all"
+    )
+    assert code == 0, err
+    code, _, err = await grace_here_async(env, "teams", "forget", a)
+    assert code == 0, err
+    code, out, _ = await grace_here_async(env, "channel", "list")
+    assert (code, out.strip()) == (0, f"{b}/{SHARED}  answer_mode=all")
     await bot.start()
+    assert await channels(bot).history(SHARED, team_id=a) == []
+    assert len(await channels(bot).history(SHARED, team_id=b)) == 1
+
+
+async def test_a_team_limited_to_collections_not_ingested_is_told_so(
+    oauth_fake: tuple[FakeSlack, FakeOAuth], data_dir: Path, fresh_db_url: str
+) -> None:
+    fake, oauth = oauth_fake
+    settings = oauth_settings(data_dir, fake, oauth, fresh_db_url)
+    harness = await started(fake, oauth, settings, limits={str(TEAM_B.team_id): ["payroll"]})
+    try:
+        await mention(harness, TEAM_B, VACATION_Q, "1700007200.000100")
+        key = ThreadKey(
+            team_id=str(TEAM_B.team_id), channel_id=SHARED, thread_ts="1700007200.000100"
+        )
+        assert await harness.store.latest_run_in_thread(key) is None  # no run, nothing searched
+        [told] = harness.fake.thread(SHARED, "1700007200.000100")[-1:]
+        assert "has been ingested yet" in told.text and DOCS not in told.text
+    finally:
+        await harness.close()
+
+
+def test_a_limited_team_names_at_least_one_collection() -> None:
+    from pydantic import ValidationError
+
+    from bot.service.settings import SlackSettings
+
+    assert SlackSettings(team_collections={" T1 ": [" hr", "it", "hr"]}).team_collections == {
+        "T1": ["hr", "it"]
+    }
+    with pytest.raises(ValidationError, match="at least one collection"):
+        SlackSettings(team_collections={"T1": [" "]})
