@@ -247,6 +247,37 @@ async def test_team_b_config_cannot_read_or_change_team_a_settings(bot: OAuthHar
     assert EXPERT_A in json.dumps(opened_views(bot)[1])
 
 
+async def test_the_home_tab_shows_an_admin_their_own_teams_channel_settings(
+    bot: OAuthHarness,
+) -> None:
+    from bot.simulator.home import app_home_opened_envelope
+    from tests.fakes.fake_slack import DEFAULT_APP_ID
+
+    a, b = str(TEAM_A.team_id), str(TEAM_B.team_id)
+    await channels(bot).update(
+        SHARED, ChannelUpdate(experts=[EXPERT_A]), changed_by=ADMIN[a], team_id=a
+    )
+    await channels(bot).update(
+        "C0BETAONLY", ChannelUpdate(reply_mode="ephemeral"), changed_by=ADMIN[b], team_id=b
+    )
+    shown: dict[str, str] = {}
+    for team in (TEAM_A, TEAM_B):
+        admin = ADMIN[str(team.team_id)]
+        envelope = app_home_opened_envelope(
+            user=admin,
+            team_id=str(team.team_id),
+            api_app_id=DEFAULT_APP_ID,
+            bot_user_id=team.bot_user_id,
+            event_ts="1700007300.000001",
+        )
+        assert (await bot.event(envelope)).status == 200
+        home = bot.fake.home.view(admin)
+        assert home is not None, f"no Home tab for {team.name}'s admin"
+        shown[str(team.team_id)] = json.dumps(home.view["blocks"])
+    assert f"<#{SHARED}>" in shown[a] and EXPERT_A in shown[a] and "C0BETAONLY" not in shown[a]
+    assert "C0BETAONLY" in shown[b] and SHARED not in shown[b] and EXPERT_A not in shown[b]
+
+
 def plain(value: str) -> dict[str, str]:
     return {"type": "plain_text_input", "value": value}
 

@@ -11,7 +11,8 @@ It is published when it changes, never polled:
   pass retried after a failure publishes again and an unchanged run publishes nothing.
 
 Workspace admins (`is_admin`: `/grace config`'s own check, `users.info`) also see every
-channel with settings of its own (`ChannelService`), as in effect. Slack is asked only
+channel of their workspace with settings of its own (`ChannelService`; in OAuth mode the
+acting team's, never another's), as in effect. Slack is asked only
 when some channel has settings; when it cannot tell, the person is no admin. The part is
 as current as the last publish: opening the tab publishes it again.
 """
