@@ -31,6 +31,7 @@ from tests.fakes.fake_slack import (
     view_submission_payload,
 )
 
+from .conftest import assert_valid_block_kit
 from .test_oauth import TEAM_A, TEAM_B, OAuthHarness, oauth_settings
 
 SHARED = "C0SHARED01"
@@ -66,6 +67,7 @@ async def with_facilities(data_dir: Path, tmp_path: Path) -> None:
 async def oauth_fake() -> AsyncIterator[tuple[FakeSlack, FakeOAuth]]:
     async with FakeSlack() as server:
         yield server, server.enable_oauth(FakeOAuth())
+        assert_valid_block_kit(server.calls)
 
 
 async def started(
@@ -331,6 +333,8 @@ async def test_a_team_limited_to_a_collection_is_answered_from_it_only(
         SHARED, ChannelUpdate(collections=[DOCS]), changed_by="before", team_id=b
     )
     channels(limited)._cache.clear()
+    await command(limited, TEAM_B, "config", ADMIN[b])
+    assert f'"{DOCS}"' not in json.dumps(opened_views(limited)[-1]), "not even preselected"
     await mention(limited, TEAM_B, VACATION_Q, "1700007100.000400")
     again = await run_of(limited, TEAM_B, "1700007100.000400")
     assert (again.collection, again.policy.collections) == (FACILITIES, [FACILITIES])

@@ -57,10 +57,15 @@ async def config_form(deps: BotDeps, own: ChannelSettings) -> cfg.ConfigForm:
         known = await deps.orchestrator.knowledge_base.collections()
     except GraceError:
         known = []
-    allowed = deps.channels.team_collections(own.team_id) if deps.channels else None
-    if allowed is not None:  # a team limited to some collections is shown only those
-        known = [name for name in known if name in allowed]
     settings = deps.settings
+    own_collections = own.collections or []
+    default_collection = settings.knowledge.collection
+    allowed = deps.channels.team_collections(own.team_id) if deps.channels else None
+    if deps.channels and allowed is not None:  # a limited team is shown only its own
+        known = [name for name in known if name in allowed]
+        own_collections = [name for name in own_collections if name in allowed]
+        unset = own.model_copy(update={"collections": None})
+        default_collection = deps.channels.resolve(unset).collections[0]
     shared = deps.orchestrator.thresholds
     resolved = (
         deps.channels.resolve(own.model_copy(update={"follow_ups": None}))
@@ -69,7 +74,7 @@ async def config_form(deps: BotDeps, own: ChannelSettings) -> cfg.ConfigForm:
     )
     return cfg.ConfigForm(
         channel_id=own.channel_id,
-        collections=own.collections or [],
+        collections=own_collections,
         known_collections=sorted(known),
         experts=own.experts or [],
         approvers=own.approvers or [],
@@ -77,7 +82,7 @@ async def config_form(deps: BotDeps, own: ChannelSettings) -> cfg.ConfigForm:
         answer_mode=own.answer_mode,
         reply_mode=own.reply_mode,
         follow_ups=own.follow_ups,
-        global_collection=settings.knowledge.collection,
+        global_collection=default_collection,
         global_thresholds={
             "silent": shared.silent,
             "notify": shared.notify,
