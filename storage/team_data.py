@@ -3,7 +3,8 @@ out (the sweeper), or at once (`grace teams forget TEAM`).
 
 A team's runs — every status: the app is gone, nobody will answer — and what hangs off
 them (interventions, audit trail, message refs, outbox rows, 👍/👎 votes, usage rows,
-verified answers saved from them), its workspace notes, then its installation row.
+verified answers saved from them, expert reminders), its workspace notes and channel
+settings (with their recorded changes), then its installation row.
 For an org-wide install, every run of the org goes.
 """
 
@@ -17,7 +18,10 @@ from storage.db import retried_write
 from storage.installations import InstalledTeam
 from storage.sql import SqlStore, rowcount
 from storage.tables import (
+    ChannelSettingChangeRow,
+    ChannelSettingsRow,
     DeliveryRow,
+    ExpertReminderRow,
     FeedbackRow,
     InstallationRow,
     InterventionRow,
@@ -46,8 +50,8 @@ def _runs_of(team: InstalledTeam) -> ColumnElement[bool]:
 
 class SqlTeamData(SqlStore):
     async def forget(self, team: InstalledTeam) -> Forgotten:
-        """Delete the team's runs (batched, short transactions), then its notes and its
-        installation row."""
+        """Delete the team's runs (batched, short transactions), then its notes, channel
+        settings and installation row."""
         runs = 0
         while True:
             done = await self._forget_runs(team)
@@ -75,6 +79,7 @@ class SqlTeamData(SqlStore):
                     | FeedbackRow
                     | UsageRow
                     | VerifiedAnswerRow
+                    | ExpertReminderRow
                 ],
                 ...,
             ] = (
@@ -85,6 +90,7 @@ class SqlTeamData(SqlStore):
                 FeedbackRow,
                 UsageRow,
                 VerifiedAnswerRow,
+                ExpertReminderRow,
             )
             for table in tables:
                 await session.execute(
@@ -103,9 +109,8 @@ class SqlTeamData(SqlStore):
     async def _forget_installation(self, team: InstalledTeam) -> bool:
         async with self._sessions.begin() as session:
             if team.team_id is not None:
-                await session.execute(
-                    delete(WorkspaceNoteRow).where(WorkspaceNoteRow.team_id == team.team_id)
-                )
+                for kept in (WorkspaceNoteRow, ChannelSettingsRow, ChannelSettingChangeRow):
+                    await session.execute(delete(kept).where(kept.team_id == team.team_id))
             result = await session.execute(
                 delete(InstallationRow).where(
                     InstallationRow.enterprise_key == (team.enterprise_id or ""),

@@ -1,5 +1,8 @@
 """`grace channel show | set | list`: per-channel settings for operators — the same ones
-`/grace config` edits (bot/service/channels.py), every change recorded with who made it."""
+`/grace config` edits (bot/service/channels.py), every change recorded with who made it.
+
+In OAuth mode every workspace keeps its own settings: `--team T…` says whose. It may be
+left out while one workspace is installed; `list` without it shows every workspace's."""
 
 from __future__ import annotations
 
@@ -17,6 +20,8 @@ if TYPE_CHECKING:
     from storage.channel_settings import ChannelSettings
 
 _CHANNEL = re.compile(r"^<?#?([CGD][A-Z0-9]+)(?:\|[^>]*)?>?$")
+_TEAM = re.compile(r"^T[A-Z0-9]+$")
+TEAM_HELP = "OAuth mode: the workspace (team id T…) whose settings these are"
 UNSET_NAMES = (
     "collections",
     "experts",
@@ -38,9 +43,11 @@ def add_channel_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser])
     channel_sub = channel.add_subparsers(dest="channel_command", required=True)
     listed = channel_sub.add_parser("list", help="every channel with settings of its own")
     listed.add_argument("--json", action="store_true")
+    listed.add_argument("--team", metavar="TEAM", help=f"{TEAM_HELP} (default: every one)")
     show = channel_sub.add_parser("show", help="a channel's settings, resolved, and its changes")
     show.add_argument("channel", help="channel id (C…), as in the channel's details")
     show.add_argument("--json", action="store_true")
+    show.add_argument("--team", metavar="TEAM", help=TEAM_HELP)
     put = channel_sub.add_parser(
         "set", help="change a channel's settings (unset ones use the global settings)"
     )
@@ -70,6 +77,7 @@ def add_channel_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser])
     )
     put.add_argument("--by", help="who makes the change (recorded; default cli:<login>)")
     put.add_argument("--json", action="store_true")
+    put.add_argument("--team", metavar="TEAM", help=TEAM_HELP)
 
 
 def channel_id(raw: str) -> str:
@@ -90,6 +98,49 @@ def _service(services: Services) -> ChannelService:
         services.settings,
         shared_thresholds=lambda: services.orchestrator.thresholds,
         cache_seconds=0,
+    )
+
+
+async def _team(args: argparse.Namespace, services: Services, *, every: bool) -> str | None:
+    """Whose settings the command is about: "" in single-workspace mode; in OAuth mode
+    `--team` (an installed workspace, or any in an org GRACE is installed to org-wide),
+    else the one live installation — or, with `every` (`list`), None: all of them."""
+    team = getattr(args, "team", None)
+    if not services.settings.oauth_mode:
+        if team:
+            raise CommandError(
+                "invalid_input",
+                "--team is for OAuth mode (many workspaces); with SLACK_BOT_TOKEN there is "
+                "one set of channel settings",
+                ExitCode.BAD_INPUT,
+            )
+        return ""
+    from storage.installations import SqlInstallationStore
+
+    installed = await SqlInstallationStore(services.engine, None).teams()  # reads no token
+    live = [t for t in installed if t.uninstalled_at is None]
+    if team:
+        team = team.strip().upper()
+        known = {t.team_id for t in installed if t.team_id}
+        org_wide = any(t.is_enterprise_install for t in live)
+        if not _TEAM.match(team) or (team not in known and not org_wide):
+            raise CommandError(
+                "not_found",
+                f"no installed workspace {team!r} (`grace teams` lists them)",
+                ExitCode.BAD_INPUT,
+            )
+        return team
+    if every:
+        return None
+    ids = [t.team_id for t in live if t.team_id and not t.is_enterprise_install]
+    if len(ids) == 1 and len(live) == 1:
+        return ids[0]
+    listed = ", ".join(t.key for t in live) or "none"
+    raise CommandError(
+        "invalid_input",
+        f"name the workspace with --team T… (installed: {listed}); each keeps its own "
+        "channel settings",
+        ExitCode.BAD_INPUT,
     )
 
 
@@ -143,21 +194,22 @@ def _shown(value: Any) -> str:
     return str(value)
 
 
-async def _show(service: ChannelService, channel: str, *, as_json: bool) -> int:
-    own = await service.get(channel)
+async def _show(service: ChannelService, channel: str, *, team: str, as_json: bool) -> int:
+    own = await service.get(channel, team_id=team)
     resolved = service.resolve(own)
-    changes = await service.history(channel, limit=10)
+    changes = await service.history(channel, team_id=team, limit=10)
     if as_json:
         data = _as_json(own, resolved)
         data["history"] = [c.model_dump(mode="json") for c in changes]
         print(json.dumps(data, ensure_ascii=False))
         return 0
-    print(f"channel {channel}")
+    print(f"channel {channel}" + (f" of team {team}" if team else ""))
     for name, value in own.values().items():
         print(f"  {name:<12} {_shown(value)}")
     thresholds = resolved.thresholds
     print("  in effect:")
-    print(f"    collections  {', '.join(resolved.collections) or '(every collection)'}")
+    limited = " (the team's limit)" if resolved.team_limited else ""
+    print(f"    collections  {', '.join(resolved.collections) or '(every collection)'}{limited}")
     print(f"    experts      {', '.join(resolved.experts) or '(none)'}")
     print(f"    approvers    {', '.join(resolved.approvers) or '(none)'}")
     if thresholds is not None:
@@ -181,8 +233,9 @@ async def _show(service: ChannelService, channel: str, *, as_json: bool) -> int:
 
 async def run_channel(args: argparse.Namespace, services: Services) -> int:
     service = _service(services)
+    team = await _team(args, services, every=args.channel_command == "list")
     if args.channel_command == "list":
-        rows = await service.all_channels()
+        rows = await service.all_channels(team_id=team)
         if args.json:
             print(json.dumps([_as_json(r) for r in rows], ensure_ascii=False))
             return 0
@@ -190,11 +243,13 @@ async def run_channel(args: argparse.Namespace, services: Services) -> int:
             print("no channel has settings of its own")
         for row in rows:
             shown = ", ".join(f"{k}={_shown(v)}" for k, v in row.values().items() if v is not None)
-            print(f"{row.channel_id}  {shown}")
+            where = f"{row.team_id}/" if row.team_id else ""
+            print(f"{where}{row.channel_id}  {shown}")
         return 0
     channel = channel_id(args.channel)
     if args.channel_command == "show":
-        return await _show(service, channel, as_json=args.json)
+        assert team is not None
+        return await _show(service, channel, team=team, as_json=args.json)
     from agent.errors import InvalidInputError
     from storage.channel_settings import ChannelUpdate
 
@@ -203,13 +258,15 @@ async def run_channel(args: argparse.Namespace, services: Services) -> int:
         raise CommandError(
             "invalid_input", "nothing to change: give a setting or --unset", ExitCode.BAD_INPUT
         )
+    assert team is not None
     try:
+        service.check_collections(changes.get("collections") or [], team_id=team)
         for name in changes.get("collections") or []:
             await services.orchestrator.validate_collection(name)
         update = ChannelUpdate(**changes)
         by = args.by or f"cli:{getpass.getuser()}"
-        await service.update(channel, update, changed_by=by)
+        await service.update(channel, update, changed_by=by, team_id=team)
     except (InvalidInputError, ValueError) as exc:
         message = exc.message if isinstance(exc, InvalidInputError) else str(exc)
         raise CommandError("invalid_input", message, ExitCode.BAD_INPUT) from exc
-    return await _show(service, channel, as_json=args.json)
+    return await _show(service, channel, team=team, as_json=args.json)

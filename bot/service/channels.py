@@ -3,8 +3,15 @@ recorded), and resolved against the global settings — a field a channel leaves
 falls back to `Settings`. `EffectiveChannel.policy()` is what a run asked in the channel
 hands the agent (`agent.policy.RunPolicy`); the agent never sees a channel.
 
-The bot, `grace channel` and (later) the App Home read through `ChannelService`;
-storage/channel_settings.py is where the rows are."""
+The bot, `grace channel` and the App Home read through `ChannelService`;
+storage/channel_settings.py is where the rows are.
+
+In OAuth mode (many workspaces) settings are kept per team: every read and change names
+the team it is for, and a team's settings are never another's, even for the same
+channel id. A team may also be limited to some collections
+(`GRACE_SLACK__TEAM_COLLECTIONS`): its channels' collections are cut down to those.
+In single-workspace mode there is one set of settings (team ""), whatever team is
+named."""
 
 from __future__ import annotations
 
@@ -69,6 +76,9 @@ class EffectiveChannel:
     follow_ups: bool
     approvers_own: bool = field(default=False)
     """True when the channel names its own approvers (they replace the global ones)."""
+    team_limited: bool = field(default=False)
+    """True when the operator limits the channel's team to some collections: then
+    `collections` are those of them the channel may search (never empty)."""
 
     def policy(self) -> RunPolicy:
         """What a run asked here hands the agent."""
@@ -102,32 +112,75 @@ class ChannelService:
             else cache_seconds
         )
         self._cache: dict[tuple[str, str], tuple[float, EffectiveChannel]] = {}
+        self.per_team = settings.oauth_mode
 
-    async def get(self, channel_id: str, *, team_id: str = "") -> ChannelSettings:
+    def team_key(self, team_id: str | None) -> str:
+        """Whose settings a request for `team_id` reads: that team's in OAuth mode (none
+        when no team is known: the defaults), the one set "" in single-workspace mode."""
+        return (team_id or "") if self.per_team else ""
+
+    def team_collections(self, team_id: str | None) -> list[str] | None:
+        """The collections the operator limits `team_id` to; None: every collection."""
+        key = self.team_key(team_id)
+        if not key:
+            return None
+        names = self.settings.slack.team_collections.get(key)
+        return list(names) if names is not None else None
+
+    def check_collections(self, names: Iterable[str], *, team_id: str | None) -> None:
+        """Raises `InvalidInputError` when the team may not search one of `names`."""
+        allowed = self.team_collections(team_id)
+        if allowed is None:
+            return
+        refused = [n for n in names if n not in allowed]
+        if refused:
+            raise InvalidInputError(
+                f"This workspace may not search {', '.join(refused)}: the operator limits "
+                f"it to {', '.join(allowed)}."
+            )
+
+    async def get(self, channel_id: str, *, team_id: str | None = "") -> ChannelSettings:
         """The channel's own settings (all None when it has none)."""
-        own = await self.store.get(channel_id, team_id=team_id)
-        return own or ChannelSettings(team_id=team_id, channel_id=channel_id)
+        team = self.team_key(team_id)
+        own = await self.store.get(channel_id, team_id=team)
+        return own or ChannelSettings(team_id=team, channel_id=channel_id)
 
     async def all_channels(self, *, team_id: str | None = None) -> list[ChannelSettings]:
-        """Every channel with settings of its own (of one workspace with `team_id`)."""
-        return await self.store.all_channels(team_id=team_id)
+        """Every channel with settings of its own (of one workspace with `team_id`; of
+        every workspace with None — the operator's view)."""
+        return await self.store.all_channels(
+            team_id=None if team_id is None else self.team_key(team_id)
+        )
+
+    async def team_channels(self, team_id: str | None) -> list[ChannelSettings]:
+        """The channels `team_id` gave settings of their own (in single-workspace mode,
+        every one): what a workspace's own people may be shown."""
+        return await self.store.all_channels(team_id=self.team_key(team_id))
 
     async def history(
-        self, channel_id: str, *, team_id: str = "", limit: int = 20
+        self, channel_id: str, *, team_id: str | None = "", limit: int = 20
     ) -> list[ChannelSettingChange]:
-        return await self.store.history(channel_id, team_id=team_id, limit=limit)
+        return await self.store.history(channel_id, team_id=self.team_key(team_id), limit=limit)
 
     async def update(
-        self, channel_id: str, update: ChannelUpdate, *, changed_by: str, team_id: str = ""
+        self,
+        channel_id: str,
+        update: ChannelUpdate,
+        *,
+        changed_by: str,
+        team_id: str | None = "",
     ) -> ChannelSettings:
         """Check and store a change (and its record). Raises `InvalidInputError` for
-        ids that are not Slack's, or thresholds out of order once merged."""
+        ids that are not Slack's, collections the team may not search, or thresholds
+        out of order once merged."""
+        team_id = self.team_key(team_id)
         changes = update.changes()
         for name, groups in (("experts", True), ("approvers", False)):
             if changes.get(name) is not None:
                 changes[name] = parse_ids(changes[name], groups=groups, what=name)
         if changes.get("collections") is not None:
             changes["collections"] = [c.strip() for c in changes["collections"] if c.strip()]
+            self.check_collections(changes["collections"], team_id=team_id)
         checked = ChannelUpdate(**changes)
         current = await self.get(channel_id, team_id=team_id)
         merged = current.model_copy(update=checked.changes())
@@ -162,9 +215,11 @@ class ChannelService:
             thresholds = self._thresholds(own)
         except InvalidInputError:
             thresholds = None  # the shared ones moved past the channel's: use theirs
+        limit = self.team_collections(own.team_id)
         return EffectiveChannel(
             own=own,
-            collections=list(own.collections or []),
+            collections=self._collections(own.collections or [], limit),
+            team_limited=limit is not None,
             experts=list(own.experts if own.experts is not None else slack.experts),
             approvers=list(own.approvers if own.approvers is not None else self.settings.approvers),
             approvers_own=own.approvers is not None,
@@ -174,8 +229,21 @@ class ChannelService:
             follow_ups=own.follow_ups if own.follow_ups is not None else follow,
         )
 
-    async def effective(self, channel_id: str, *, team_id: str = "") -> EffectiveChannel:
+    def _collections(self, own: list[str], limit: list[str] | None) -> list[str]:
+        """The channel's collections, cut down to its team's (a collection the team may
+        not search is ignored); a limited team's channel with none left searches the
+        team's — the global default collection first, when the team may search it."""
+        if limit is None:
+            return list(own)
+        kept = [name for name in own if name in limit]
+        if kept:
+            return kept
+        default = self.settings.knowledge.collection
+        return sorted(limit, key=lambda name: name != default)
+
+    async def effective(self, channel_id: str, *, team_id: str | None = "") -> EffectiveChannel:
         """The channel's resolved settings (cached for `cache_seconds`)."""
+        team_id = self.team_key(team_id)
         key, now = (team_id, channel_id), time.monotonic()
         cached = self._cache.get(key)
         if cached is not None and cached[0] > now:
@@ -185,9 +253,9 @@ class ChannelService:
             self._cache[key] = (now + self._ttl, resolved)
         return resolved
 
-    async def reply_mode(self, channel_id: str) -> str:
+    async def reply_mode(self, channel_id: str, *, team_id: str | None = "") -> str:
         """Where the channel's answers go: `thread` or `ephemeral`."""
-        return (await self.effective(channel_id)).reply_mode
+        return (await self.effective(channel_id, team_id=team_id)).reply_mode
 
     def named(self, own: ChannelSettings, user: str) -> bool:
         """Whether the channel's own settings name `user` (as expert or approver): they

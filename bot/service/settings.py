@@ -114,6 +114,25 @@ class SlackSettings(BaseModel):
     channel_settings_cache_seconds: float = Field(default=30.0, ge=0)
     """How long a process keeps a channel's settings before reading them again (a change
     made elsewhere — another replica, `grace channel set` — is seen after at most this)."""
+    team_collections: dict[str, list[str]] = Field(default_factory=dict)
+    """OAuth mode: the collections a workspace may search, by team id — JSON, e.g.
+    `{"T123": ["hr", "it"]}`. A team not named searches every collection; a named
+    team's channels search their own collections that it allows (bot/service/channels.py)."""
+
+    @field_validator("team_collections")
+    @classmethod
+    def _named_collections(cls, value: dict[str, list[str]]) -> dict[str, list[str]]:
+        cleaned = {
+            team.strip(): list(dict.fromkeys(n.strip() for n in names if n.strip()))
+            for team, names in value.items()
+        }
+        empty = sorted(team for team, names in cleaned.items() if not team or not names)
+        if empty:
+            raise ValueError(
+                f"each team id needs at least one collection (empty for {', '.join(empty)!r})"
+            )
+        return cleaned
+
     uninstalled_retention_days: float = Field(default=30.0, ge=0)
     """OAuth mode: a workspace that uninstalls GRACE loses its tokens at once; its runs,
     votes and verified answers are deleted by the sweeper this many days later (0: at

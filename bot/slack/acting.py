@@ -53,6 +53,12 @@ def current_team() -> TeamRef | None:
     return _ACTING_FOR.get()
 
 
+def acting_team_id() -> str | None:
+    """The id of the workspace being acted for (None: none is — single-workspace mode)."""
+    team = current_team()
+    return team.team_id if team is not None else None
+
+
 def of_acting_team(state: RunState) -> bool:
     """Whether a run belongs to the team being acted for (always, when none is): a run
     of another team does not exist for this request, whatever ids it sends."""

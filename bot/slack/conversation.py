@@ -7,7 +7,8 @@
 - In a thread whose run was answered, the asker's next message — no mention needed — is
   a follow-up, where the channel's settings allow it (by default in DMs only).
 - A run asked in a channel takes that channel's settings (`bot.service.channels`) as its
-  `RunPolicy`: collections, approvers, experts, thresholds.
+  `RunPolicy`: collections, approvers, experts, thresholds — in OAuth mode, those its
+  team (the thread's) set for the channel, within the collections the team may search.
 - Everything that talks to the agent runs after the ack, as a tracked task; a new
   question is stored as a run at once and then waits for an agent slot.
 """
@@ -17,7 +18,7 @@ from __future__ import annotations
 import logging
 import re
 
-from agent.errors import GraceError
+from agent.errors import GraceError, InvalidInputError
 from agent.policy import RunPolicy
 from agent.schemas import (
     InterventionAction,
@@ -90,10 +91,24 @@ async def process_reply(deps: BotDeps, received: Received[Reply]) -> None:
 
 
 async def channel_policy(deps: BotDeps, key: ThreadKey) -> RunPolicy | None:
-    """The policy a run asked in this channel follows (None: no channel settings)."""
+    """The policy a run asked in this channel follows (None: no channel settings).
+    For a team the operator limits to some collections, those of them that exist: the
+    agent would otherwise fall back to every collection (or name the others in its
+    refusal). Raises `InvalidInputError` when none of them exists yet."""
     if deps.channels is None:
         return None
-    return (await deps.channels.effective(key.channel_id)).policy()
+    effective = await deps.channels.effective(key.channel_id, team_id=key.team_id)
+    policy = effective.policy()
+    if not effective.team_limited:
+        return policy
+    known = set(await deps.orchestrator.knowledge_base.collections())
+    kept = [name for name in policy.collections if name in known]
+    if not kept:
+        raise InvalidInputError(
+            "None of the collections this workspace may search has been ingested yet; "
+            "ask whoever runs GRACE."
+        )
+    return policy.model_copy(update={"collections": kept})
 
 
 async def follows_up(deps: BotDeps, key: ThreadKey, user: str, latest: RunState | None) -> bool:
@@ -102,7 +117,7 @@ async def follows_up(deps: BotDeps, key: ThreadKey, user: str, latest: RunState 
         return False
     if latest.origin is not RunOrigin.SLACK_THREAD or deps.channels is None:
         return False
-    return (await deps.channels.effective(key.channel_id)).follow_ups
+    return (await deps.channels.effective(key.channel_id, team_id=key.team_id)).follow_ups
 
 
 async def on_question(

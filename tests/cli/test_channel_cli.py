@@ -83,3 +83,8 @@ def test_every_field_can_be_unset() -> None:
     from storage.channel_settings import FIELDS
 
     assert set(UNSET_NAMES) == {*FIELDS, "thresholds"}
+
+
+def test_team_is_for_oauth_mode_only(env: dict[str, str]) -> None:
+    result = grace_here(env, "channel", "show", "C0HR000001", "--team", "T0OTHER01")
+    assert result.returncode == 2 and "--team is for OAuth mode" in result.stderr, result.stderr

@@ -132,7 +132,7 @@ class DeliveryQueue(Protocol):
 class ReplyModes(Protocol):
     """Where a channel's answers go (`bot.service.channels.ChannelService`)."""
 
-    async def reply_mode(self, channel_id: str) -> str: ...
+    async def reply_mode(self, channel_id: str, *, team_id: str | None = "") -> str: ...
 
 
 class SlackPublisher:
@@ -366,7 +366,9 @@ class SlackPublisher:
             return False
         if state.thread.channel_id.startswith("D"):
             return False  # a DM is the asker's own
-        return await self.replies.reply_mode(state.thread.channel_id) == "ephemeral"
+        thread = state.thread
+        mode = await self.replies.reply_mode(thread.channel_id, team_id=thread.team_id)
+        return mode == "ephemeral"
 
     async def _ephemeral_answer(self, sync: ThreadSync, state: RunState) -> None:
         """The answer only the asker sees, in the thread (once: its ts is stored)."""

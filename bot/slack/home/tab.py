@@ -11,7 +11,8 @@ It is published when it changes, never polled:
   pass retried after a failure publishes again and an unchanged run publishes nothing.
 
 Workspace admins (`is_admin`: `/grace config`'s own check, `users.info`) also see every
-channel with settings of its own (`ChannelService`), as in effect. Slack is asked only
+channel of their workspace with settings of its own (`ChannelService`; in OAuth mode the
+acting team's, never another's), as in effect. Slack is asked only
 when some channel has settings; when it cannot tell, the person is no admin. The part is
 as current as the last publish: opening the tab publishes it again.
 """
@@ -42,6 +43,7 @@ from agent.schemas import (
 )
 from blocks.home import MAX_RECENT, ChannelSummary, RecentRun, WaitingRun, home_view
 from bot.service.channels import ChannelService
+from bot.slack.acting import acting_team_id
 from bot.slack.delivery.thread_sync import ThreadSync
 from bot.slack.delivery.web_api import (
     ANSWER,
@@ -241,7 +243,7 @@ class HomeTabs:
         if self.channels is None or self.is_admin is None:
             return None
         try:
-            owned = await self.channels.all_channels()
+            owned = await self.channels.team_channels(acting_team_id())  # its own team's
         except Exception as exc:  # the rest of the tab still shows
             log.warning("could not read the channel settings for a Home tab: %s", exc)
             return None

@@ -2,7 +2,10 @@
 
 Who may change a channel's settings: workspace admins and owners (`users.info`), and the
 people the channel's settings name (its experts and approvers). Both the opening and the
-submission check it — a submission is a request anyone could send. The modal opens
+submission check it — a submission is a request anyone could send. In OAuth mode both
+read and change the settings of the workspace the request came from (the acting team):
+another team's settings for the same channel id are never shown or touched, and a
+collection the operator does not allow this team is refused. The modal opens
 after the ack (a tracked task: `users.info`, then `views.open` within the trigger's 3 s);
 a submission is checked and stored before its ack, so a refusal or a bad value shows in
 the form itself."""
@@ -18,6 +21,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 from agent.errors import GraceError
 from blocks import channel_config as cfg
 from bot.service.channels import ChannelService, parse_ids
+from bot.slack.acting import acting_team_id
 from bot.slack.deps import BotDeps
 from storage.channel_settings import ChannelSettings, ChannelUpdate
 
@@ -54,6 +58,14 @@ async def config_form(deps: BotDeps, own: ChannelSettings) -> cfg.ConfigForm:
     except GraceError:
         known = []
     settings = deps.settings
+    own_collections = own.collections or []
+    default_collection = settings.knowledge.collection
+    allowed = deps.channels.team_collections(own.team_id) if deps.channels else None
+    if deps.channels and allowed is not None:  # a limited team is shown only its own
+        known = [name for name in known if name in allowed]
+        own_collections = [name for name in own_collections if name in allowed]
+        unset = own.model_copy(update={"collections": None})
+        default_collection = deps.channels.resolve(unset).collections[0]
     shared = deps.orchestrator.thresholds
     resolved = (
         deps.channels.resolve(own.model_copy(update={"follow_ups": None}))
@@ -62,7 +74,7 @@ async def config_form(deps: BotDeps, own: ChannelSettings) -> cfg.ConfigForm:
     )
     return cfg.ConfigForm(
         channel_id=own.channel_id,
-        collections=own.collections or [],
+        collections=own_collections,
         known_collections=sorted(known),
         experts=own.experts or [],
         approvers=own.approvers or [],
@@ -70,7 +82,7 @@ async def config_form(deps: BotDeps, own: ChannelSettings) -> cfg.ConfigForm:
         answer_mode=own.answer_mode,
         reply_mode=own.reply_mode,
         follow_ups=own.follow_ups,
-        global_collection=settings.knowledge.collection,
+        global_collection=default_collection,
         global_thresholds={
             "silent": shared.silent,
             "notify": shared.notify,
@@ -89,7 +101,7 @@ async def open_config(
     if deps.channels is None:
         await deps.publisher.ephemeral(channel, user, NO_SETTINGS)
         return
-    own = await deps.channels.get(channel)
+    own = await deps.channels.get(channel, team_id=acting_team_id())
     if not await may_change(deps.channels, client, own, user):
         await deps.publisher.ephemeral(channel, user, NOT_ALLOWED)
         return
@@ -193,18 +205,20 @@ async def submit_config(
     if isinstance(update, dict):
         await ack(response_action="errors", errors=update)
         return
-    own = await deps.channels.get(channel)
+    team = acting_team_id()
+    own = await deps.channels.get(channel, team_id=team)
     if not await may_change(deps.channels, client, own, user):
         await ack(response_action="errors", errors={cfg.COLLECTIONS: NOT_ALLOWED})
         return
     try:
+        deps.channels.check_collections(update.collections or [], team_id=team)
         for name in update.collections or []:
             await deps.orchestrator.validate_collection(name)
     except GraceError as exc:
         await ack(response_action="errors", errors={cfg.COLLECTIONS: exc.message[:150]})
         return
     try:
-        await deps.channels.update(channel, update, changed_by=user)
+        await deps.channels.update(channel, update, changed_by=user, team_id=team)
     except GraceError as exc:
         await ack(response_action="errors", errors={cfg.SILENT: exc.message[:150]})
         return

@@ -57,7 +57,9 @@ def message_row(
     return stored(item, event_id=event_id, message_key=message_key)
 
 
-async def asks_channel(channels: ChannelService | None, event: dict[str, Any], text: str) -> bool:
+async def asks_channel(
+    channels: ChannelService | None, body: dict[str, Any], event: dict[str, Any], text: str
+) -> bool:
     """A top-level message in a channel that answers every question (its answer mode is
     `all`), from a person, that is a question. Bots never (`sender` refused them)."""
     if channels is None or event.get("channel_type") not in ("channel", "group"):
@@ -66,7 +68,9 @@ async def asks_channel(channels: ChannelService | None, event: dict[str, Any], t
     if not isinstance(channel, str) or not channel or not is_question(text):
         return False
     try:
-        return (await channels.effective(channel)).answer_mode == "all"
+        team = body.get("team_id") or event.get("team")  # whose settings (OAuth mode)
+        effective = await channels.effective(channel, team_id=str(team) if team else None)
+        return effective.answer_mode == "all"
     except Exception:  # the database: never fail the ack over a message nobody asked us
         log.warning("could not read a channel's settings; not answering its message")
         return False
@@ -106,7 +110,7 @@ def register(
         is_dm = event.get("channel_type") == "im"
         in_thread = bool(event.get("thread_ts")) and event.get("thread_ts") != event.get("ts")
         if not (is_dm or in_thread):
-            if is_bot_message(event) or not await asks_channel(channels, event, text):
+            if is_bot_message(event) or not await asks_channel(channels, body, event, text):
                 return  # an allowed bot may answer a pause or ask in a DM, never ask unasked
         key = thread_key(body, event)
         if key is None:
