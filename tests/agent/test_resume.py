@@ -98,14 +98,12 @@ async def test_confirm_then_proceed_continues_to_an_answer(orchestrator: Orchest
 
 
 async def test_confirm_then_modify_replans_with_the_users_words(
-    make_orchestrator: OrchestratorFactory,
+    spied: Orchestrator, spy: ScriptedModel
 ) -> None:
-    spy = ScriptedModel()
-    orchestrator = make_orchestrator(llm=spy)
-    state = await paused_at_confirm(orchestrator)
+    state = await paused_at_confirm(spied)
 
     state = await reply(
-        orchestrator, state, InterventionAction.MODIFY, text="only the 2024 remote work policy"
+        spied, state, InterventionAction.MODIFY, text="only the 2024 remote work policy"
     )
 
     assert [r.trigger for r in state.replan_history] == [ReplanTrigger.USER_FEEDBACK]
@@ -134,21 +132,19 @@ async def test_confirm_then_cancel_stops_the_run(orchestrator: Orchestrator) -> 
 
 
 async def test_escalation_answered_with_input_continues_with_the_text(
-    make_orchestrator: OrchestratorFactory,
+    spied: Orchestrator, spy: ScriptedModel
 ) -> None:
-    spy = ScriptedModel()
-    orchestrator = make_orchestrator(llm=spy)
-    state = await orchestrator.start("Who approves it?", asker=ASKER)
+    state = await spied.start("Who approves it?", asker=ASKER)
     assert state.pending is not None and state.pending.kind is InterventionKind.ESCALATE
     reasoning_calls = len(spy.reason_requests)
 
     state = await reply(
-        orchestrator, state, InterventionAction.INPUT, text="approval for working from abroad"
+        spied, state, InterventionAction.INPUT, text="approval for working from abroad"
     )
     for _ in range(3):  # the new search may still ask for a confirmation
         if state.status is not RunStatus.PAUSED:
             break
-        state = await reply(orchestrator, state, InterventionAction.PROCEED)
+        state = await reply(spied, state, InterventionAction.PROCEED)
 
     assert state.status is RunStatus.ANSWERED, state.error
     assert state.user_inputs == ["approval for working from abroad"]
@@ -158,16 +154,14 @@ async def test_escalation_answered_with_input_continues_with_the_text(
 
 
 async def test_ask_user_reply_is_a_step_result_and_reaches_the_answer(
-    make_orchestrator: OrchestratorFactory,
+    spied: Orchestrator, spy: ScriptedModel
 ) -> None:
-    spy = ScriptedModel()
-    orchestrator = make_orchestrator(llm=spy)
-    state = await orchestrator.start("What is the latest version?", asker=ASKER)
+    state = await spied.start("What is the latest version?", asker=ASKER)
     assert state.pending is not None and state.pending.kind is InterventionKind.ASK_USER
     ask_step = state.pending.step_id
     assert ask_step is not None
 
-    state = await reply(orchestrator, state, InterventionAction.INPUT, text="Beacon Mobile")
+    state = await reply(spied, state, InterventionAction.INPUT, text="Beacon Mobile")
 
     assert state.status is RunStatus.ANSWERED, state.error
     assert state.step_results[ask_step].output == "Beacon Mobile"
