@@ -60,7 +60,6 @@ from agent.ports import (
 from agent.replan import (
     GATHERING,
     HUMAN_TRIGGERS,
-    ReplanDecision,
     ReplanManager,
     fresh_plan,
     normalised,
@@ -71,6 +70,7 @@ from agent.schemas import (
     InterventionKind,
     InterventionLevel,
     InterventionRequest,
+    ReplanDecision,
     ReplanStrategy,
     ReplanTrigger,
     RunState,
