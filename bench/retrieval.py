@@ -58,7 +58,7 @@ from agent.knowledge.qdrant_kb import (
     open_knowledge_base,
 )
 from agent.knowledge.sparse_index import SparseIndex
-from agent.knowledge.store import SparseVector
+from agent.knowledge.store import ScrollRequest, SparseVector
 from agent.schemas import Source
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
@@ -310,10 +310,9 @@ async def _reference(kb: QdrantKnowledgeBase) -> SparseIndex:
     while True:
         records, offset = await client.scroll(
             kb.default_collection,
-            limit=2048,
-            offset=offset,
-            with_payload=False,
-            with_vectors=[SPARSE_VECTOR],
+            ScrollRequest(
+                limit=2048, offset=offset, with_payload=False, with_vectors=[SPARSE_VECTOR]
+            ),
         )
         for record in records:
             vector = (record.vector or {}).get(SPARSE_VECTOR)

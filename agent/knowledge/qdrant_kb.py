@@ -30,7 +30,7 @@ from agent.knowledge.qdrant_collections import (
 )
 from agent.knowledge.qdrant_writes import SCROLL_BATCH, QdrantWrites, StoredDocument
 from agent.knowledge.rerank import Candidate, rerank
-from agent.knowledge.store import RRF, Prefetch, SparseVector
+from agent.knowledge.store import RRF, Prefetch, QueryRequest, ScrollRequest, SparseVector
 from agent.ports import Embedder
 from agent.schemas import Source
 
@@ -106,8 +106,7 @@ class QdrantKnowledgeBase(QdrantWrites):
         """Sparse search, or sparse + dense fused with Qdrant's RRF, on Qdrant itself."""
         with self._store_errors(f"searching {name!r}"):
             if query_vector is not None:
-                points = await self._client.query_points(
-                    name,
+                request = QueryRequest(
                     prefetch=[
                         Prefetch(query=sparse, using=SPARSE_VECTOR, limit=candidates),
                         Prefetch(query=query_vector, using=DENSE_VECTOR, limit=candidates),
@@ -118,14 +117,14 @@ class QdrantKnowledgeBase(QdrantWrites):
                     with_vectors=[DENSE_VECTOR, SPARSE_VECTOR],
                 )
             else:
-                points = await self._client.query_points(
-                    name,
+                request = QueryRequest(
                     query=sparse,
                     using=SPARSE_VECTOR,
                     limit=candidates,
                     with_payload=True,
                     with_vectors=[SPARSE_VECTOR],
                 )
+            points = await self._client.query_points(name, request)
         return [
             Candidate(
                 str(point.id),
@@ -150,10 +149,12 @@ class QdrantKnowledgeBase(QdrantWrites):
             while True:
                 records, offset = await self._client.scroll(
                     name,
-                    limit=SCROLL_BATCH,
-                    offset=offset,
-                    with_payload=True,
-                    with_vectors=[SPARSE_VECTOR],
+                    ScrollRequest(
+                        limit=SCROLL_BATCH,
+                        offset=offset,
+                        with_payload=True,
+                        with_vectors=[SPARSE_VECTOR],
+                    ),
                 )
                 for record in records:
                     vector = (record.vector or {}).get(SPARSE_VECTOR)

@@ -20,7 +20,14 @@ from agent.errors import InvalidInputError
 from agent.knowledge.chunks import Chunk
 from agent.knowledge.engine import speed_up_local_mode_commits
 from agent.knowledge.qdrant_collections import DENSE_VECTOR, SPARSE_VECTOR, QdrantCollections
-from agent.knowledge.store import FieldMatch, Filter, NewPoint, SparseVector, StoredPoint
+from agent.knowledge.store import (
+    FieldMatch,
+    Filter,
+    NewPoint,
+    ScrollRequest,
+    SparseVector,
+    StoredPoint,
+)
 from agent.knowledge.tokenize import LEXICAL_VERSION
 from agent.knowledge.vectors import SparseValues, chunk_sparse_vector
 from agent.knowledge.versions import DocumentInfo
@@ -221,7 +228,7 @@ class QdrantWrites(QdrantCollections):
         while True:
             with self._store_errors(f"reading {source!r}"):
                 records, offset = await self._client.scroll(
-                    source, limit=EMBED_BATCH, offset=offset, with_vectors=True
+                    source, ScrollRequest(limit=EMBED_BATCH, offset=offset, with_vectors=True)
                 )
             if records:
                 await self._copy_batch(records, target, embed=embed)
@@ -273,10 +280,12 @@ class QdrantWrites(QdrantCollections):
             while True:
                 records, offset = await self._client.scroll(
                     collection,
-                    limit=SCROLL_BATCH,
-                    offset=offset,
-                    with_payload=list(_DOCUMENT_FIELDS),
-                    with_vectors=False,
+                    ScrollRequest(
+                        limit=SCROLL_BATCH,
+                        offset=offset,
+                        with_payload=list(_DOCUMENT_FIELDS),
+                        with_vectors=False,
+                    ),
                 )
                 for record in records:
                     payload = record.payload
