@@ -8,8 +8,8 @@ lets `grace ask` on the embedded engine start without it.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass, field
+from collections.abc import AsyncIterator, Sequence
+from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
 __all__ = [
@@ -27,6 +27,7 @@ __all__ = [
     "StoreUnreachableError",
     "StoredPoint",
     "VectorStore",
+    "every_point",
 ]
 
 
@@ -171,3 +172,16 @@ class VectorStore(Protocol):
     async def query_points(self, name: str, request: QueryRequest) -> list[StoredPoint]: ...
 
     async def close(self) -> None: ...
+
+
+async def every_point(
+    store: VectorStore, name: str, request: ScrollRequest
+) -> AsyncIterator[StoredPoint]:
+    """Every point of a collection from `request.offset` on, read a page at a time."""
+    offset = request.offset
+    while True:
+        points, offset = await store.scroll(name, replace(request, offset=offset))
+        for point in points:
+            yield point
+        if offset is None:
+            return
