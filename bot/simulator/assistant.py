@@ -142,6 +142,22 @@ class AssistantPane:
         self._changed(thread)
         return thread
 
+    def started_envelope(
+        self, thread: AssistantThread, context_channel: str | None = None
+    ) -> dict[str, Any]:
+        """What Slack sends the app once `thread.user` opened the pane on `thread`
+        (viewing `context_channel`, if any)."""
+        ws = self.workspace
+        return assistant_thread_started_envelope(
+            user=thread.user,
+            channel=thread.channel,
+            thread_ts=thread.thread_ts,
+            team_id=ws.team_id,
+            api_app_id=ws.app_id,
+            bot_user_id=ws.bot_user_id,
+            context_channel=context_channel,
+        )
+
     def root(self, thread: AssistantThread) -> dict[str, Any]:
         """The thread's root message as the page shows messages."""
         message = self.workspace.message(thread.channel, thread.thread_ts)
@@ -214,17 +230,7 @@ class AssistantPane:
             if known is None or known.get("is_bot"):
                 return web.json_response({"ok": False, "error": "user_not_found"}, status=400)
             thread = self.open_thread(user)
-            ws = self.workspace
-            send_event(
-                assistant_thread_started_envelope(
-                    user=user,
-                    channel=thread.channel,
-                    thread_ts=thread.thread_ts,
-                    team_id=ws.team_id,
-                    api_app_id=ws.app_id,
-                    bot_user_id=ws.bot_user_id,
-                ),
-            )
+            send_event(self.started_envelope(thread))
             return web.json_response(
                 {"ok": True, "thread": asdict(thread), "message": self.root(thread)}
             )
