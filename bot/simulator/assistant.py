@@ -51,40 +51,6 @@ def _required(params: dict[str, Any], name: str) -> str:
     return value
 
 
-def assistant_thread_started_envelope(
-    *,
-    user: str,
-    channel: str,
-    thread_ts: str,
-    team_id: str,
-    api_app_id: str,
-    bot_user_id: str,
-    context_channel: str | None = None,
-    event_id: str | None = None,
-) -> dict[str, Any]:
-    """The `assistant_thread_started` event_callback Slack sends when a pane opens."""
-    context: dict[str, Any] = {"team_id": team_id, "enterprise_id": None}
-    if context_channel:
-        context["channel_id"] = context_channel
-    event = {
-        "type": "assistant_thread_started",
-        "assistant_thread": {
-            "user_id": user,
-            "context": context,
-            "channel_id": channel,
-            "thread_ts": thread_ts,
-        },
-        "event_ts": thread_ts,
-    }
-    return event_envelope(
-        event,
-        team_id=team_id,
-        api_app_id=api_app_id,
-        bot_user_id=bot_user_id,
-        event_id=event_id,
-    )
-
-
 class AssistantPane:
     """The assistant threads of a workspace and the Web API methods that change them."""
 
@@ -145,17 +111,24 @@ class AssistantPane:
     def started_envelope(
         self, thread: AssistantThread, context_channel: str | None = None
     ) -> dict[str, Any]:
-        """What Slack sends the app once `thread.user` opened the pane on `thread`
-        (viewing `context_channel`, if any)."""
+        """The `assistant_thread_started` event_callback Slack sends once `thread.user`
+        opened the pane on `thread` (viewing `context_channel`, if any)."""
         ws = self.workspace
-        return assistant_thread_started_envelope(
-            user=thread.user,
-            channel=thread.channel,
-            thread_ts=thread.thread_ts,
-            team_id=ws.team_id,
-            api_app_id=ws.app_id,
-            bot_user_id=ws.bot_user_id,
-            context_channel=context_channel,
+        context: dict[str, Any] = {"team_id": ws.team_id, "enterprise_id": None}
+        if context_channel:
+            context["channel_id"] = context_channel
+        event = {
+            "type": "assistant_thread_started",
+            "assistant_thread": {
+                "user_id": thread.user,
+                "context": context,
+                "channel_id": thread.channel,
+                "thread_ts": thread.thread_ts,
+            },
+            "event_ts": thread.thread_ts,
+        }
+        return event_envelope(
+            event, team_id=ws.team_id, api_app_id=ws.app_id, bot_user_id=ws.bot_user_id
         )
 
     def root(self, thread: AssistantThread) -> dict[str, Any]:
