@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import asyncio
 
+import pytest
+
 from agent.orchestrator import Orchestrator
 from agent.ports import RunEventType
 from agent.schemas import (
@@ -172,10 +174,21 @@ async def test_ask_user_reply_is_a_step_result_and_reaches_the_answer(
 # ----------------------------------------------------------------- who may answer
 
 
-async def test_an_unauthorised_user_cannot_answer(make_orchestrator: OrchestratorFactory) -> None:
+@pytest.fixture
+async def awaiting_approval(
+    make_orchestrator: OrchestratorFactory,
+) -> tuple[Orchestrator, RunState]:
+    """An agent where U_LEAD approves too, and the complex question paused on its plan."""
     orchestrator = make_orchestrator(approvers=["U_LEAD"])
     state = await orchestrator.start(COMPLEX, asker=ASKER)
     assert state.pending is not None
+    return orchestrator, state
+
+
+async def test_an_unauthorised_user_cannot_answer(
+    awaiting_approval: tuple[Orchestrator, RunState],
+) -> None:
+    orchestrator, state = awaiting_approval
     assert state.pending.allowed_responders == [ASKER, "U_LEAD"]
     request_id = state.pending.intervention_id
 
@@ -202,11 +215,9 @@ async def test_an_unauthorised_user_cannot_answer(make_orchestrator: Orchestrato
 
 
 async def test_a_second_answer_is_refused_and_says_who_answered(
-    make_orchestrator: OrchestratorFactory,
+    awaiting_approval: tuple[Orchestrator, RunState],
 ) -> None:
-    orchestrator = make_orchestrator(approvers=["U_LEAD"])
-    state = await orchestrator.start(COMPLEX, asker=ASKER)
-    assert state.pending is not None
+    orchestrator, state = awaiting_approval
     request_id = state.pending.intervention_id
     state = await reply(orchestrator, state, InterventionAction.PROCEED)
 
@@ -224,11 +235,9 @@ async def test_a_second_answer_is_refused_and_says_who_answered(
 
 
 async def test_simultaneous_answers_are_claimed_exactly_once(
-    make_orchestrator: OrchestratorFactory,
+    awaiting_approval: tuple[Orchestrator, RunState],
 ) -> None:
-    orchestrator = make_orchestrator(approvers=["U_LEAD"])
-    state = await orchestrator.start(COMPLEX, asker=ASKER)
-    assert state.pending is not None
+    orchestrator, state = awaiting_approval
     request_id = state.pending.intervention_id
 
     claims = await asyncio.gather(
