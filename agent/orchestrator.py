@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import logging
 from datetime import timedelta
+from typing import TypedDict, Unpack
 
 from agent.cost import check_budget
 from agent.errors import InvalidInputError
@@ -32,6 +33,19 @@ from agent.workers import is_abandoned
 log = logging.getLogger(__name__)
 
 _CANCEL_ATTEMPTS = 20  # a worker commits a few times per step; a cancel gets in quickly
+
+
+class NewRun(TypedDict, total=False):
+    """The optional details of a new run, as `register` takes them (its defaults apply):
+    `start` passes them on unchanged."""
+
+    asker: str
+    thread: ThreadKey | None
+    collection: str | None
+    context: str
+    run_id: str | None
+    origin: RunOrigin | None
+    policy: RunPolicy | None
 
 
 class Orchestrator(RunAnswers):
@@ -65,31 +79,11 @@ class Orchestrator(RunAnswers):
             )
         return collection
 
-    async def start(
-        self,
-        query: str,
-        *,
-        asker: str = "local-user",
-        thread: ThreadKey | None = None,
-        collection: str | None = None,
-        context: str = "",
-        run_id: str | None = None,
-        origin: RunOrigin | None = None,
-        policy: RunPolicy | None = None,
-    ) -> RunState:
+    async def start(self, query: str, **details: Unpack[NewRun]) -> RunState:
         """Start a run and drive it until it answers, pauses, fails or is cancelled.
 
         Raises `InvalidInputError` / `CostLimitError` before anything is stored."""
-        state = await self.register(
-            query,
-            asker=asker,
-            thread=thread,
-            collection=collection,
-            context=context,
-            run_id=run_id,
-            origin=origin,
-            policy=policy,
-        )
+        state = await self.register(query, **details)
         await self._timed(state, self._plan_and_run(state))
         return state
 

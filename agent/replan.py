@@ -28,8 +28,6 @@ from __future__ import annotations
 
 import re
 
-from pydantic import BaseModel, Field
-
 from agent.config import ReplanConfig
 from agent.executor import DONE
 from agent.knowledge.tokenize import normalize_text
@@ -39,6 +37,7 @@ from agent.schemas import (
     ActionType,
     ExecutionPlan,
     PlanStep,
+    ReplanDecision,
     ReplanRecord,
     ReplanStrategy,
     ReplanTrigger,
@@ -61,15 +60,6 @@ def replans_used(state: RunState, trigger: ReplanTrigger) -> int:
     """Replans already spent from the budget `trigger` draws on (agent's or human's)."""
     human = trigger in HUMAN_TRIGGERS
     return sum(1 for r in state.replan_history if (r.trigger in HUMAN_TRIGGERS) == human)
-
-
-class ReplanDecision(BaseModel):
-    trigger: ReplanTrigger
-    strategy: ReplanStrategy
-    reason: str
-    failed_step_id: int | None = None
-    tried: list[str] = Field(default_factory=list)
-    searched: list[str] = Field(default_factory=list)
 
 
 def normalised(query: str) -> str:
@@ -347,14 +337,9 @@ class ReplanManager:
         decision: ReplanDecision, old: ExecutionPlan, new: ExecutionPlan | None
     ) -> ReplanRecord:
         return ReplanRecord(
-            trigger=decision.trigger,
-            strategy=decision.strategy,
-            reason=decision.reason,
-            failed_step_id=decision.failed_step_id,
+            **decision.model_dump(),
             old_steps=[_describe(s) for s in old.steps],
             new_steps=[_describe(s) for s in new.steps] if new else [],
-            tried=decision.tried,
-            searched=decision.searched,
         )
 
 

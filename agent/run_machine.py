@@ -61,7 +61,6 @@ from agent.ports import (
 from agent.replan import (
     GATHERING,
     HUMAN_TRIGGERS,
-    ReplanDecision,
     ReplanManager,
     fresh_plan,
     normalised,
@@ -72,6 +71,7 @@ from agent.schemas import (
     InterventionKind,
     InterventionLevel,
     InterventionRequest,
+    ReplanDecision,
     ReplanStrategy,
     ReplanTrigger,
     RunState,

@@ -356,18 +356,25 @@ class StepResult(BaseModel):
     attempts: int = 1
 
 
-class ReplanRecord(BaseModel):
+class ReplanDecision(BaseModel):
+    """What to do about a trigger, and why (`agent/replan.py` decides)."""
+
     trigger: ReplanTrigger
     strategy: ReplanStrategy
     reason: str
     failed_step_id: int | None = None
-    old_steps: list[str] = Field(default_factory=list)
-    new_steps: list[str] = Field(default_factory=list)
     tried: list[str] = Field(default_factory=list)
     """What the run's steps had tried and found up to this replan (cumulative)."""
     searched: list[str] = Field(default_factory=list)
     """The searches run up to this replan, normalised (cumulative; see agent/replan.py),
     so no later replan runs one of them again."""
+
+
+class ReplanRecord(ReplanDecision):
+    """A decision carried out, kept in the run's history: the plan before and after."""
+
+    old_steps: list[str] = Field(default_factory=list)
+    new_steps: list[str] = Field(default_factory=list)
     created_at: datetime = Field(default_factory=utcnow)
 
 

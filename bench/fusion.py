@@ -36,7 +36,7 @@ from agent.knowledge.qdrant_kb import (
     open_knowledge_base,
 )
 from agent.knowledge.rerank import Candidate, rerank
-from agent.knowledge.store import SparseVector
+from agent.knowledge.store import QueryRequest, SparseVector
 from agent.llm.sentence_encoder import SentenceEncoder
 from bench.retrieval import (
     LIMIT,
@@ -67,10 +67,10 @@ async def _lists(
     name = kb.default_collection
     both = [DENSE_VECTOR, SPARSE_VECTOR]
     lexical = await client.query_points(
-        name, query=sparse, using=SPARSE_VECTOR, limit=CANDIDATES, with_vectors=both
+        name, QueryRequest(query=sparse, using=SPARSE_VECTOR, limit=CANDIDATES, with_vectors=both)
     )
     dense = await client.query_points(
-        name, query=vector, using=DENSE_VECTOR, limit=CANDIDATES, with_vectors=both
+        name, QueryRequest(query=vector, using=DENSE_VECTOR, limit=CANDIDATES, with_vectors=both)
     )
     return lexical, dense, terms, vector
 

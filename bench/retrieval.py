@@ -58,7 +58,7 @@ from agent.knowledge.qdrant_kb import (
     open_knowledge_base,
 )
 from agent.knowledge.sparse_index import SparseIndex
-from agent.knowledge.store import SparseVector
+from agent.knowledge.store import ScrollRequest, SparseVector, every_point
 from agent.schemas import Source
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
@@ -304,23 +304,12 @@ def _open(engine: str, directory: Path) -> QdrantKnowledgeBase:
 
 async def _reference(kb: QdrantKnowledgeBase) -> SparseIndex:
     """Exact scores over every stored sparse vector (numpy brute force, Qdrant's formula)."""
-    client: Any = kb._client
     rows: list[Any] = []
-    offset: Any = None
-    while True:
-        records, offset = await client.scroll(
-            kb.default_collection,
-            limit=2048,
-            offset=offset,
-            with_payload=False,
-            with_vectors=[SPARSE_VECTOR],
-        )
-        for record in records:
-            vector = (record.vector or {}).get(SPARSE_VECTOR)
-            if vector is not None:
-                rows.append((str(record.id), {}, vector.indices, vector.values))
-        if offset is None:
-            break
+    request = ScrollRequest(limit=2048, with_payload=False, with_vectors=[SPARSE_VECTOR])
+    async for point in every_point(kb._client, kb.default_collection, request):
+        vector = (point.vector or {}).get(SPARSE_VECTOR)
+        if vector is not None:
+            rows.append((str(point.id), {}, vector.indices, vector.values))
     return SparseIndex(rows)
 
 

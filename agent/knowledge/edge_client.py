@@ -32,8 +32,8 @@ from agent.knowledge.store import (
     CollectionInfo,
     Filter,
     NewPoint,
-    Prefetch,
-    Query,
+    QueryRequest,
+    ScrollRequest,
     SparseVector,
     StoredPoint,
 )
@@ -191,61 +191,44 @@ class EdgeClient:
         operation = qe.UpdateOperation.set_payload([str(i) for i in points], payload)
         await self._run(lambda: shard.update(operation))
 
-    async def scroll(
-        self,
-        name: str,
-        *,
-        limit: int,
-        offset: Any = None,
-        with_payload: bool | list[str] = True,
-        with_vectors: bool | list[str] = False,
-    ) -> tuple[list[StoredPoint], Any]:
+    async def scroll(self, name: str, request: ScrollRequest) -> tuple[list[StoredPoint], Any]:
         shard = self._shard(name)
-        request = qe.ScrollRequest(
-            offset=offset,
-            limit=limit,
-            with_payload=_payload_selector(with_payload),
-            with_vector=with_vectors,
+        page = qe.ScrollRequest(
+            offset=request.offset,
+            limit=request.limit,
+            with_payload=_payload_selector(request.with_payload),
+            with_vector=request.with_vectors,
         )
-        records, next_offset = await self._run(lambda: shard.scroll(request))
+        records, next_offset = await self._run(lambda: shard.scroll(page))
         return [
             StoredPoint(id=str(r.id), payload=r.payload or {}, vector=_vector_out(r.vector))
             for r in records
         ], (str(next_offset) if next_offset is not None else None)
 
-    async def query_points(
-        self,
-        name: str,
-        *,
-        query: Query,
-        limit: int,
-        using: str | None = None,
-        prefetch: Sequence[Prefetch] = (),
-        with_payload: bool = True,
-        with_vectors: bool | list[str] = False,
-    ) -> list[StoredPoint]:
+    async def query_points(self, name: str, request: QueryRequest) -> list[StoredPoint]:
         shard = self._shard(name)
-        if query is RRF:
-            request = qe.QueryRequest(
+        limit = request.limit
+        if request.query is RRF:
+            search = qe.QueryRequest(
                 limit=limit,
                 query=qe.Fusion.Rrf(k=RRF_K),
                 prefetches=[
                     qe.Prefetch(limit=p.limit or limit, query=_nearest(p.query, p.using))
-                    for p in prefetch
+                    for p in request.prefetch
                 ],
-                with_payload=with_payload,
-                with_vector=with_vectors,
+                with_payload=request.with_payload,
+                with_vector=request.with_vectors,
             )
         else:
-            assert isinstance(query, SparseVector | list)
-            request = qe.QueryRequest(
+            assert isinstance(request.query, SparseVector | list)
+            search = qe.QueryRequest(
                 limit=limit,
-                query=_nearest(query, using),
-                with_payload=with_payload,
-                with_vector=with_vectors,
+                query=_nearest(request.query, request.using),
+                with_payload=request.with_payload,
+                with_vector=request.with_vectors,
             )
         # A search takes milliseconds: run it inline rather than pay for a thread hop.
-        found = shard.query(request)
+        found = shard.query(search)
         return [
             StoredPoint(
                 id=str(p.id),

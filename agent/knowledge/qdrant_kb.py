@@ -30,7 +30,14 @@ from agent.knowledge.qdrant_collections import (
 )
 from agent.knowledge.qdrant_writes import SCROLL_BATCH, QdrantWrites, StoredDocument
 from agent.knowledge.rerank import Candidate, rerank
-from agent.knowledge.store import RRF, Prefetch, SparseVector
+from agent.knowledge.store import (
+    RRF,
+    Prefetch,
+    QueryRequest,
+    ScrollRequest,
+    SparseVector,
+    every_point,
+)
 from agent.ports import Embedder
 from agent.schemas import Source
 
@@ -106,8 +113,7 @@ class QdrantKnowledgeBase(QdrantWrites):
         """Sparse search, or sparse + dense fused with Qdrant's RRF, on Qdrant itself."""
         with self._store_errors(f"searching {name!r}"):
             if query_vector is not None:
-                points = await self._client.query_points(
-                    name,
+                request = QueryRequest(
                     prefetch=[
                         Prefetch(query=sparse, using=SPARSE_VECTOR, limit=candidates),
                         Prefetch(query=query_vector, using=DENSE_VECTOR, limit=candidates),
@@ -118,14 +124,14 @@ class QdrantKnowledgeBase(QdrantWrites):
                     with_vectors=[DENSE_VECTOR, SPARSE_VECTOR],
                 )
             else:
-                points = await self._client.query_points(
-                    name,
+                request = QueryRequest(
                     query=sparse,
                     using=SPARSE_VECTOR,
                     limit=candidates,
                     with_payload=True,
                     with_vectors=[SPARSE_VECTOR],
                 )
+            points = await self._client.query_points(name, request)
         return [
             Candidate(
                 str(point.id),
@@ -145,22 +151,12 @@ class QdrantKnowledgeBase(QdrantWrites):
         from agent.knowledge.sparse_index import SparseIndex  # numpy: local mode only
 
         rows: list[tuple[str, dict[str, Any], list[int], list[float]]] = []
-        offset: Any = None
+        request = ScrollRequest(limit=SCROLL_BATCH, with_vectors=[SPARSE_VECTOR])
         with self._store_errors(f"reading {name!r}"):
-            while True:
-                records, offset = await self._client.scroll(
-                    name,
-                    limit=SCROLL_BATCH,
-                    offset=offset,
-                    with_payload=True,
-                    with_vectors=[SPARSE_VECTOR],
-                )
-                for record in records:
-                    vector = (record.vector or {}).get(SPARSE_VECTOR)
-                    if isinstance(vector, SparseVector):
-                        rows.append((record.id, record.payload, vector.indices, vector.values))
-                if offset is None:
-                    break
+            async for point in every_point(self._client, name, request):
+                vector = (point.vector or {}).get(SPARSE_VECTOR)
+                if isinstance(vector, SparseVector):
+                    rows.append((point.id, point.payload, vector.indices, vector.values))
         index = SparseIndex(rows)
         self._indexes[name] = index
         return index

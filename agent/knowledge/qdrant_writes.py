@@ -20,7 +20,15 @@ from agent.errors import InvalidInputError
 from agent.knowledge.chunks import Chunk
 from agent.knowledge.engine import speed_up_local_mode_commits
 from agent.knowledge.qdrant_collections import DENSE_VECTOR, SPARSE_VECTOR, QdrantCollections
-from agent.knowledge.store import FieldMatch, Filter, NewPoint, SparseVector, StoredPoint
+from agent.knowledge.store import (
+    FieldMatch,
+    Filter,
+    NewPoint,
+    ScrollRequest,
+    SparseVector,
+    StoredPoint,
+    every_point,
+)
 from agent.knowledge.tokenize import LEXICAL_VERSION
 from agent.knowledge.vectors import SparseValues, chunk_sparse_vector
 from agent.knowledge.versions import DocumentInfo
@@ -221,7 +229,7 @@ class QdrantWrites(QdrantCollections):
         while True:
             with self._store_errors(f"reading {source!r}"):
                 records, offset = await self._client.scroll(
-                    source, limit=EMBED_BATCH, offset=offset, with_vectors=True
+                    source, ScrollRequest(limit=EMBED_BATCH, offset=offset, with_vectors=True)
                 )
             if records:
                 await self._copy_batch(records, target, embed=embed)
@@ -268,34 +276,24 @@ class QdrantWrites(QdrantCollections):
         if not await self._exists(collection):
             return {}
         found: dict[str, StoredDocument] = {}
-        offset: Any = None
+        request = ScrollRequest(limit=SCROLL_BATCH, with_payload=list(_DOCUMENT_FIELDS))
         with self._store_errors(f"reading {collection!r}"):
-            while True:
-                records, offset = await self._client.scroll(
-                    collection,
-                    limit=SCROLL_BATCH,
-                    offset=offset,
-                    with_payload=list(_DOCUMENT_FIELDS),
-                    with_vectors=False,
-                )
-                for record in records:
-                    payload = record.payload
-                    source = str(payload.get("source", ""))
-                    document = found.setdefault(source, StoredDocument(ids=[], info=None))
-                    document.ids.append(str(record.id))
-                    if isinstance(text_hash := payload.get("text_hash"), str):
-                        document.hashes[str(record.id)] = text_hash
-                    index, title = payload.get("chunk_index"), payload.get("title")
-                    if isinstance(index, int) and isinstance(title, str) and title:
-                        document.sections[index] = title
-                    document.info = _merge_info(document.info, _document_info(payload))
-                    document.superseded_by = payload.get("superseded_by") or None
-                    version = payload.get("lexical_version")
-                    version = version if isinstance(version, int) else 0
-                    known = document.lexical_version
-                    document.lexical_version = version if known is None else min(known, version)
-                if offset is None:
-                    break
+            async for record in every_point(self._client, collection, request):
+                payload = record.payload
+                source = str(payload.get("source", ""))
+                document = found.setdefault(source, StoredDocument(ids=[], info=None))
+                document.ids.append(str(record.id))
+                if isinstance(text_hash := payload.get("text_hash"), str):
+                    document.hashes[str(record.id)] = text_hash
+                index, title = payload.get("chunk_index"), payload.get("title")
+                if isinstance(index, int) and isinstance(title, str) and title:
+                    document.sections[index] = title
+                document.info = _merge_info(document.info, _document_info(payload))
+                document.superseded_by = payload.get("superseded_by") or None
+                version = payload.get("lexical_version")
+                version = version if isinstance(version, int) else 0
+                known = document.lexical_version
+                document.lexical_version = version if known is None else min(known, version)
         return found
 
     async def mark_superseded(

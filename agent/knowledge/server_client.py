@@ -20,8 +20,8 @@ from agent.knowledge.store import (
     CollectionInfo,
     Filter,
     NewPoint,
-    Prefetch,
-    Query,
+    QueryRequest,
+    ScrollRequest,
     SparseVector,
     StoredPoint,
     StoreResponseError,
@@ -131,66 +131,48 @@ class ServerClient:
         with self._errors():
             await self.client.set_payload(name, payload=payload, points=list(points), wait=True)
 
-    async def scroll(
-        self,
-        name: str,
-        *,
-        limit: int,
-        offset: Any = None,
-        with_payload: bool | list[str] = True,
-        with_vectors: bool | list[str] = False,
-    ) -> tuple[list[StoredPoint], Any]:
+    async def scroll(self, name: str, request: ScrollRequest) -> tuple[list[StoredPoint], Any]:
         selector: bool | models.PayloadSelectorInclude = (
-            models.PayloadSelectorInclude(include=with_payload)
-            if isinstance(with_payload, list)
-            else with_payload
+            models.PayloadSelectorInclude(include=request.with_payload)
+            if isinstance(request.with_payload, list)
+            else request.with_payload
         )
         with self._errors():
             records, next_offset = await self.client.scroll(
                 name,
-                limit=limit,
-                offset=offset,
+                limit=request.limit,
+                offset=request.offset,
                 with_payload=selector,
-                with_vectors=with_vectors,
+                with_vectors=request.with_vectors,
             )
         return [
             StoredPoint(id=str(r.id), payload=r.payload or {}, vector=_vector_out(r.vector))
             for r in records
         ], next_offset
 
-    async def query_points(
-        self,
-        name: str,
-        *,
-        query: Query,
-        limit: int,
-        using: str | None = None,
-        prefetch: Sequence[Prefetch] = (),
-        with_payload: bool = True,
-        with_vectors: bool | list[str] = False,
-    ) -> list[StoredPoint]:
+    async def query_points(self, name: str, request: QueryRequest) -> list[StoredPoint]:
         with self._errors():
-            if query is RRF:
+            if request.query is RRF:
                 response = await self.client.query_points(
                     name,
                     prefetch=[
                         models.Prefetch(query=_query(p.query), using=p.using, limit=p.limit)
-                        for p in prefetch
+                        for p in request.prefetch
                     ],
                     query=models.FusionQuery(fusion=models.Fusion.RRF),
-                    limit=limit,
-                    with_payload=with_payload,
-                    with_vectors=with_vectors,
+                    limit=request.limit,
+                    with_payload=request.with_payload,
+                    with_vectors=request.with_vectors,
                 )
             else:
-                assert isinstance(query, SparseVector | list)
+                assert isinstance(request.query, SparseVector | list)
                 response = await self.client.query_points(
                     name,
-                    query=_query(query),
-                    using=using,
-                    limit=limit,
-                    with_payload=with_payload,
-                    with_vectors=with_vectors,
+                    query=_query(request.query),
+                    using=request.using,
+                    limit=request.limit,
+                    with_payload=request.with_payload,
+                    with_vectors=request.with_vectors,
                 )
         return [
             StoredPoint(

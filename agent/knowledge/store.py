@@ -8,8 +8,8 @@ lets `grace ask` on the embedded engine start without it.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass, field
+from collections.abc import AsyncIterator, Sequence
+from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
 __all__ = [
@@ -20,11 +20,14 @@ __all__ = [
     "NewPoint",
     "Prefetch",
     "Query",
+    "QueryRequest",
+    "ScrollRequest",
     "SparseVector",
     "StoreResponseError",
     "StoreUnreachableError",
     "StoredPoint",
     "VectorStore",
+    "every_point",
 ]
 
 
@@ -77,6 +80,30 @@ class StoredPoint:
     vector: dict[str, Any] | None = None
     """Named vectors, when asked for: a dense one is a list, a sparse one a SparseVector."""
     score: float = 0.0
+
+
+@dataclass(frozen=True)
+class QueryRequest:
+    """A search: `query` against the vector `using` names, or RRF over the `prefetch`
+    searches; what to read back of each point found."""
+
+    query: Query
+    limit: int
+    using: str | None = None
+    prefetch: Sequence[Prefetch] = ()
+    with_payload: bool = True
+    with_vectors: bool | list[str] = False
+
+
+@dataclass(frozen=True)
+class ScrollRequest:
+    """A page of a collection's points from `offset` (None: the first page), and what to
+    read back of each."""
+
+    limit: int
+    offset: Any = None
+    with_payload: bool | list[str] = True
+    with_vectors: bool | list[str] = False
 
 
 @dataclass(frozen=True)
@@ -138,26 +165,23 @@ class VectorStore(Protocol):
         self, name: str, payload: dict[str, Any], points: Sequence[str]
     ) -> None: ...
 
-    async def scroll(
-        self,
-        name: str,
-        *,
-        limit: int,
-        offset: Any = None,
-        with_payload: bool | list[str] = True,
-        with_vectors: bool | list[str] = False,
-    ) -> tuple[list[StoredPoint], Any]: ...
+    async def scroll(self, name: str, request: ScrollRequest) -> tuple[list[StoredPoint], Any]:
+        """A page of points and the offset of the next one (None after the last)."""
+        ...
 
-    async def query_points(
-        self,
-        name: str,
-        *,
-        query: Query,
-        limit: int,
-        using: str | None = None,
-        prefetch: Sequence[Prefetch] = (),
-        with_payload: bool = True,
-        with_vectors: bool | list[str] = False,
-    ) -> list[StoredPoint]: ...
+    async def query_points(self, name: str, request: QueryRequest) -> list[StoredPoint]: ...
 
     async def close(self) -> None: ...
+
+
+async def every_point(
+    store: VectorStore, name: str, request: ScrollRequest
+) -> AsyncIterator[StoredPoint]:
+    """Every point of a collection from `request.offset` on, read a page at a time."""
+    offset = request.offset
+    while True:
+        points, offset = await store.scroll(name, replace(request, offset=offset))
+        for point in points:
+            yield point
+        if offset is None:
+            return

@@ -51,40 +51,6 @@ def _required(params: dict[str, Any], name: str) -> str:
     return value
 
 
-def assistant_thread_started_envelope(
-    *,
-    user: str,
-    channel: str,
-    thread_ts: str,
-    team_id: str,
-    api_app_id: str,
-    bot_user_id: str,
-    context_channel: str | None = None,
-    event_id: str | None = None,
-) -> dict[str, Any]:
-    """The `assistant_thread_started` event_callback Slack sends when a pane opens."""
-    context: dict[str, Any] = {"team_id": team_id, "enterprise_id": None}
-    if context_channel:
-        context["channel_id"] = context_channel
-    event = {
-        "type": "assistant_thread_started",
-        "assistant_thread": {
-            "user_id": user,
-            "context": context,
-            "channel_id": channel,
-            "thread_ts": thread_ts,
-        },
-        "event_ts": thread_ts,
-    }
-    return event_envelope(
-        event,
-        team_id=team_id,
-        api_app_id=api_app_id,
-        bot_user_id=bot_user_id,
-        event_id=event_id,
-    )
-
-
 class AssistantPane:
     """The assistant threads of a workspace and the Web API methods that change them."""
 
@@ -143,6 +109,28 @@ class AssistantPane:
         thread.user = user
         self._changed(thread)
         return thread
+
+    def started_envelope(
+        self, thread: AssistantThread, context_channel: str | None = None
+    ) -> dict[str, Any]:
+        """The `assistant_thread_started` event_callback Slack sends once `thread.user`
+        opened the pane on `thread` (viewing `context_channel`, if any)."""
+        ws = self.workspace
+        team = ws.team_of_user(thread.user)  # `grace dev --workspaces 2`: the person's own
+        context: dict[str, Any] = {"team_id": team, "enterprise_id": None}
+        if context_channel:
+            context["channel_id"] = context_channel
+        event = {
+            "type": "assistant_thread_started",
+            "assistant_thread": {
+                "user_id": thread.user,
+                "context": context,
+                "channel_id": thread.channel,
+                "thread_ts": thread.thread_ts,
+            },
+            "event_ts": thread.thread_ts,
+        }
+        return event_envelope(event, team_id=team, api_app_id=ws.app_id, bot_user_id=ws.bot_user_id)
 
     def root(self, thread: AssistantThread) -> dict[str, Any]:
         """The thread's root message as the page shows messages."""
@@ -226,17 +214,7 @@ class AssistantPane:
             if known is None or known.get("is_bot"):
                 return web.json_response({"ok": False, "error": "user_not_found"}, status=400)
             thread = self.open_thread(user)
-            ws = self.workspace
-            send_event(
-                assistant_thread_started_envelope(
-                    user=user,
-                    channel=thread.channel,
-                    thread_ts=thread.thread_ts,
-                    team_id=ws.team_of_user(user),
-                    api_app_id=ws.app_id,
-                    bot_user_id=ws.bot_user_id,
-                ),
-            )
+            send_event(self.started_envelope(thread))
             return web.json_response(
                 {"ok": True, "thread": asdict(thread), "message": self.root(thread)}
             )

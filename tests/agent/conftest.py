@@ -10,7 +10,6 @@ import asyncio
 import shutil
 from collections.abc import AsyncIterator, Sequence
 from pathlib import Path
-from typing import Protocol
 
 import pytest
 
@@ -29,6 +28,7 @@ from agent.ports import (
     UsageLedger,
     WebSearchProvider,
 )
+from tests.agent.doubles import ScriptedModel
 from tests.shared_dirs import built_once
 
 ASKER = "U_ASKER"
@@ -71,26 +71,15 @@ def store() -> InMemoryRunStore:
     return InMemoryRunStore()
 
 
-class OrchestratorFactory(Protocol):
+class OrchestratorFactory:
+    """Builds an orchestrator on the real parts; any of them can be replaced by a double."""
+
+    def __init__(self, kb: QdrantKnowledgeBase, store: InMemoryRunStore) -> None:
+        self._kb = kb
+        self._store = store
+
     def __call__(
         self,
-        *,
-        llm: LanguageModel | None = None,
-        knowledge_base: KnowledgeBase | None = None,
-        config: AgentConfig | None = None,
-        web_search: WebSearchProvider | None = None,
-        ledger: UsageLedger | None = None,
-        observers: Sequence[RunObserver] = (),
-        approvers: Sequence[str] = (),
-        embedder: Embedder | None = None,
-    ) -> Orchestrator: ...
-
-
-@pytest.fixture
-def make_orchestrator(kb: QdrantKnowledgeBase, store: InMemoryRunStore) -> OrchestratorFactory:
-    """Build an orchestrator on the real parts; any of them can be replaced by a double."""
-
-    def build(
         *,
         llm: LanguageModel | None = None,
         knowledge_base: KnowledgeBase | None = None,
@@ -103,8 +92,8 @@ def make_orchestrator(kb: QdrantKnowledgeBase, store: InMemoryRunStore) -> Orche
     ) -> Orchestrator:
         return Orchestrator(
             llm=llm or OfflineModel(),
-            knowledge_base=knowledge_base or kb,
-            store=store,
+            knowledge_base=knowledge_base or self._kb,
+            store=self._store,
             embedder=embedder or HashingEmbedder(),
             config=config,
             web_search=web_search,
@@ -113,10 +102,26 @@ def make_orchestrator(kb: QdrantKnowledgeBase, store: InMemoryRunStore) -> Orche
             approvers=approvers,
         )
 
-    return build
+
+@pytest.fixture
+def make_orchestrator(kb: QdrantKnowledgeBase, store: InMemoryRunStore) -> OrchestratorFactory:
+    """Orchestrators on this test's knowledge base and store."""
+    return OrchestratorFactory(kb, store)
 
 
 @pytest.fixture
 def orchestrator(make_orchestrator: OrchestratorFactory) -> Orchestrator:
     """The agent as offline mode wires it: offline model, real Qdrant, in-memory store."""
     return make_orchestrator()
+
+
+@pytest.fixture
+def spy() -> ScriptedModel:
+    """The offline planner and answerer, recording what reaches them."""
+    return ScriptedModel()
+
+
+@pytest.fixture
+def spied(make_orchestrator: OrchestratorFactory, spy: ScriptedModel) -> Orchestrator:
+    """The offline agent with `spy` as its model."""
+    return make_orchestrator(llm=spy)

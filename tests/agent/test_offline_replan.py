@@ -9,25 +9,15 @@ from pathlib import Path
 
 import pytest
 
-from agent.config import ExecutionConfig, ReplanConfig
 from agent.knowledge.ingest import ingest_paths
 from agent.knowledge.qdrant_kb import QdrantKnowledgeBase, open_knowledge_base
-from agent.llm.offline import OfflineModel
 from agent.llm.rephrase import question_parts, retry_searches, subject
-from agent.planner import Planner
-from agent.replan import ReplanManager, describe_attempts, normalised
+from agent.replan import describe_attempts, normalised
 from agent.schemas import (
     ActionType,
-    ExecutionPlan,
     InterventionKind,
-    PlanStep,
     ReplanStrategy,
-    ReplanTrigger,
-    RunState,
     RunStatus,
-    Source,
-    StepResult,
-    StepStatus,
 )
 from tests.agent.conftest import ASKER, OrchestratorFactory
 from tests.agent.doubles import ControlledKB
@@ -182,44 +172,3 @@ async def test_a_weak_answer_is_retried_with_new_searches_that_add_to_the_passag
     assert searches == [c.query for c in counting.calls]
     attempts = describe_attempts(state)
     assert len(attempts) == len(state.plan.steps)
-
-
-def test_a_weak_answer_from_passages_found_keeps_them_for_the_next_search() -> None:
-    plan = ExecutionPlan(
-        original_query="q",
-        complexity=0.3,
-        estimated_steps=2,
-        steps=[
-            PlanStep(step_id=1, action=ActionType.RAG_SEARCH, description="search", query="q"),
-            PlanStep(step_id=2, action=ActionType.REASONING, description="answer", depends_on=[1]),
-        ],
-    )
-    found = Source(source="a.md", text="Something near the question.", chunk_id="a-1")
-    state = RunState(
-        query="q",
-        plan=plan,
-        step_results={
-            1: StepResult(
-                step_id=1,
-                action=ActionType.RAG_SEARCH,
-                status=StepStatus.SUCCESS,
-                confidence=0.2,
-                sources=[found],
-            ),
-            2: StepResult(
-                step_id=2, action=ActionType.REASONING, status=StepStatus.SUCCESS, confidence=0.1
-            ),
-        },
-    )
-    manager = ReplanManager(Planner(OfflineModel(), ExecutionConfig()), ReplanConfig())
-
-    decision = manager.decide(state, ReplanTrigger.LOW_CONFIDENCE, 2, "weak answer")
-
-    assert decision.strategy is ReplanStrategy.PARTIAL
-    assert "plan invalidated" in decision.reason
-    assert "the passages found are kept" in decision.reason
-    # with nothing found, the plan is replaced as before
-    state.step_results[1] = state.step_results[1].model_copy(update={"sources": []})
-    assert manager.decide(state, ReplanTrigger.LOW_CONFIDENCE, 2, "weak").strategy is (
-        ReplanStrategy.FULL
-    )

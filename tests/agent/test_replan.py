@@ -95,22 +95,18 @@ async def test_low_confidence_triggers_a_replan(orchestrator: Orchestrator) -> N
 
 
 async def test_user_feedback_via_modify_replans_with_the_users_words(
-    make_orchestrator: OrchestratorFactory,
+    spied: Orchestrator, spy: ScriptedModel
 ) -> None:
-    spy = ScriptedModel()
-    orchestrator = make_orchestrator(llm=spy)
-    state = await orchestrator.start(
+    state = await spied.start(
         "Why do multiple teams share an office day and how do I claim the remote work stipend?",
         asker=ASKER,
     )
-    state = await reply(orchestrator, state, InterventionAction.PROCEED)  # run the plan
+    state = await reply(spied, state, InterventionAction.PROCEED)  # run the plan
     assert state.pending is not None and state.pending.kind is InterventionKind.CONFIRM
     confirmed_step = state.pending.step_id
     assert confirmed_step is not None
 
-    state = await reply(
-        orchestrator, state, InterventionAction.MODIFY, text="only the remote work policy"
-    )
+    state = await reply(spied, state, InterventionAction.MODIFY, text="only the remote work policy")
 
     record = state.replan_history[0]
     assert record.trigger is ReplanTrigger.USER_FEEDBACK
@@ -121,24 +117,22 @@ async def test_user_feedback_via_modify_replans_with_the_users_words(
     assert spy.plan_requests[-1].completed_steps  # the planner knew what was done
     assert state.plan is not None
     assert any("only the remote work policy" in s.query for s in state.plan.steps)
-    state = await proceed_through_confirms(orchestrator, state)
+    state = await proceed_through_confirms(spied, state)
     assert state.status is RunStatus.ANSWERED, state.error
     assert "remote-work-policy.md" in {s.source for s in state.sources}
 
 
 async def test_new_information_in_reply_to_an_escalation_replans_with_it(
-    make_orchestrator: OrchestratorFactory,
+    spied: Orchestrator, spy: ScriptedModel
 ) -> None:
-    spy = ScriptedModel()
-    orchestrator = make_orchestrator(llm=spy)
-    state = await orchestrator.start("Who approves it?", asker=ASKER)
+    state = await spied.start("Who approves it?", asker=ASKER)
     assert state.pending is not None and state.pending.kind is InterventionKind.ESCALATE
     automatic = state.replan_count
     # One retry with the bare keywords; another would repeat that search, so it escalated.
     assert automatic == 1
     assert "repeat" in state.pending.reason
 
-    state = await reply(orchestrator, state, InterventionAction.INPUT, text="working from abroad")
+    state = await reply(spied, state, InterventionAction.INPUT, text="working from abroad")
 
     record = state.replan_history[automatic]
     assert record.trigger is ReplanTrigger.NEW_INFORMATION
@@ -147,7 +141,7 @@ async def test_new_information_in_reply_to_an_escalation_replans_with_it(
     assert state.plan is not None
     # the weak step was the answer, so the replan keeps the searches done and adds one
     assert any("working from abroad" in step.query for step in state.plan.steps)
-    state = await proceed_through_confirms(orchestrator, state)
+    state = await proceed_through_confirms(spied, state)
     assert state.status is RunStatus.ANSWERED, state.error
     assert "People Operations" in state.final_answer
     assert "remote-work-policy.md" in {s.source for s in state.sources}
@@ -400,6 +394,47 @@ def test_plans_that_are_still_valid(results: tuple[StepResult, ...]) -> None:
     assert plan_invalidated(state, 0.4) is None
     decision = _manager().decide(state, ReplanTrigger.STEP_FAILED, 1, "step 1 failed")
     assert decision.strategy is ReplanStrategy.FALLBACK
+
+
+def test_a_weak_answer_from_passages_found_keeps_them_for_the_next_search() -> None:
+    plan = ExecutionPlan(
+        original_query="q",
+        complexity=0.3,
+        estimated_steps=2,
+        steps=[
+            PlanStep(step_id=1, action=ActionType.RAG_SEARCH, description="search", query="q"),
+            PlanStep(step_id=2, action=ActionType.REASONING, description="answer", depends_on=[1]),
+        ],
+    )
+    found = Source(source="a.md", text="Something near the question.", chunk_id="a-1")
+    state = RunState(
+        query="q",
+        plan=plan,
+        step_results={
+            1: StepResult(
+                step_id=1,
+                action=ActionType.RAG_SEARCH,
+                status=StepStatus.SUCCESS,
+                confidence=0.2,
+                sources=[found],
+            ),
+            2: StepResult(
+                step_id=2, action=ActionType.REASONING, status=StepStatus.SUCCESS, confidence=0.1
+            ),
+        },
+    )
+    manager = _manager()
+
+    decision = manager.decide(state, ReplanTrigger.LOW_CONFIDENCE, 2, "weak answer")
+
+    assert decision.strategy is ReplanStrategy.PARTIAL
+    assert "plan invalidated" in decision.reason
+    assert "the passages found are kept" in decision.reason
+    # with nothing found, the plan is replaced as before
+    state.step_results[1] = state.step_results[1].model_copy(update={"sources": []})
+    assert manager.decide(state, ReplanTrigger.LOW_CONFIDENCE, 2, "weak").strategy is (
+        ReplanStrategy.FULL
+    )
 
 
 async def test_two_failing_searches_in_one_wave_invalidate_the_plan_in_a_run(

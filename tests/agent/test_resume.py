@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import asyncio
 
+import pytest
+
 from agent.orchestrator import Orchestrator
 from agent.ports import RunEventType
 from agent.schemas import (
@@ -98,14 +100,12 @@ async def test_confirm_then_proceed_continues_to_an_answer(orchestrator: Orchest
 
 
 async def test_confirm_then_modify_replans_with_the_users_words(
-    make_orchestrator: OrchestratorFactory,
+    spied: Orchestrator, spy: ScriptedModel
 ) -> None:
-    spy = ScriptedModel()
-    orchestrator = make_orchestrator(llm=spy)
-    state = await paused_at_confirm(orchestrator)
+    state = await paused_at_confirm(spied)
 
     state = await reply(
-        orchestrator, state, InterventionAction.MODIFY, text="only the 2024 remote work policy"
+        spied, state, InterventionAction.MODIFY, text="only the 2024 remote work policy"
     )
 
     assert [r.trigger for r in state.replan_history] == [ReplanTrigger.USER_FEEDBACK]
@@ -134,21 +134,19 @@ async def test_confirm_then_cancel_stops_the_run(orchestrator: Orchestrator) -> 
 
 
 async def test_escalation_answered_with_input_continues_with_the_text(
-    make_orchestrator: OrchestratorFactory,
+    spied: Orchestrator, spy: ScriptedModel
 ) -> None:
-    spy = ScriptedModel()
-    orchestrator = make_orchestrator(llm=spy)
-    state = await orchestrator.start("Who approves it?", asker=ASKER)
+    state = await spied.start("Who approves it?", asker=ASKER)
     assert state.pending is not None and state.pending.kind is InterventionKind.ESCALATE
     reasoning_calls = len(spy.reason_requests)
 
     state = await reply(
-        orchestrator, state, InterventionAction.INPUT, text="approval for working from abroad"
+        spied, state, InterventionAction.INPUT, text="approval for working from abroad"
     )
     for _ in range(3):  # the new search may still ask for a confirmation
         if state.status is not RunStatus.PAUSED:
             break
-        state = await reply(orchestrator, state, InterventionAction.PROCEED)
+        state = await reply(spied, state, InterventionAction.PROCEED)
 
     assert state.status is RunStatus.ANSWERED, state.error
     assert state.user_inputs == ["approval for working from abroad"]
@@ -158,16 +156,14 @@ async def test_escalation_answered_with_input_continues_with_the_text(
 
 
 async def test_ask_user_reply_is_a_step_result_and_reaches_the_answer(
-    make_orchestrator: OrchestratorFactory,
+    spied: Orchestrator, spy: ScriptedModel
 ) -> None:
-    spy = ScriptedModel()
-    orchestrator = make_orchestrator(llm=spy)
-    state = await orchestrator.start("What is the latest version?", asker=ASKER)
+    state = await spied.start("What is the latest version?", asker=ASKER)
     assert state.pending is not None and state.pending.kind is InterventionKind.ASK_USER
     ask_step = state.pending.step_id
     assert ask_step is not None
 
-    state = await reply(orchestrator, state, InterventionAction.INPUT, text="Beacon Mobile")
+    state = await reply(spied, state, InterventionAction.INPUT, text="Beacon Mobile")
 
     assert state.status is RunStatus.ANSWERED, state.error
     assert state.step_results[ask_step].output == "Beacon Mobile"
@@ -178,10 +174,21 @@ async def test_ask_user_reply_is_a_step_result_and_reaches_the_answer(
 # ----------------------------------------------------------------- who may answer
 
 
-async def test_an_unauthorised_user_cannot_answer(make_orchestrator: OrchestratorFactory) -> None:
+@pytest.fixture
+async def awaiting_approval(
+    make_orchestrator: OrchestratorFactory,
+) -> tuple[Orchestrator, RunState]:
+    """An agent where U_LEAD approves too, and the complex question paused on its plan."""
     orchestrator = make_orchestrator(approvers=["U_LEAD"])
     state = await orchestrator.start(COMPLEX, asker=ASKER)
     assert state.pending is not None
+    return orchestrator, state
+
+
+async def test_an_unauthorised_user_cannot_answer(
+    awaiting_approval: tuple[Orchestrator, RunState],
+) -> None:
+    orchestrator, state = awaiting_approval
     assert state.pending.allowed_responders == [ASKER, "U_LEAD"]
     request_id = state.pending.intervention_id
 
@@ -208,11 +215,9 @@ async def test_an_unauthorised_user_cannot_answer(make_orchestrator: Orchestrato
 
 
 async def test_a_second_answer_is_refused_and_says_who_answered(
-    make_orchestrator: OrchestratorFactory,
+    awaiting_approval: tuple[Orchestrator, RunState],
 ) -> None:
-    orchestrator = make_orchestrator(approvers=["U_LEAD"])
-    state = await orchestrator.start(COMPLEX, asker=ASKER)
-    assert state.pending is not None
+    orchestrator, state = awaiting_approval
     request_id = state.pending.intervention_id
     state = await reply(orchestrator, state, InterventionAction.PROCEED)
 
@@ -230,11 +235,9 @@ async def test_a_second_answer_is_refused_and_says_who_answered(
 
 
 async def test_simultaneous_answers_are_claimed_exactly_once(
-    make_orchestrator: OrchestratorFactory,
+    awaiting_approval: tuple[Orchestrator, RunState],
 ) -> None:
-    orchestrator = make_orchestrator(approvers=["U_LEAD"])
-    state = await orchestrator.start(COMPLEX, asker=ASKER)
-    assert state.pending is not None
+    orchestrator, state = awaiting_approval
     request_id = state.pending.intervention_id
 
     claims = await asyncio.gather(

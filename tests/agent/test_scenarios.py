@@ -76,13 +76,11 @@ async def test_ambiguous_question_asks_the_user_instead_of_guessing(
 
 
 async def test_answering_the_clarification_continues_from_the_product_faq(
-    make_orchestrator: OrchestratorFactory,
+    spied: Orchestrator, spy: ScriptedModel
 ) -> None:
-    spy = ScriptedModel()  # the offline planner and answerer, recording what reaches them
-    orchestrator = make_orchestrator(llm=spy)
-    state = await orchestrator.start("What is the latest version?", asker=ASKER)
+    state = await spied.start("What is the latest version?", asker=ASKER)
 
-    state = await reply(orchestrator, state, InterventionAction.INPUT, text="Beacon Server")
+    state = await reply(spied, state, InterventionAction.INPUT, text="Beacon Server")
 
     assert state.status is RunStatus.ANSWERED, state.error
     assert state.user_inputs == ["Beacon Server"]

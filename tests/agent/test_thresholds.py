@@ -22,29 +22,32 @@ def test_nothing_changes_before_a_full_window_of_ten(adjuster: DynamicThresholdA
     assert adjuster.thresholds == Thresholds()
 
 
-def test_more_than_three_false_positives_raise_every_threshold(
+@pytest.mark.parametrize(
+    ("misjudged", "word", "silent", "notify", "confirm"),
+    [
+        (CONFIDENT_WRONG, "raised", 0.95, 0.75, 0.45),
+        (UNSURE_RIGHT, "lowered", 0.85, 0.65, 0.35),
+    ],
+    ids=["false positives raise", "false negatives lower"],
+)
+def test_more_than_three_misjudged_answers_move_every_threshold(
     adjuster: DynamicThresholdAdjuster,
+    misjudged: tuple[float, bool],
+    word: str,
+    silent: float,
+    notify: float,
+    confirm: float,
 ) -> None:
-    message = adjuster.update([CONFIDENT_WRONG] * 4 + [FINE] * 6)
-    assert message is not None and message.startswith("raised")
-    assert adjuster.thresholds.silent == pytest.approx(0.95)
-    assert adjuster.thresholds.notify == pytest.approx(0.75)
-    assert adjuster.thresholds.confirm == pytest.approx(0.45)
+    message = adjuster.update([misjudged] * 4 + [FINE] * 6)
+    assert message is not None and message.startswith(word)
+    assert adjuster.thresholds.silent == pytest.approx(silent)
+    assert adjuster.thresholds.notify == pytest.approx(notify)
+    assert adjuster.thresholds.confirm == pytest.approx(confirm)
 
 
 def test_exactly_three_false_positives_change_nothing(adjuster: DynamicThresholdAdjuster) -> None:
     assert adjuster.update([CONFIDENT_WRONG] * 3 + [FINE] * 7) is None
     assert adjuster.thresholds == Thresholds()
-
-
-def test_more_than_three_false_negatives_lower_every_threshold(
-    adjuster: DynamicThresholdAdjuster,
-) -> None:
-    message = adjuster.update([UNSURE_RIGHT] * 4 + [FINE] * 6)
-    assert message is not None and message.startswith("lowered")
-    assert adjuster.thresholds.silent == pytest.approx(0.85)
-    assert adjuster.thresholds.notify == pytest.approx(0.65)
-    assert adjuster.thresholds.confirm == pytest.approx(0.35)
 
 
 def test_only_the_last_ten_answers_count(adjuster: DynamicThresholdAdjuster) -> None:

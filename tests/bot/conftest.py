@@ -431,8 +431,8 @@ HarnessFactory = Callable[..., Awaitable[BotHarness]]
 
 @pytest.fixture
 async def make_harness(fake: FakeSlack, data_dir: Path) -> AsyncIterator[HarnessFactory]:
-    """`await make_harness(approvers=[...], plan_display=..., llm=...)`: a started bot
-    (closed after the test)."""
+    """`await make_harness(approvers=[...], plan_display=..., llm=..., settings=...)`: a
+    started bot (closed after the test)."""
     made: list[BotHarness] = []
 
     async def factory(
@@ -440,8 +440,10 @@ async def make_harness(fake: FakeSlack, data_dir: Path) -> AsyncIterator[Harness
         approvers: Sequence[str] = (),
         plan_display: PlanDisplay = "message",
         llm: LanguageModel | None = None,
+        settings: Settings | None = None,
     ) -> BotHarness:
-        settings = make_settings(data_dir, fake, approvers, plan_display=plan_display)
+        """`settings`, when given, replace those `approvers` and `plan_display` make."""
+        settings = settings or make_settings(data_dir, fake, approvers, plan_display=plan_display)
         harness = BotHarness(fake, settings, llm=llm)
         await harness.start()
         made.append(harness)

@@ -24,10 +24,7 @@ from bot.slack.assistant_prompts import document_questions, welcome
 from bot.slack.delivery.assistant_status import ASSISTANT_REF, status_for
 from bot.slack.listeners.assistant import READING
 from tests.fakes.fake_slack import (
-    DEFAULT_APP_ID,
-    DEFAULT_BOT_USER_ID,
     AssistantThread,
-    assistant_thread_started_envelope,
     message_envelope,
 )
 
@@ -35,7 +32,6 @@ from .conftest import (
     ASKER,
     LATEST_Q,
     MONGOLIA_Q,
-    TEAM,
     VACATION_Q,
     BotHarness,
     button_values,
@@ -49,26 +45,17 @@ SET_PROMPTS = "assistant.threads.setSuggestedPrompts"
 
 
 async def thread_started(
-    h: BotHarness, thread: AssistantThread, user: str = ASKER, **context: str
+    h: BotHarness, thread: AssistantThread, context_channel: str | None = None
 ) -> None:
     """Slack tells the app about the pane's thread (`assistant_thread_started`)."""
-    envelope = assistant_thread_started_envelope(
-        user=user,
-        channel=thread.channel,
-        thread_ts=thread.thread_ts,
-        team_id=TEAM,
-        api_app_id=DEFAULT_APP_ID,
-        bot_user_id=DEFAULT_BOT_USER_ID,
-        **context,
-    )
-    reply = await h.event(envelope)
+    reply = await h.event(h.fake.assistant.started_envelope(thread, context_channel))
     assert reply.status == 200
 
 
 async def open_pane(h: BotHarness, user: str = ASKER) -> AssistantThread:
     """The person opens GRACE's pane: Slack makes the thread and tells the app."""
     thread = h.fake.assistant.open_thread(user)
-    await thread_started(h, thread, user, context_channel="C0GENERAL1")
+    await thread_started(h, thread, context_channel="C0GENERAL1")
     return thread
 
 

@@ -9,11 +9,7 @@ a web page added; `grace dev` runs it.
 from __future__ import annotations
 
 # ---- the assistant pane (assistant.threads.*, assistant_thread_started) -------------
-from bot.simulator.assistant import (
-    AssistantPane,
-    AssistantThread,
-    assistant_thread_started_envelope,
-)
+from bot.simulator.assistant import AssistantPane, AssistantThread
 from bot.simulator.requests import (
     FORM_CONTENT_TYPE,
     JSON_CONTENT_TYPE,
@@ -81,7 +77,6 @@ __all__ = [
     "agent_session_stopped_envelope",
     "app_home_opened_envelope",
     "app_mention_envelope",
-    "assistant_thread_started_envelope",
     "block_actions_payload",
     "check_blocks",
     "event_envelope",

@@ -3,7 +3,7 @@ requests (tests/bot/conftest.py), with settings a test may tighten."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -11,6 +11,7 @@ import pytest
 
 from tests.bot.conftest import (  # noqa: F401  (fixtures)
     BotHarness,
+    HarnessFactory,
     data_dir,
     fake,
     harness,
@@ -24,10 +25,9 @@ SecureFactory = Callable[..., Awaitable[BotHarness]]
 
 
 @pytest.fixture
-async def secure(fake: FakeSlack, data_dir: Path) -> AsyncIterator[SecureFactory]:  # noqa: F811
+def secure(make_harness: HarnessFactory, fake: FakeSlack, data_dir: Path) -> SecureFactory:  # noqa: F811
     """`await secure(approvers=[...], slack={...}, feedback={...})`: a started bot whose
     `SlackSettings` / `FeedbackSettings` fields are overridden as given."""
-    made: list[BotHarness] = []
 
     async def factory(
         *,
@@ -41,11 +41,6 @@ async def secure(fake: FakeSlack, data_dir: Path) -> AsyncIterator[SecureFactory
             update["slack"] = settings.slack.model_copy(update=slack)
         if feedback:
             update["feedback"] = settings.feedback.model_copy(update=feedback)
-        started = BotHarness(fake, settings.model_copy(update=update))
-        await started.start()
-        made.append(started)
-        return started
+        return await make_harness(settings=settings.model_copy(update=update))
 
-    yield factory
-    for bot in made:
-        await bot.close()
+    return factory
