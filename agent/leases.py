@@ -67,8 +67,13 @@ class LeaseKeeper:
                 continue
             try:
                 renewed = await self.renew(state)
-            except Exception:  # a database hiccup: the next beat tries again
-                log.exception("renewing the run's lease failed", extra={"run_id": state.run_id})
+            except Exception as exc:  # a database hiccup: the next beat tries again
+                log.warning(  # one line: it is retried, a traceback would read as a crash
+                    "renewing the run's lease failed (%s: %s); trying again",
+                    type(exc).__name__,
+                    exc,
+                    extra={"run_id": state.run_id},
+                )
                 continue
             if not renewed:
                 log.warning("lost the run's lease", extra={"run_id": state.run_id})
