@@ -207,7 +207,7 @@ async def create_bot(settings: Settings, *, services: Services | None = None) ->
         home=home,
         installations=oauth.installations if oauth is not None else None,
     )
-    handlers = inbox_handlers(deps, client=client, threads=threads)
+    handlers = inbox_handlers(deps, client=client, threads=threads, pane_client=pane_client)
     intake = Intake(
         inbox=services.inbox,
         tasks=tasks,
@@ -226,7 +226,11 @@ async def create_bot(settings: Settings, *, services: Services | None = None) ->
 
 
 def inbox_handlers(
-    deps: BotDeps, *, client: AsyncWebClient, threads: AssistantThreads
+    deps: BotDeps,
+    *,
+    client: AsyncWebClient,
+    threads: AssistantThreads,
+    pane_client: AsyncWebClient,
 ) -> dict[InboxKind, Handler[Any]]:
     """What the intake does with each kind of stored request, and in which lane: every
     kind is here, so a kind without a handler is a gap in this table, nowhere else."""
@@ -242,5 +246,5 @@ def inbox_handlers(
         InboxKind.COMMAND: Handler(partial(process_command, deps)),
         # Stop never waits behind busy runs
         InboxKind.SESSION_STOPPED: Handler(partial(stop_session, deps), intake_lane=True),
-        InboxKind.MESSAGES_OPENED: Handler(DirectMessages(deps, status_client(client)).opened),
+        InboxKind.MESSAGES_OPENED: Handler(DirectMessages(deps, pane_client).opened),
     }

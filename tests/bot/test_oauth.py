@@ -20,11 +20,13 @@ from sqlalchemy import update
 from agent.schemas import RunState, RunStatus, ThreadKey
 from blocks import ids
 from bot.service.settings import LLMSettings, Settings, SlackSettings
+from bot.simulator.home import app_home_opened_envelope
 from bot.simulator.oauth import FakeOAuth, FakeTeam
 from storage.installations import SqlInstallationStore
 from storage.sealing import new_key
 from storage.tables import OAuthStateRow
 from tests.fakes.fake_slack import (
+    DEFAULT_APP_ID,
     FORM_CONTENT_TYPE,
     FakeSlack,
     app_mention_envelope,
@@ -715,3 +717,47 @@ async def test_the_outbox_side_refreshes_an_expired_token_once(bot: OAuthHarness
         if c.params.get("grant_type") == "refresh_token"
     ]
     assert len(refreshes) == 1
+
+
+async def test_the_home_tab_lists_only_its_own_workspaces_runs(
+    oauth_fake: tuple[FakeSlack, FakeOAuth], data_dir: Path, fresh_db_url: str
+) -> None:
+    """A global approver's Home tab, opened in team A, lists team A's paused run and not
+    team B's, though the approver could answer both (review finding: it listed both)."""
+    fake, oauth = oauth_fake
+    approver = "UAPPROVE1"
+    settings = oauth_settings(data_dir, fake, oauth, fresh_db_url)
+    bot = OAuthHarness(fake, settings.model_copy(update={"approvers": [approver]}), oauth)
+    await bot.start()
+    try:
+        await bot.install(TEAM_A)
+        await bot.install(TEAM_B)
+        await bot.mention_in(TEAM_A, PAUSING, "1700000900.000100")
+        await bot.mention_in(TEAM_B, PAUSING, "1700000900.000200")
+        mine = await bot.run_of(TEAM_A, "1700000900.000100")
+        theirs = await bot.run_of(TEAM_B, "1700000900.000200")
+        assert mine.status is RunStatus.PAUSED and theirs.status is RunStatus.PAUSED
+        envelope = app_home_opened_envelope(
+            user=approver,
+            team_id=str(TEAM_A.team_id),
+            api_app_id=DEFAULT_APP_ID,
+            bot_user_id=TEAM_A.bot_user_id,
+            event_ts="1700000999.000001",
+        )
+        assert (await bot.event(envelope)).status == 200
+        views = [
+            json.dumps(c.params["view"])
+            for c in fake.calls_to("views.publish")
+            if c.params["user_id"] == approver and _team_of_call(oauth, c) == TEAM_A.team_id
+        ]
+        assert views, "the approver's tab was published with team A's token"
+        assert mine.run_id[:6] in views[-1]
+        assert theirs.run_id[:6] not in views[-1]
+    finally:
+        await bot.close()
+
+
+def _team_of_call(oauth: FakeOAuth, call: Any) -> str | None:
+    token = str(call.headers.get("Authorization", "")).removeprefix("Bearer ").strip()
+    team = oauth.team_of(token)
+    return str(team.team_id) if team is not None else None

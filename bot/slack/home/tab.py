@@ -43,7 +43,7 @@ from agent.schemas import (
 )
 from blocks.home import MAX_RECENT, ChannelSummary, RecentRun, WaitingRun, home_view
 from bot.service.channels import ChannelService
-from bot.slack.acting import acting_team_id
+from bot.slack.acting import acting_team_id, of_acting_team
 from bot.slack.delivery.thread_sync import ThreadSync
 from bot.slack.delivery.web_api import (
     ANSWER,
@@ -218,6 +218,8 @@ class HomeTabs:
         for state in paused:
             if state.origin is RunOrigin.COMMAND_LINE or state.pending is None:
                 continue
+            if not of_acting_team(state):  # OAuth mode: another workspace's run
+                continue
             role = answer_role(
                 state, user, approvers=self._approvers(state), experts=state.policy.expert_users
             )
@@ -229,7 +231,7 @@ class HomeTabs:
         for state in await self.store.list_runs(asker=user, limit=RECENT_SEARCH):
             if len(recent) >= MAX_RECENT:
                 break
-            if state.origin is RunOrigin.COMMAND_LINE:
+            if state.origin is RunOrigin.COMMAND_LINE or not of_acting_team(state):
                 continue
             if await self.access.may_list(state, user):
                 recent.append(RecentRun(state=state, link=await self._thread_link(state)))
