@@ -153,6 +153,7 @@ class MessagesOpened(_Item):
     team: str
     channel: str
     user: str
+    enterprise: str | None = None
 
 
 InboundItem = Annotated[

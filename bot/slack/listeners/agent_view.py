@@ -112,6 +112,12 @@ def _text(event: dict[str, Any], name: str) -> str:
     return value if isinstance(value, str) else ""
 
 
+def _enterprise(body: dict[str, Any]) -> str | None:
+    """The Enterprise Grid org (an org-wide install's token is found by it)."""
+    enterprise = body.get("enterprise_id")
+    return str(enterprise) if enterprise else None
+
+
 def stopped_row(body: dict[str, Any], event: dict[str, Any]) -> InboxItem | None:
     channel, thread_ts, user = (
         _text(event, "channel"),
@@ -122,7 +128,9 @@ def stopped_row(body: dict[str, Any], event: dict[str, Any]) -> InboxItem | None
         log.warning("ignoring an agent_session_stopped event without channel, thread or user")
         return None
     team = str(body.get("team_id") or "T0")
-    key = ThreadKey(team_id=team, channel_id=channel, thread_ts=thread_ts)
+    key = ThreadKey(
+        team_id=team, channel_id=channel, thread_ts=thread_ts, enterprise_id=_enterprise(body)
+    )
     streams = [str(ts) for ts in event.get("streaming_message_ts") or [] if ts]
     item = SessionStopped(**InThread.fields_of(key), user=user, streaming_message_ts=streams)
     event_id = str(body.get("event_id") or f"{InboxKind.SESSION_STOPPED}:{channel}:{thread_ts}")
@@ -134,7 +142,12 @@ def opened_row(body: dict[str, Any], event: dict[str, Any]) -> InboxItem | None:
     if not (channel and user):
         log.warning("ignoring an app_home_opened event without channel or user")
         return None
-    item = MessagesOpened(team=str(body.get("team_id") or "T0"), channel=channel, user=user)
+    item = MessagesOpened(
+        team=str(body.get("team_id") or "T0"),
+        enterprise=_enterprise(body),
+        channel=channel,
+        user=user,
+    )
     event_id = str(body.get("event_id") or f"{InboxKind.MESSAGES_OPENED}:{channel}:{user}")
     return stored(item, event_id=event_id)
 
