@@ -13,7 +13,7 @@ from datetime import datetime
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
-from sqlalchemy import select
+from sqlalchemy import delete, select
 
 from agent.schemas import utcnow
 from storage.db import retried_write
@@ -234,3 +234,13 @@ class SqlChannelSettings(SqlStore):
         async with self._sessions.begin() as session:
             result = await session.execute(stmt)
         return rowcount(result) == 1
+
+    @retried_write
+    async def release_reminder(self, intervention_id: str) -> None:
+        """Give a claim back when its reminder could not be sent: the next pass tries."""
+        async with self._sessions.begin() as session:
+            await session.execute(
+                delete(ExpertReminderRow).where(
+                    ExpertReminderRow.intervention_id == intervention_id
+                )
+            )

@@ -41,9 +41,12 @@ async def remind_once(deps: BotDeps, *, now: datetime | None = None) -> list[str
             continue
         thread = state.thread
         with acting_for(TeamRef.of_thread(thread)):  # OAuth mode: the run's team's token
-            await deps.publisher.post_text(
+            posted = await deps.publisher.post_text(
                 thread.channel_id, thread.thread_ts, reminder_text(experts, request.created_at)
             )
+        if posted is None:  # a 429, a 5xx, a timeout: the claim goes back, the next pass tries
+            await deps.channels.store.release_reminder(request.intervention_id)
+            continue
         log.info("reminded the experts of an escalation", extra={"run_id": state.run_id})
         reminded.append(state.run_id)
     return reminded

@@ -128,6 +128,8 @@ async def test_an_escalation_calls_the_channel_experts_and_reminds_them_once(
     deps = harness.bot.deps
     assert await remind_once(deps, now=utcnow() + timedelta(minutes=30)) == []
     later = utcnow() + timedelta(minutes=61)
+    harness.fake.fail_next("chat.postMessage", 500)  # not sent: tried again next pass
+    assert await remind_once(deps, now=later) == []
     assert await remind_once(deps, now=later) == [state.run_id]
     assert await remind_once(deps, now=later + timedelta(minutes=60)) == []
     reminders = [m for m in harness.thread(ts) if m.text.startswith("⏰")]
