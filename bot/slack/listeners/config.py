@@ -13,6 +13,7 @@ the form itself."""
 from __future__ import annotations
 
 import logging
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from slack_bolt.async_app import AsyncAck, AsyncApp
@@ -194,7 +195,11 @@ def read_update(view: dict[str, Any]) -> ChannelUpdate | dict[str, str]:
 
 
 async def submit_config(
-    deps: BotDeps, client: AsyncWebClient, ack: AsyncAck, body: dict[str, Any], view: dict[str, Any]
+    deps: BotDeps,
+    client: AsyncWebClient,
+    ack: Callable[..., Awaitable[None]],
+    body: dict[str, Any],
+    view: dict[str, Any],
 ) -> None:
     user = str((body.get("user") or {}).get("id", ""))
     channel = str(view.get("private_metadata") or "")
@@ -229,7 +234,24 @@ async def submit_config(
     )
 
 
+UNAVAILABLE = (
+    "Could not save the settings just now (Slack or the database did not answer). Try again."
+)
+
+
 def register(app: AsyncApp, deps: BotDeps) -> None:
     @app.view(cfg.CONFIG_MODAL_CALLBACK)
     async def handle_config(ack: AsyncAck, body: dict[str, Any], view: dict[str, Any]) -> None:
-        await submit_config(deps, app.client, ack, body, view)
+        acked = False
+
+        async def ack_once(**answer: Any) -> None:
+            nonlocal acked
+            acked = True
+            await ack(**answer)
+
+        try:
+            await submit_config(deps, app.client, ack_once, body, view)
+        except Exception:  # the database or Slack: the person is told, the modal stays
+            log.exception("saving a channel's settings failed")
+            if not acked:
+                await ack(response_action="errors", errors={cfg.COLLECTIONS: UNAVAILABLE})
