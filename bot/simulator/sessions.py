@@ -25,6 +25,7 @@ from typing import Any
 
 from aiohttp import web
 
+from bot.simulator.home import app_home_opened_envelope
 from bot.simulator.requests import event_envelope
 from bot.simulator.workspace import SlackWorkspace, WorkspaceError
 
@@ -69,29 +70,6 @@ def agent_session_stopped_envelope(
         "thread_ts": thread_ts,
         "user": user,
         "streaming_message_ts": list(streaming_message_ts or []),
-        "event_ts": f"{time.time():.6f}",
-    }
-    return event_envelope(
-        event, team_id=team_id, api_app_id=api_app_id, bot_user_id=bot_user_id, event_id=event_id
-    )
-
-
-def app_home_opened_envelope(
-    *,
-    user: str,
-    channel: str,
-    tab: str = "messages",
-    team_id: str,
-    api_app_id: str,
-    bot_user_id: str,
-    event_id: str | None = None,
-) -> dict[str, Any]:
-    """The `app_home_opened` event_callback (`tab` "messages" or "home")."""
-    event = {
-        "type": "app_home_opened",
-        "user": user,
-        "channel": channel,
-        "tab": tab,
         "event_ts": f"{time.time():.6f}",
     }
     return event_envelope(
@@ -215,6 +193,8 @@ class AgentSessions:
         return app_home_opened_envelope(
             user=user,
             channel=channel,
+            tab="messages",
+            event_ts=f"{time.time():.6f}",
             team_id=ws.team_of(channel),
             api_app_id=ws.app_id,
             bot_user_id=ws.bot_user_id,

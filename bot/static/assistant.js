@@ -10,6 +10,7 @@
 
 (() => {
   const sim = window.graceSim;
+  const post = sim.post; // one JSON POST helper for the page (simulator.js)
   if (!sim) return;
   const $ = (sel, root = document) => root.querySelector(sel);
   const byTestId = (id) => $(`[data-testid="${id}"]`);
@@ -104,15 +105,6 @@
     threads.clear();
     for (const t of data.threads) threads.set(`${t.channel}/${t.thread_ts}`, t);
     paint();
-  }
-
-  async function post(url, body) {
-    const response = await fetch(url, {
-      method: "POST",
-      headers: { "Content-Type": "application/json" },
-      body: JSON.stringify(body),
-    });
-    return response.json();
   }
 
   open.addEventListener("click", async () => {

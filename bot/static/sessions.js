@@ -10,6 +10,7 @@
 
 (() => {
   const sim = window.graceSim;
+  const post = sim.post; // one JSON POST helper for the page (simulator.js)
   if (!sim) return;
   const $ = (sel, root = document) => root.querySelector(sel);
   const byTestId = (id) => $(`[data-testid="${id}"]`);
@@ -68,15 +69,6 @@
     sessions.clear();
     for (const s of data.sessions) sessions.set(`${s.channel}/${s.thread_ts}`, s);
     paint();
-  }
-
-  async function post(url, body) {
-    const response = await fetch(url, {
-      method: "POST",
-      headers: { "Content-Type": "application/json" },
-      body: JSON.stringify(body),
-    });
-    return response.json();
   }
 
   stop.addEventListener("click", async () => {

@@ -897,7 +897,7 @@
   });
 
   // Exposed for browser tests and debugging: the page's model and helpers.
-  window.graceSim = { state, mrkdwn, render: renderNow, loadState, renderBlocks };
+  window.graceSim = { state, mrkdwn, render: renderNow, loadState, renderBlocks, post };
 
   remember();
   connect();

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 # ---- the assistant pane (assistant.threads.*, assistant_thread_started) -------------
 from bot.simulator.assistant import AssistantPane, AssistantThread
+from bot.simulator.home import app_home_opened_envelope
 from bot.simulator.requests import (
     FORM_CONTENT_TYPE,
     JSON_CONTENT_TYPE,
@@ -25,12 +26,7 @@ from bot.simulator.requests import (
     slash_command_form,
     view_submission_payload,
 )
-from bot.simulator.sessions import (
-    AgentSession,
-    AgentSessions,
-    agent_session_stopped_envelope,
-    app_home_opened_envelope,
-)
+from bot.simulator.sessions import AgentSession, AgentSessions, agent_session_stopped_envelope
 from bot.simulator.webapi import FakeSlack, Handler, RecordedCall
 from bot.simulator.workspace import (
     DEFAULT_APP_ID,
