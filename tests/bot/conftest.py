@@ -559,3 +559,25 @@ async def stored_answers(
         await h.store.save(state)
         runs.append(state)
     return runs
+
+
+FACILITIES = "facilities"
+"""A second collection beside the sample knowledge base (`with_facilities`)."""
+
+
+@pytest.fixture
+async def with_facilities(data_dir: Path, tmp_path: Path) -> None:
+    """A second collection, `facilities`, beside the sample knowledge base."""
+    docs = tmp_path / "facilities"
+    docs.mkdir()
+    (docs / "bike-room.md").write_text(
+        "# Bike room\n\nThe door code of the bike room is 4721. The bike room is in the "
+        "basement, next to the showers, and is open from 7:00 to 21:00.\n",
+        encoding="utf-8",
+    )
+    kb = open_knowledge_base(path=data_dir / "qdrant", url=None)
+    try:
+        reports = await ingest_paths(kb, [docs], collection=FACILITIES)
+        assert sum(r.chunks for r in reports) >= 1
+    finally:
+        await kb.close()

@@ -6,13 +6,10 @@ who may change the settings with `/grace config`."""
 from __future__ import annotations
 
 from datetime import timedelta
-from pathlib import Path
 from typing import Any
 
 import pytest
 
-from agent.knowledge.ingest import ingest_paths
-from agent.knowledge.qdrant_kb import open_knowledge_base
 from agent.schemas import InterventionKind, RunStatus, utcnow
 from blocks import channel_config as cfg
 from bot.service.channels import ChannelService
@@ -21,6 +18,7 @@ from storage.channel_settings import ChannelUpdate
 from tests.bot.conftest import (
     ASKER,
     CHANNEL,
+    FACILITIES,
     MONGOLIA_Q,
     OTHER,
     VACATION_Q,
@@ -34,7 +32,6 @@ from tests.fakes.fake_slack import (
     view_submission_payload,
 )
 
-FACILITIES = "facilities"
 FACILITY_CHANNEL = "C0FACILITY1"
 EXPERT = "U0EXPERT001"
 GROUP = "S0DEVOPS001"
@@ -59,24 +56,6 @@ async def mention_in(
 
 
 # --------------------------------------------------------------------------- collections
-
-
-@pytest.fixture
-async def with_facilities(data_dir: Path, tmp_path: Path) -> None:
-    """A second collection, `facilities`, beside the sample knowledge base."""
-    docs = tmp_path / "facilities"
-    docs.mkdir()
-    (docs / "bike-room.md").write_text(
-        "# Bike room\n\nThe door code of the bike room is 4721. The bike room is in the "
-        "basement, next to the showers, and is open from 7:00 to 21:00.\n",
-        encoding="utf-8",
-    )
-    kb = open_knowledge_base(path=data_dir / "qdrant", url=None)
-    try:
-        reports = await ingest_paths(kb, [docs], collection=FACILITIES)
-        assert sum(r.chunks for r in reports) >= 1
-    finally:
-        await kb.close()
 
 
 @pytest.mark.usefixtures("with_facilities")

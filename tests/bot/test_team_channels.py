@@ -13,8 +13,6 @@ from typing import Any
 import pytest
 
 from agent.errors import InvalidInputError
-from agent.knowledge.ingest import ingest_paths
-from agent.knowledge.qdrant_kb import open_knowledge_base
 from agent.schemas import RunState, RunStatus, ThreadKey
 from blocks import channel_config as cfg
 from bot.service.channels import ChannelService
@@ -31,7 +29,7 @@ from tests.fakes.fake_slack import (
     view_submission_payload,
 )
 
-from .conftest import assert_valid_block_kit
+from .conftest import FACILITIES, assert_valid_block_kit
 from .test_oauth import TEAM_A, TEAM_B, OAuthHarness, oauth_settings
 
 SHARED = "C0SHARED01"
@@ -39,28 +37,9 @@ SHARED = "C0SHARED01"
 USER = {TEAM_A.team_id: "U0ALPHA001", TEAM_B.team_id: "U0BETA0002"}
 ADMIN = {TEAM_A.team_id: "U0ADMINA01", TEAM_B.team_id: "U0ADMINB02"}
 EXPERT_A = "U0EXPERTA1"
-FACILITIES = "facilities"
 DOCS = "grace_docs"
 BIKE_Q = "What is the door code of the bike room?"
 VACATION_Q = "How many vacation days do new employees get?"
-
-
-@pytest.fixture
-async def with_facilities(data_dir: Path, tmp_path: Path) -> None:
-    """A second collection, `facilities`, beside the sample knowledge base."""
-    docs = tmp_path / "facilities"
-    docs.mkdir()
-    (docs / "bike-room.md").write_text(
-        "# Bike room\n\nThe door code of the bike room is 4721. The bike room is in the "
-        "basement, next to the showers, and is open from 7:00 to 21:00.\n",
-        encoding="utf-8",
-    )
-    kb = open_knowledge_base(path=data_dir / "qdrant", url=None)
-    try:
-        reports = await ingest_paths(kb, [docs], collection=FACILITIES)
-        assert sum(r.chunks for r in reports) >= 1
-    finally:
-        await kb.close()
 
 
 @pytest.fixture
