@@ -178,8 +178,8 @@ class SqlInstallationStore(SqlStore, AsyncInstallationStore):
     ) -> bool:
         """Forget the tokens now (app uninstalled, bot tokens revoked); the row stays, with
         `uninstalled_at`, until the team's data is deleted. False when nothing was installed."""
-        found = await self._row(enterprise_id, team_id, org_wide)
-        if found is None:
+        found = await self._row(enterprise_id, team_id, org_wide, live=False)
+        if found is None or found.sealed is None:
             return False
         stmt = (
             update(InstallationRow)
@@ -196,8 +196,8 @@ class SqlInstallationStore(SqlStore, AsyncInstallationStore):
         self, enterprise_id: str | None, team_id: str | None, user_id: str, org_wide: bool = False
     ) -> None:
         """A person's own token was revoked: the bot's stay."""
-        found = await self._row(enterprise_id, team_id, org_wide)
-        if found is None or found.installer_user_id != user_id:
+        found = await self._row(enterprise_id, team_id, org_wide, live=False)
+        if found is None or found.sealed is None or found.installer_user_id != user_id:
             return
         values = self._open(found)
         for key in ("user_token", "user_refresh_token", "user_token_expires_at"):
@@ -282,10 +282,13 @@ class SqlInstallationStore(SqlStore, AsyncInstallationStore):
         return [_team(row) for row in rows]
 
     async def _row(
-        self, enterprise_id: str | None, team_id: str | None, org_wide: bool
+        self, enterprise_id: str | None, team_id: str | None, org_wide: bool, *, live: bool = True
     ) -> InstallationRow | None:
-        """The live installation that acts for this team: its own (team ids are unique
-        across Slack, so the enterprise id is only a tie-break), else its org's."""
+        """The installation that acts for this team: its own (team ids are unique across
+        Slack, so the enterprise id is only a tie-break), else its org's. With `live`, a
+        revoked row does not act, so a workspace uninstalled on its own falls through to an
+        org-wide install made later; without it, the team's own row is found even revoked
+        (so revoking it again never reaches the org's install)."""
         async with self._reads.begin() as session:
             if team_id and not org_wide:
                 rows = (
@@ -294,11 +297,12 @@ class SqlInstallationStore(SqlStore, AsyncInstallationStore):
                     )
                 ).all()
                 mine = sorted(rows, key=lambda r: r.enterprise_key != (enterprise_id or ""))
-                if mine:
-                    return mine[0] if mine[0].sealed is not None else None
+                if mine and (mine[0].sealed is not None or not live):
+                    return mine[0]
             if enterprise_id:
                 row = await session.get(InstallationRow, (enterprise_id, ""))
-                return row if row is not None and row.sealed is not None else None
+                if row is not None and (row.sealed is not None or not live):
+                    return row
             return None
 
     def _open(self, row: InstallationRow) -> dict[str, Any]:

@@ -142,6 +142,26 @@ async def test_uninstall_forgets_tokens_at_once_and_a_reinstall_revives(
     assert await installations.uninstalled_before(datetime.now(UTC) + timedelta(days=1)) == []
 
 
+async def test_a_workspace_uninstalled_on_its_own_falls_back_to_its_orgs_later_install(
+    installations: SqlInstallationStore,
+) -> None:
+    await installations.async_save(_installation("T7", enterprise="E1", token="xoxb-ws"))
+    await installations.async_delete_bot(enterprise_id="E1", team_id="T7")
+    assert await installations.async_find_bot(enterprise_id="E1", team_id="T7") is None
+
+    await installations.async_save(
+        _installation(None, enterprise="E1", token="xoxb-org", org_wide=True)
+    )
+    bot = await installations.async_find_bot(enterprise_id="E1", team_id="T7")
+    assert bot is not None and bot.bot_token == "xoxb-org"
+    # the workspace's own uninstall, repeated (Slack retries events), is not the org's
+    assert not await installations.revoke("E1", "T7")
+    bot = await installations.async_find_bot(enterprise_id="E1", team_id="T7")
+    assert bot is not None and bot.bot_token == "xoxb-org"
+    own = {t.key: t.uninstalled_at for t in await installations.teams()}
+    assert own["E1"] is None and own["T7"] is not None
+
+
 async def test_oauth_state_is_single_use_and_expires(engine: AsyncEngine) -> None:
     states = SqlOAuthStateStore(engine, expiration_seconds=600)
     state = await states.async_issue()
