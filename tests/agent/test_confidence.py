@@ -7,11 +7,13 @@ import pytest
 
 from agent.confidence import (
     CALIBRATIONS,
+    OTHER_SUBJECT_CONFIDENCE,
     Calibration,
     ConfidenceAggregator,
     ConfidenceCalculator,
     ConfidenceFactors,
     SourceAgreementCalculator,
+    calibrated,
     calibration_for,
     provider_of,
     search_quality,
@@ -101,6 +103,32 @@ def test_a_fitted_provider_map_takes_the_self_evaluation_as_one_feature() -> Non
         ConfidenceFactors(source_count=2, answer_features=EVIDENCE, model="offline")
     )
     assert offline.score == pytest.approx(CALIBRATIONS["offline"].probability(EVIDENCE))
+
+
+def test_an_answer_whose_document_never_mentions_what_was_named_is_never_posted_unchecked(
+    calc: ConfidenceCalculator,
+) -> None:
+    """`missing_name` caps the probability, whatever a map weighs: the shipped one, a
+    team's fit that gives the feature no weight, or a Gemini fit. Without the flag the
+    map decides alone."""
+    other_subject = EVIDENCE.model_copy(update={"missing_name": True})
+    blind = Calibration(
+        intercept=CALIBRATIONS["offline"].intercept,
+        weights={**CALIBRATIONS["offline"].weights, "missing_name": 0.0},
+    )
+    maps = {"offline": blind, "gemini": blind}
+    for model in ("offline", "gemini-2.5-flash"):
+        assert blind.probability(other_subject) >= 0.7  # the map alone would post it
+        assert calibrated(other_subject, model, maps) == OTHER_SUBJECT_CONFIDENCE
+        assert calibrated(EVIDENCE, model, maps) == blind.probability(EVIDENCE)
+    score = ConfidenceCalculator(ConfidenceConfig(), maps).calculate(
+        ConfidenceFactors(source_count=2, answer_features=other_subject, model="offline")
+    )
+    assert score.score == OTHER_SUBJECT_CONFIDENCE
+    assert calc.decide_action(score).level is InterventionLevel.ESCALATE
+    # a map already surer it is wrong keeps its lower figure
+    doubtful = other_subject.model_copy(update={"answer_coverage": 0.0, "question_terms": 1})
+    assert calibrated(doubtful, "offline") < OTHER_SUBJECT_CONFIDENCE
 
 
 # ----------------------------------------------------------------- search vs non-search
