@@ -1,21 +1,10 @@
-"""Initial schema: runs, interventions, run events, dedupe, feedback, thresholds, ledger.
-
-Revision ID: 0001_initial
-Revises:
-Create Date: 2025-01-01 00:00:00
-"""
-
-from __future__ import annotations
-
-from collections.abc import Sequence
+"""Initial schema: runs, interventions, run events, dedupe, feedback, thresholds, ledger."""
 
 import sqlalchemy as sa
 from alembic import op
 
-revision: str = "0001_initial"
-down_revision: str | None = None
-branch_labels: str | Sequence[str] | None = None
-depends_on: str | Sequence[str] | None = None
+revision = "0001_initial"  # created 2025-01-01 00:00:00
+down_revision = None
 
 
 def _ts(name: str, *, nullable: bool = False) -> sa.Column:

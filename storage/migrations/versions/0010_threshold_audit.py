@@ -1,22 +1,12 @@
 """Every change of the shared thresholds is recorded: who, when, why, from → to
 (issue 22: one person must never move what others get unseen).
-
-Revision ID: 0010_threshold_audit
-Revises: 0009_calibrations
-Create Date: 2026-11-26 21:30:00
 """
-
-from __future__ import annotations
-
-from collections.abc import Sequence
 
 import sqlalchemy as sa
 from alembic import op
 
-revision: str = "0010_threshold_audit"
-down_revision: str | None = "0009_calibrations"
-branch_labels: str | Sequence[str] | None = None
-depends_on: str | Sequence[str] | None = None
+revision = "0010_threshold_audit"  # created 2026-11-26 21:30:00
+down_revision = "0009_calibrations"
 
 
 def upgrade() -> None:

@@ -1,22 +1,12 @@
 """Per-channel settings (collections, experts, approvers, thresholds, answer and reply
 modes, follow-ups), the record of their changes, and the once-only expert reminders.
-
-Revision ID: 0011_channel_settings
-Revises: 0010_threshold_audit
-Create Date: 2026-11-26 23:00:00
 """
-
-from __future__ import annotations
-
-from collections.abc import Sequence
 
 import sqlalchemy as sa
 from alembic import op
 
-revision: str = "0011_channel_settings"
-down_revision: str | None = "0010_threshold_audit"
-branch_labels: str | Sequence[str] | None = None
-depends_on: str | Sequence[str] | None = None
+revision = "0011_channel_settings"  # created 2026-11-26 23:00:00
+down_revision = "0010_threshold_audit"
 
 
 def upgrade() -> None:
