@@ -3,6 +3,8 @@
 import sqlalchemy as sa
 from alembic import op
 
+from storage.migrations.columns import thresholds
+
 revision = "0001_initial"  # created 2025-01-01 00:00:00
 down_revision = None
 
@@ -105,9 +107,7 @@ def upgrade() -> None:
     op.create_table(
         "thresholds",
         sa.Column("name", sa.String(64), nullable=False),
-        sa.Column("silent", sa.Float(), nullable=False),
-        sa.Column("notify", sa.Float(), nullable=False),
-        sa.Column("confirm", sa.Float(), nullable=False),
+        *thresholds(nullable=False),
         _ts("updated_at"),
         sa.PrimaryKeyConstraint("name", name="pk_thresholds"),
     )

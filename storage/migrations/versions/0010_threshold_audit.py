@@ -5,6 +5,8 @@
 import sqlalchemy as sa
 from alembic import op
 
+from storage.migrations.columns import thresholds
+
 revision = "0010_threshold_audit"  # created 2026-11-26 21:30:00
 down_revision = "0009_calibrations"
 
@@ -17,12 +19,8 @@ def upgrade() -> None:
         sa.Column("changed_by", sa.String(255), nullable=False),
         sa.Column("run_id", sa.String(64), nullable=True),
         sa.Column("reason", sa.Text(), nullable=False),
-        sa.Column("old_silent", sa.Float(), nullable=False),
-        sa.Column("old_notify", sa.Float(), nullable=False),
-        sa.Column("old_confirm", sa.Float(), nullable=False),
-        sa.Column("new_silent", sa.Float(), nullable=False),
-        sa.Column("new_notify", sa.Float(), nullable=False),
-        sa.Column("new_confirm", sa.Float(), nullable=False),
+        *thresholds("old_", nullable=False),
+        *thresholds("new_", nullable=False),
         sa.Column("changed_at", sa.DateTime(timezone=True), nullable=False),
         sa.PrimaryKeyConstraint("id", name="pk_threshold_changes"),
     )

@@ -5,6 +5,8 @@ modes, follow-ups), the record of their changes, and the once-only expert remind
 import sqlalchemy as sa
 from alembic import op
 
+from storage.migrations.columns import thresholds
+
 revision = "0011_channel_settings"  # created 2026-11-26 23:00:00
 down_revision = "0010_threshold_audit"
 
@@ -17,9 +19,7 @@ def upgrade() -> None:
         sa.Column("collections_json", sa.Text(), nullable=True),
         sa.Column("experts_json", sa.Text(), nullable=True),
         sa.Column("approvers_json", sa.Text(), nullable=True),
-        sa.Column("silent", sa.Float(), nullable=True),
-        sa.Column("notify", sa.Float(), nullable=True),
-        sa.Column("confirm", sa.Float(), nullable=True),
+        *thresholds(nullable=True),
         sa.Column("answer_mode", sa.String(32), nullable=True),
         sa.Column("reply_mode", sa.String(32), nullable=True),
         sa.Column("follow_ups", sa.Boolean(), nullable=True),
