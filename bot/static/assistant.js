@@ -136,19 +136,12 @@
     attributes: true, attributeFilter: ["data-thread-ts", "hidden"],
   });
   new MutationObserver(() => paint()).observe(byTestId("thread-messages"), { childList: true });
-  const events = new EventSource("/sim/events");
-  events.onmessage = (e) => {
-    let event;
-    try {
-      event = JSON.parse(e.data);
-    } catch (err) {
-      return;
-    }
+  sim.listen((event) => {
     if (event.kind === "assistant_updated" && event.thread) {
       const t = event.thread;
       threads.set(`${t.channel}/${t.thread_ts}`, t); // every status in turn, none skipped
       paint();
     } else if (event.kind === "hello" || event.kind === "reset") refresh();
-  };
+  });
   refresh();
 })();

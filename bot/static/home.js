@@ -114,18 +114,11 @@
   }, true);
   byTestId("user-switcher").addEventListener("change", () => close());
 
-  const events = new EventSource("/sim/events");
-  events.onmessage = (e) => {
-    let event;
-    try {
-      event = JSON.parse(e.data);
-    } catch (err) {
-      return;
-    }
+  sim.listen((event) => {
     if (event.kind === "home_published" && event.home) {
       const known = homes.get(event.home.user);
       if (!known || known.publishes <= event.home.publishes) homes.set(event.home.user, event.home);
       if (shown && event.home.user === sim.state.user) paint();
     }
-  };
+  });
 })();

@@ -93,19 +93,12 @@
   new MutationObserver(() => paint()).observe(pane, {
     attributes: true, attributeFilter: ["data-thread-ts", "hidden"],
   });
-  const events = new EventSource("/sim/events");
-  events.onmessage = (e) => {
-    let event;
-    try {
-      event = JSON.parse(e.data);
-    } catch (err) {
-      return;
-    }
+  sim.listen((event) => {
     if (event.kind === "session_updated" && event.thread) {
       const s = event.thread;
       sessions.set(`${s.channel}/${s.thread_ts}`, s);
       paint();
     } else if (event.kind === "hello" || event.kind === "reset") refresh();
-  };
+  });
   refresh();
 })();

@@ -709,6 +709,22 @@
     setTimeout(() => item.remove(), 6000);
   }
 
+  // An extra stream of /sim/events for a pane script: `onEvent` gets each event parsed
+  // (a line that is not JSON is skipped).
+  function listen(onEvent) {
+    const source = new EventSource("/sim/events");
+    source.onmessage = (e) => {
+      let event;
+      try {
+        event = JSON.parse(e.data);
+      } catch (err) {
+        return;
+      }
+      onEvent(event);
+    };
+    return source;
+  }
+
   async function post(url, body) {
     const response = await fetch(url, {
       method: "POST",
@@ -897,7 +913,7 @@
   });
 
   // Exposed for browser tests and debugging: the page's model and helpers.
-  window.graceSim = { state, mrkdwn, render: renderNow, loadState, renderBlocks, post };
+  window.graceSim = { state, mrkdwn, render: renderNow, loadState, renderBlocks, post, listen };
 
   remember();
   connect();

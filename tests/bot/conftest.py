@@ -46,6 +46,8 @@ from bot.slack.delivery.plan_stream import PlanDisplay
 from bot.slack.runners import http_app
 from storage.run_store import SqlRunStore
 from tests.fakes.fake_slack import (
+    DEFAULT_APP_ID,
+    DEFAULT_BOT_USER_ID,
     DEFAULT_CHANNEL_ID,
     DEFAULT_TEAM_ID,
     DEFAULT_USER_ID,
@@ -54,6 +56,8 @@ from tests.fakes.fake_slack import (
     FakeSlack,
     RecordedCall,
     StoredMessage,
+    agent_session_stopped_envelope,
+    app_home_opened_envelope,
     app_mention_envelope,
     block_actions_payload,
     form_body,
@@ -284,6 +288,29 @@ class BotHarness:
     async def thread_reply(self, text: str, *, thread_ts: str, ts: str, user: str = ASKER) -> Reply:
         return await self.event(message_envelope(text=text, ts=ts, thread_ts=thread_ts, user=user))
 
+    async def open_app(
+        self,
+        user: str,
+        *,
+        tab: str = "home",
+        channel: str = "",
+        team_id: str = TEAM,
+        bot_user_id: str = DEFAULT_BOT_USER_ID,
+        event_ts: str = "",
+    ) -> None:
+        """`user` opens the app's `tab` (Slack's `app_home_opened`); returns once the work
+        after the ack is done."""
+        envelope = app_home_opened_envelope(
+            user=user,
+            tab=tab,
+            channel=channel,
+            team_id=team_id,
+            api_app_id=DEFAULT_APP_ID,
+            bot_user_id=bot_user_id,
+            event_ts=event_ts,
+        )
+        assert (await self.event(envelope)).status == 200
+
     async def interactive(self, payload: dict[str, Any], *, settle: bool = True) -> Reply:
         return await self.signed(interactive_body(payload), FORM_CONTENT_TYPE, settle=settle)
 
@@ -392,6 +419,18 @@ class BotHarness:
 
     def ephemerals(self, user: str = ASKER) -> list[str]:
         return [e.text for e in self.fake.workspace.ephemerals(user=user)]
+
+
+def session_stopped(thread_ts: str, user: str = ASKER) -> dict[str, Any]:
+    """Slack's `agent_session_stopped`: `user` clicked Stop on thread `thread_ts`'s session."""
+    return agent_session_stopped_envelope(
+        user=user,
+        channel=CHANNEL,
+        thread_ts=thread_ts,
+        team_id=TEAM,
+        api_app_id=DEFAULT_APP_ID,
+        bot_user_id=DEFAULT_BOT_USER_ID,
+    )
 
 
 def make_settings(

@@ -20,13 +20,11 @@ from sqlalchemy import update
 from agent.schemas import RunState, RunStatus, ThreadKey
 from blocks import ids
 from bot.service.settings import LLMSettings, Settings, SlackSettings
-from bot.simulator.home import app_home_opened_envelope
 from bot.simulator.oauth import FakeOAuth, FakeTeam
 from storage.installations import SqlInstallationStore
 from storage.sealing import new_key
 from storage.tables import OAuthStateRow
 from tests.fakes.fake_slack import (
-    DEFAULT_APP_ID,
     FORM_CONTENT_TYPE,
     FakeSlack,
     app_mention_envelope,
@@ -104,17 +102,26 @@ class OAuthHarness(BotHarness):
 
     # ------------------------------------------------------------------ per team
 
-    async def mention_in(self, team: FakeTeam, text: str, ts: str) -> None:
+    async def mention_in(
+        self, team: FakeTeam, text: str, ts: str, *, user: str = "", channel: str = ""
+    ) -> None:
+        """A mention in `team` (by default its asker, in its channel)."""
         envelope = app_mention_envelope(
             text=text,
             ts=ts,
-            user=ASKER[str(team.team_id)],
-            channel=CHANNEL[str(team.team_id)],
+            user=user or ASKER[str(team.team_id)],
+            channel=channel or CHANNEL[str(team.team_id)],
             team_id=str(team.team_id),
             bot_user_id=team.bot_user_id,
         )
         reply = await self.event(envelope)
         assert reply.status == 200, reply.text
+
+    async def open_app_in(self, team: FakeTeam, user: str, *, event_ts: str) -> None:
+        """`user` of `team` opens the app's Home tab."""
+        await self.open_app(
+            user, team_id=str(team.team_id), bot_user_id=team.bot_user_id, event_ts=event_ts
+        )
 
     async def command_in(self, team: FakeTeam, text: str, *, user: str | None = None) -> Any:
         form = slash_command_form(
@@ -737,14 +744,7 @@ async def test_the_home_tab_lists_only_its_own_workspaces_runs(
         mine = await bot.run_of(TEAM_A, "1700000900.000100")
         theirs = await bot.run_of(TEAM_B, "1700000900.000200")
         assert mine.status is RunStatus.PAUSED and theirs.status is RunStatus.PAUSED
-        envelope = app_home_opened_envelope(
-            user=approver,
-            team_id=str(TEAM_A.team_id),
-            api_app_id=DEFAULT_APP_ID,
-            bot_user_id=TEAM_A.bot_user_id,
-            event_ts="1700000999.000001",
-        )
-        assert (await bot.event(envelope)).status == 200
+        await bot.open_app_in(TEAM_A, approver, event_ts="1700000999.000001")
         views = [
             json.dumps(c.params["view"])
             for c in fake.calls_to("views.publish")

@@ -22,7 +22,6 @@ from storage.channel_settings import ChannelUpdate
 from tests.fakes.fake_slack import (
     FORM_CONTENT_TYPE,
     FakeSlack,
-    app_mention_envelope,
     form_body,
     message_envelope,
     slash_command_form,
@@ -93,15 +92,7 @@ def channels(harness: OAuthHarness) -> ChannelService:
 
 
 async def mention(harness: OAuthHarness, team: FakeTeam, text: str, ts: str) -> None:
-    envelope = app_mention_envelope(
-        text=text,
-        ts=ts,
-        user=USER[team.team_id],
-        channel=SHARED,
-        team_id=str(team.team_id),
-        bot_user_id=team.bot_user_id,
-    )
-    assert (await harness.event(envelope)).status == 200
+    await harness.mention_in(team, text, ts, user=USER[team.team_id], channel=SHARED)
 
 
 async def command(harness: OAuthHarness, team: FakeTeam, text: str, user: str) -> None:
@@ -231,9 +222,6 @@ async def test_team_b_config_cannot_read_or_change_team_a_settings(bot: OAuthHar
 async def test_the_home_tab_shows_an_admin_their_own_teams_channel_settings(
     bot: OAuthHarness,
 ) -> None:
-    from bot.simulator.home import app_home_opened_envelope
-    from tests.fakes.fake_slack import DEFAULT_APP_ID
-
     a, b = str(TEAM_A.team_id), str(TEAM_B.team_id)
     await channels(bot).update(
         SHARED, ChannelUpdate(experts=[EXPERT_A]), changed_by=ADMIN[a], team_id=a
@@ -244,14 +232,7 @@ async def test_the_home_tab_shows_an_admin_their_own_teams_channel_settings(
     shown: dict[str, str] = {}
     for team in (TEAM_A, TEAM_B):
         admin = ADMIN[str(team.team_id)]
-        envelope = app_home_opened_envelope(
-            user=admin,
-            team_id=str(team.team_id),
-            api_app_id=DEFAULT_APP_ID,
-            bot_user_id=team.bot_user_id,
-            event_ts="1700007300.000001",
-        )
-        assert (await bot.event(envelope)).status == 200
+        await bot.open_app_in(team, admin, event_ts="1700007300.000001")
         home = bot.fake.home.view(admin)
         assert home is not None, f"no Home tab for {team.name}'s admin"
         shown[str(team.team_id)] = json.dumps(home.view["blocks"])
