@@ -469,10 +469,19 @@ HarnessFactory = Callable[..., Awaitable[BotHarness]]
 
 
 @pytest.fixture
-async def make_harness(fake: FakeSlack, data_dir: Path) -> AsyncIterator[HarnessFactory]:
+async def started() -> AsyncIterator[list[BotHarness]]:
+    """The bots a factory fixture started, each closed when the test ends. A factory asks
+    for it after the fake Slack it uses, so the bots close before that fake stops."""
+    running: list[BotHarness] = []
+    yield running
+    for harness in running:
+        await harness.close()
+
+
+@pytest.fixture
+def make_harness(fake: FakeSlack, data_dir: Path, started: list[BotHarness]) -> HarnessFactory:
     """`await make_harness(approvers=[...], plan_display=..., llm=..., settings=...)`: a
     started bot (closed after the test)."""
-    made: list[BotHarness] = []
 
     async def factory(
         *,
@@ -485,12 +494,10 @@ async def make_harness(fake: FakeSlack, data_dir: Path) -> AsyncIterator[Harness
         settings = settings or make_settings(data_dir, fake, approvers, plan_display=plan_display)
         harness = BotHarness(fake, settings, llm=llm)
         await harness.start()
-        made.append(harness)
+        started.append(harness)
         return harness
 
-    yield factory
-    for harness in made:
-        await harness.close()
+    return factory
 
 
 @pytest.fixture

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -183,15 +183,36 @@ def oauth_settings(data_dir: Path, fake: FakeSlack, oauth: FakeOAuth, db_url: st
     )
 
 
+BotFactory = Callable[..., Awaitable[OAuthHarness]]
+"""`make_bot(install=False, **update)`: a started bot whose settings `update` changes; with
+`install`, both teams are installed first. Each is closed when the test ends."""
+
+
 @pytest.fixture
-async def bot(
-    oauth_fake: tuple[FakeSlack, FakeOAuth], data_dir: Path, fresh_db_url: str
-) -> AsyncIterator[OAuthHarness]:
+def make_bot(
+    oauth_fake: tuple[FakeSlack, FakeOAuth],
+    data_dir: Path,
+    fresh_db_url: str,
+    started: list[BotHarness],
+) -> BotFactory:
     fake, oauth = oauth_fake
-    harness = OAuthHarness(fake, oauth_settings(data_dir, fake, oauth, fresh_db_url), oauth)
-    await harness.start()
-    yield harness
-    await harness.close()
+
+    async def start(*, install: bool = False, **update: Any) -> OAuthHarness:
+        settings = oauth_settings(data_dir, fake, oauth, fresh_db_url).model_copy(update=update)
+        harness = OAuthHarness(fake, settings, oauth)
+        await harness.start()
+        started.append(harness)
+        if install:
+            await harness.install(TEAM_A)
+            await harness.install(TEAM_B)
+        return harness
+
+    return start
+
+
+@pytest.fixture
+async def bot(make_bot: BotFactory) -> OAuthHarness:
+    return await make_bot()
 
 
 # --------------------------------------------------------------------------- install
@@ -575,122 +596,90 @@ async def test_after_a_restart_the_sweeper_expires_both_teams_pauses_with_their_
         assert bot.teams_of_tokens(CHANNEL[str(team.team_id)]) == {team.team_id}
 
 
-async def test_an_approvers_stats_count_their_workspace_only(
-    oauth_fake: tuple[FakeSlack, FakeOAuth], data_dir: Path, fresh_db_url: str
-) -> None:
-    fake, oauth = oauth_fake
-    approver = ASKER[str(TEAM_A.team_id)]
-    settings = oauth_settings(data_dir, fake, oauth, fresh_db_url)
-    harness = OAuthHarness(fake, settings.model_copy(update={"approvers": [approver]}), oauth)
-    await harness.start()
-    try:
-        await harness.install(TEAM_A)
-        await harness.install(TEAM_B)
-        await harness.mention_in(TEAM_A, QUESTION, "1700001800.000100")
-        for n in range(2):
-            await harness.mention_in(TEAM_B, QUESTION, f"17000019{n}0.000100")
-        body = await harness.command_in(TEAM_A, "stats")
-        assert body["text"] == "GRACE stats for today"
-        assert "*questions asked*: 1" in json.dumps(body["blocks"], ensure_ascii=False)
-    finally:
-        await harness.close()
+async def test_an_approvers_stats_count_their_workspace_only(make_bot: BotFactory) -> None:
+    harness = await make_bot(install=True, approvers=[ASKER[str(TEAM_A.team_id)]])
+    await harness.mention_in(TEAM_A, QUESTION, "1700001800.000100")
+    for n in range(2):
+        await harness.mention_in(TEAM_B, QUESTION, f"17000019{n}0.000100")
+    body = await harness.command_in(TEAM_A, "stats")
+    assert body["text"] == "GRACE stats for today"
+    assert "*questions asked*: 1" in json.dumps(body["blocks"], ensure_ascii=False)
 
 
-async def test_one_teams_votes_move_its_own_thresholds_only(
-    oauth_fake: tuple[FakeSlack, FakeOAuth], data_dir: Path, fresh_db_url: str
-) -> None:
+async def test_one_teams_votes_move_its_own_thresholds_only(make_bot: BotFactory) -> None:
     from agent.config import InterventionConfig
     from agent.schemas import InterventionLevel
     from bot.service.settings import FeedbackSettings
 
-    fake, oauth = oauth_fake
-    settings = oauth_settings(data_dir, fake, oauth, fresh_db_url).model_copy(
-        update={
-            "intervention": InterventionConfig(feedback_window=4, learning_rate=0.01),
-            "feedback": FeedbackSettings(quorum=1),
-        }
+    harness = await make_bot(
+        install=True,
+        intervention=InterventionConfig(feedback_window=4, learning_rate=0.01),
+        feedback=FeedbackSettings(quorum=1),
     )
-    harness = OAuthHarness(fake, settings, oauth)
-    await harness.start()
-    try:
-        await harness.install(TEAM_A)
-        await harness.install(TEAM_B)
-        asker = ASKER[str(TEAM_A.team_id)]
-        channel = CHANNEL[str(TEAM_A.team_id)]
-        for n in range(4):
-            state = RunState(
-                run_id=f"votes{n:07d}",
-                query=QUESTION,
-                asker=asker,
-                thread=ThreadKey(
-                    team_id=str(TEAM_A.team_id), channel_id=channel, thread_ts=f"17000020{n}0.0"
-                ),
-                status=RunStatus.ANSWERED,
-                final_answer="Twenty days.",
-                overall_confidence=0.9,
-                level=InterventionLevel.SILENT,
-            )
-            await harness.store.save(state)
-            payload = block_actions_payload(
-                action_id=ids.FEEDBACK_DOWN,
-                value=ids.ButtonValue(run_id=state.run_id).encode(),
-                user=asker,
-                channel=channel,
-                message_ts=state.thread.thread_ts,
-                team_id=str(TEAM_A.team_id),
-            )
-            reply = await harness.signed(interactive_body(payload), FORM_CONTENT_TYPE)
-            assert reply.status == 200
-
-        shared = harness.bot.deps.orchestrator.thresholds
-        own = await harness.store.feedback.load_team_thresholds()
-        assert set(own) == {TEAM_A.team_id}
-        assert own[str(TEAM_A.team_id)].notify > shared.notify  # 👎 on confident answers
-        assert await harness.store.load_thresholds() is None  # the shared ones never moved
-        a = await harness.command_in(TEAM_A, "thresholds")
-        b = await harness.command_in(TEAM_B, "thresholds")
-        assert f"{own[str(TEAM_A.team_id)].notify:.2f}" in json.dumps(a)
-        assert f"{shared.notify:.2f}" in json.dumps(b)
-        assert asker not in json.dumps(b)  # team B sees none of team A's changes
-    finally:
-        await harness.close()
-
-
-async def test_a_teams_verified_answer_answers_that_team_only(
-    oauth_fake: tuple[FakeSlack, FakeOAuth], data_dir: Path, fresh_db_url: str
-) -> None:
-    fake, oauth = oauth_fake
-    approvers = [ASKER[str(TEAM_A.team_id)], ASKER[str(TEAM_B.team_id)]]
-    settings = oauth_settings(data_dir, fake, oauth, fresh_db_url)
-    harness = OAuthHarness(fake, settings.model_copy(update={"approvers": approvers}), oauth)
-    await harness.start()
-    try:
-        await harness.install(TEAM_A)
-        await harness.install(TEAM_B)
-        keeper = harness.bot.deps.verified
-        assert keeper is not None
-        saved, _ = await keeper.save(
-            question="What is the capital of Mongolia?",
-            answer="It is Ulaanbaatar, according to our travel guide.",
-            verified_by=approvers[0],
-            verified_by_name="alice",
+    asker = ASKER[str(TEAM_A.team_id)]
+    channel = CHANNEL[str(TEAM_A.team_id)]
+    for n in range(4):
+        state = RunState(
+            run_id=f"votes{n:07d}",
+            query=QUESTION,
+            asker=asker,
+            thread=ThreadKey(
+                team_id=str(TEAM_A.team_id), channel_id=channel, thread_ts=f"17000020{n}0.0"
+            ),
+            status=RunStatus.ANSWERED,
+            final_answer="Twenty days.",
+            overall_confidence=0.9,
+            level=InterventionLevel.SILENT,
+        )
+        await harness.store.save(state)
+        payload = block_actions_payload(
+            action_id=ids.FEEDBACK_DOWN,
+            value=ids.ButtonValue(run_id=state.run_id).encode(),
+            user=asker,
+            channel=channel,
+            message_ts=state.thread.thread_ts,
             team_id=str(TEAM_A.team_id),
         )
-        source = f"verified answer {saved.answer_id}"
-        for team, ts in ((TEAM_A, "1700002100.000100"), (TEAM_B, "1700002200.000100")):
-            await harness.mention_in(team, "What is the capital of Mongolia?", ts)
-            state = await harness.run_of(team, ts)
-            cited = source in {s.source for s in state.sources}
-            assert cited is (team is TEAM_A), (team.name, state.sources, state.status)
+        reply = await harness.signed(interactive_body(payload), FORM_CONTENT_TYPE)
+        assert reply.status == 200
 
-        listed_a = json.dumps(await harness.command_in(TEAM_A, "verified"))
-        listed_b = json.dumps(await harness.command_in(TEAM_B, "verified"))
-        assert saved.answer_id in listed_a and saved.answer_id not in listed_b
-        refused = await harness.command_in(TEAM_B, f"forget {saved.answer_id}")
-        assert "No verified answer" in refused["text"]
-        assert await keeper.store.get(saved.answer_id) is not None
-    finally:
-        await harness.close()
+    shared = harness.bot.deps.orchestrator.thresholds
+    own = await harness.store.feedback.load_team_thresholds()
+    assert set(own) == {TEAM_A.team_id}
+    assert own[str(TEAM_A.team_id)].notify > shared.notify  # 👎 on confident answers
+    assert await harness.store.load_thresholds() is None  # the shared ones never moved
+    a = await harness.command_in(TEAM_A, "thresholds")
+    b = await harness.command_in(TEAM_B, "thresholds")
+    assert f"{own[str(TEAM_A.team_id)].notify:.2f}" in json.dumps(a)
+    assert f"{shared.notify:.2f}" in json.dumps(b)
+    assert asker not in json.dumps(b)  # team B sees none of team A's changes
+
+
+async def test_a_teams_verified_answer_answers_that_team_only(make_bot: BotFactory) -> None:
+    approvers = [ASKER[str(TEAM_A.team_id)], ASKER[str(TEAM_B.team_id)]]
+    harness = await make_bot(install=True, approvers=approvers)
+    keeper = harness.bot.deps.verified
+    assert keeper is not None
+    saved, _ = await keeper.save(
+        question="What is the capital of Mongolia?",
+        answer="It is Ulaanbaatar, according to our travel guide.",
+        verified_by=approvers[0],
+        verified_by_name="alice",
+        team_id=str(TEAM_A.team_id),
+    )
+    source = f"verified answer {saved.answer_id}"
+    for team, ts in ((TEAM_A, "1700002100.000100"), (TEAM_B, "1700002200.000100")):
+        await harness.mention_in(team, "What is the capital of Mongolia?", ts)
+        state = await harness.run_of(team, ts)
+        cited = source in {s.source for s in state.sources}
+        assert cited is (team is TEAM_A), (team.name, state.sources, state.status)
+
+    listed_a = json.dumps(await harness.command_in(TEAM_A, "verified"))
+    listed_b = json.dumps(await harness.command_in(TEAM_B, "verified"))
+    assert saved.answer_id in listed_a and saved.answer_id not in listed_b
+    refused = await harness.command_in(TEAM_B, f"forget {saved.answer_id}")
+    assert "No verified answer" in refused["text"]
+    assert await keeper.store.get(saved.answer_id) is not None
 
 
 async def test_the_outbox_side_refreshes_an_expired_token_once(bot: OAuthHarness) -> None:
@@ -727,34 +716,27 @@ async def test_the_outbox_side_refreshes_an_expired_token_once(bot: OAuthHarness
 
 
 async def test_the_home_tab_lists_only_its_own_workspaces_runs(
-    oauth_fake: tuple[FakeSlack, FakeOAuth], data_dir: Path, fresh_db_url: str
+    oauth_fake: tuple[FakeSlack, FakeOAuth], make_bot: BotFactory
 ) -> None:
     """A global approver's Home tab, opened in team A, lists team A's paused run and not
     team B's, though the approver could answer both (review finding: it listed both)."""
     fake, oauth = oauth_fake
     approver = "UAPPROVE1"
-    settings = oauth_settings(data_dir, fake, oauth, fresh_db_url)
-    bot = OAuthHarness(fake, settings.model_copy(update={"approvers": [approver]}), oauth)
-    await bot.start()
-    try:
-        await bot.install(TEAM_A)
-        await bot.install(TEAM_B)
-        await bot.mention_in(TEAM_A, PAUSING, "1700000900.000100")
-        await bot.mention_in(TEAM_B, PAUSING, "1700000900.000200")
-        mine = await bot.run_of(TEAM_A, "1700000900.000100")
-        theirs = await bot.run_of(TEAM_B, "1700000900.000200")
-        assert mine.status is RunStatus.PAUSED and theirs.status is RunStatus.PAUSED
-        await bot.open_app_in(TEAM_A, approver, event_ts="1700000999.000001")
-        views = [
-            json.dumps(c.params["view"])
-            for c in fake.calls_to("views.publish")
-            if c.params["user_id"] == approver and _team_of_call(oauth, c) == TEAM_A.team_id
-        ]
-        assert views, "the approver's tab was published with team A's token"
-        assert mine.run_id[:6] in views[-1]
-        assert theirs.run_id[:6] not in views[-1]
-    finally:
-        await bot.close()
+    bot = await make_bot(install=True, approvers=[approver])
+    await bot.mention_in(TEAM_A, PAUSING, "1700000900.000100")
+    await bot.mention_in(TEAM_B, PAUSING, "1700000900.000200")
+    mine = await bot.run_of(TEAM_A, "1700000900.000100")
+    theirs = await bot.run_of(TEAM_B, "1700000900.000200")
+    assert mine.status is RunStatus.PAUSED and theirs.status is RunStatus.PAUSED
+    await bot.open_app_in(TEAM_A, approver, event_ts="1700000999.000001")
+    views = [
+        json.dumps(c.params["view"])
+        for c in fake.calls_to("views.publish")
+        if c.params["user_id"] == approver and _team_of_call(oauth, c) == TEAM_A.team_id
+    ]
+    assert views, "the approver's tab was published with team A's token"
+    assert mine.run_id[:6] in views[-1]
+    assert theirs.run_id[:6] not in views[-1]
 
 
 def _team_of_call(oauth: FakeOAuth, call: Any) -> str | None:

@@ -27,7 +27,7 @@ from tests.fakes.fake_slack import (
     view_submission_payload,
 )
 
-from .conftest import FACILITIES, assert_valid_block_kit
+from .conftest import FACILITIES, BotHarness, assert_valid_block_kit
 from .test_oauth import TEAM_A, TEAM_B, OAuthHarness, oauth_settings
 
 SHARED = "C0SHARED01"
@@ -52,18 +52,20 @@ Teams = Callable[[dict[str, list[str]]], Awaitable[OAuthHarness]]
 
 
 @pytest.fixture
-async def teams(
-    oauth_fake: tuple[FakeSlack, FakeOAuth], data_dir: Path, fresh_db_url: str
-) -> AsyncIterator[Teams]:
+def teams(
+    oauth_fake: tuple[FakeSlack, FakeOAuth],
+    data_dir: Path,
+    fresh_db_url: str,
+    started: list[BotHarness],
+) -> Teams:
     fake, oauth = oauth_fake
-    running: list[OAuthHarness] = []
 
     async def start(limits: dict[str, list[str]]) -> OAuthHarness:
         settings = oauth_settings(data_dir, fake, oauth, fresh_db_url)
         slack = settings.slack.model_copy(update={"team_collections": limits})
         harness = OAuthHarness(fake, settings.model_copy(update={"slack": slack}), oauth)
         await harness.start()
-        running.append(harness)
+        started.append(harness)
         await harness.install(TEAM_A)
         await harness.install(TEAM_B)
         for team in (TEAM_A, TEAM_B):
@@ -71,9 +73,7 @@ async def teams(
             fake.workspace.add_user(USER[team.team_id], name=f"user-{team.name}")
         return harness
 
-    yield start
-    for harness in running:
-        await harness.close()
+    return start
 
 
 @pytest.fixture
