@@ -5,8 +5,8 @@ import sqlalchemy as sa
 from alembic import op
 ${imports if imports else ""}
 
-revision = ${repr(up_revision)}  # created ${create_date}
-down_revision = ${repr(down_revision)}
+revision: str = ${repr(up_revision)}  # created ${create_date}
+down_revision: str | None = ${repr(down_revision)}
 
 
 def upgrade() -> None:

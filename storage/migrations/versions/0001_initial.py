@@ -5,8 +5,8 @@ from alembic import op
 
 from storage.migrations.columns import thresholds
 
-revision = "0001_initial"  # created 2025-01-01 00:00:00
-down_revision = None
+revision: str = "0001_initial"  # created 2025-01-01 00:00:00
+down_revision: str | None = None
 
 
 def _ts(name: str, *, nullable: bool = False) -> sa.Column:

@@ -3,8 +3,8 @@
 import sqlalchemy as sa
 from alembic import op
 
-revision = "0002_message_refs"  # created 2025-01-02 00:00:00
-down_revision = "0001_initial"
+revision: str = "0002_message_refs"  # created 2025-01-02 00:00:00
+down_revision: str | None = "0001_initial"
 
 
 def upgrade() -> None:

@@ -3,8 +3,8 @@
 import sqlalchemy as sa
 from alembic import op
 
-revision = "0003_run_leases"  # created 2026-11-23 00:00:00
-down_revision = "0002_message_refs"
+revision: str = "0003_run_leases"  # created 2026-11-23 00:00:00
+down_revision: str | None = "0002_message_refs"
 
 
 def upgrade() -> None:

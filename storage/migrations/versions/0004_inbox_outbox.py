@@ -5,8 +5,8 @@ messages are not yet what its state says.
 import sqlalchemy as sa
 from alembic import op
 
-revision = "0004_inbox_outbox"  # created 2026-11-23 21:00:00
-down_revision = "0003_run_leases"
+revision: str = "0004_inbox_outbox"  # created 2026-11-23 21:00:00
+down_revision: str | None = "0003_run_leases"
 
 
 def upgrade() -> None:

@@ -5,8 +5,8 @@ process the same Slack request at once (the run lease idea, applied to the inbox
 import sqlalchemy as sa
 from alembic import op
 
-revision = "0005_inbox_claims"  # created 2026-11-24 00:40:00
-down_revision = "0004_inbox_outbox"
+revision: str = "0005_inbox_claims"  # created 2026-11-24 00:40:00
+down_revision: str | None = "0004_inbox_outbox"
 
 
 def upgrade() -> None:

@@ -12,8 +12,8 @@ from datetime import UTC, datetime
 import sqlalchemy as sa
 from alembic import op
 
-revision = "0006_workspace_notes"  # created 2026-11-26 21:00:00
-down_revision = "0005_inbox_claims"
+revision: str = "0006_workspace_notes"  # created 2026-11-26 21:00:00
+down_revision: str | None = "0005_inbox_claims"
 
 OWNER_PREFIX = "team:"  # run ids have no colon: no run's message ref starts with it
 

@@ -5,8 +5,8 @@ and task leases: which replica runs the scheduled sync.
 import sqlalchemy as sa
 from alembic import op
 
-revision = "0007_sources"  # created 2026-11-26 22:00:00
-down_revision = "0006_workspace_notes"
+revision: str = "0007_sources"  # created 2026-11-26 22:00:00
+down_revision: str | None = "0006_workspace_notes"
 
 
 def upgrade() -> None:

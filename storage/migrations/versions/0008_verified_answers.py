@@ -5,8 +5,8 @@ knowledge base. This table is their record of truth.
 import sqlalchemy as sa
 from alembic import op
 
-revision = "0008_verified_answers"  # created 2026-11-26 22:00:00
-down_revision = "0007_sources"
+revision: str = "0008_verified_answers"  # created 2026-11-26 22:00:00
+down_revision: str | None = "0007_sources"
 
 
 def upgrade() -> None:

@@ -3,8 +3,8 @@
 import sqlalchemy as sa
 from alembic import op
 
-revision = "0009_calibrations"  # created 2026-11-26 21:20:00
-down_revision = "0008_verified_answers"
+revision: str = "0009_calibrations"  # created 2026-11-26 21:20:00
+down_revision: str | None = "0008_verified_answers"
 
 
 def upgrade() -> None:

@@ -7,8 +7,8 @@ from alembic import op
 
 from storage.migrations.columns import thresholds
 
-revision = "0010_threshold_audit"  # created 2026-11-26 21:30:00
-down_revision = "0009_calibrations"
+revision: str = "0010_threshold_audit"  # created 2026-11-26 21:30:00
+down_revision: str | None = "0009_calibrations"
 
 
 def upgrade() -> None:

@@ -7,8 +7,8 @@ from alembic import op
 
 from storage.migrations.columns import thresholds
 
-revision = "0011_channel_settings"  # created 2026-11-26 23:00:00
-down_revision = "0010_threshold_audit"
+revision: str = "0011_channel_settings"  # created 2026-11-26 23:00:00
+down_revision: str | None = "0010_threshold_audit"
 
 
 def upgrade() -> None:

@@ -6,8 +6,8 @@ team a verified answer answers for.
 import sqlalchemy as sa
 from alembic import op
 
-revision = "0012_installations"  # created 2026-11-26 23:15:00
-down_revision = "0011_channel_settings"
+revision: str = "0012_installations"  # created 2026-11-26 23:15:00
+down_revision: str | None = "0011_channel_settings"
 
 
 def upgrade() -> None:
