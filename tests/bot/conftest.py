@@ -324,8 +324,10 @@ class BotHarness:
         thread_ts: str | None = None,
         settle: bool = True,
         element_type: str = "button",
+        team_id: str = TEAM,
     ) -> Reply:
-        """Click a button on `message` (as Slack sends it: the message is in the payload)."""
+        """Click a button on `message` (as Slack sends it: the message is in the payload),
+        from workspace `team_id`."""
         if message is not None:
             payload = block_actions_payload(
                 action_id=action_id,
@@ -335,6 +337,7 @@ class BotHarness:
                 message_ts=message.ts,
                 message=message.to_api(),
                 element_type=element_type,
+                team_id=team_id,
             )
         else:
             payload = block_actions_payload(
@@ -343,6 +346,7 @@ class BotHarness:
                 user=user,
                 message_ts=thread_ts or "1700000000.999999",
                 thread_ts=thread_ts,
+                team_id=team_id,
             )
         return await self.interactive(payload, settle=settle)
 

@@ -314,16 +314,13 @@ async def test_a_cross_team_click_or_status_is_not_found(bot: OAuthHarness) -> N
 
     plan = await bot.plan_message(state)
     value = button_values(plan)[ids.PLAN_RUN]
-    payload = block_actions_payload(
-        action_id=ids.PLAN_RUN,
-        value=value,
+    reply = await bot.click(
+        ids.PLAN_RUN,
+        value,
+        message=plan,
         user=ASKER[str(TEAM_A.team_id)],  # even the asker's id, sent from team B
-        channel=plan.channel,
-        message_ts=plan.ts,
-        message=plan.to_api(),
         team_id=str(TEAM_B.team_id),
     )
-    reply = await bot.signed(interactive_body(payload), FORM_CONTENT_TYPE)
     assert reply.status == 200
     assert (await bot.run_of(TEAM_A, ts)).status is RunStatus.PAUSED  # nothing moved
     told = [e.text for e in bot.fake.workspace.ephemerals(user=ASKER[str(TEAM_A.team_id)])]
@@ -427,16 +424,9 @@ async def test_a_restart_recovers_paused_runs_of_both_teams_with_their_tokens(
     bot.fake.reset_calls()
 
     for team, plan in plans.items():
-        payload = block_actions_payload(
-            action_id=ids.PLAN_RUN,
-            value=button_values(plan)[ids.PLAN_RUN],
-            user=ASKER[str(team.team_id)],
-            channel=plan.channel,
-            message_ts=plan.ts,
-            message=plan.to_api(),
-            team_id=str(team.team_id),
-        )
-        reply = await bot.signed(interactive_body(payload), FORM_CONTENT_TYPE)
+        value = button_values(plan)[ids.PLAN_RUN]
+        asker, team_id = ASKER[str(team.team_id)], str(team.team_id)
+        reply = await bot.click(ids.PLAN_RUN, value, message=plan, user=asker, team_id=team_id)
         assert reply.status == 200
     for team, ts in threads.items():
         state = await bot.run_of(team, ts)
