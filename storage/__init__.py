@@ -9,7 +9,8 @@ sources and task leases), verified_answers.py, calibrations.py (fitted confidenc
 threshold_audit.py (who moved the thresholds), retention.py (forgetting old runs).
 run_store.py puts the run-side ones
 behind one object, `SqlRunStore`, for the callers that take one store. db.py makes the
-engine and migrates (migrations/); tables.py is the schema; errors.py turns every
+engine and migrates (migrations/; migrations/columns.py holds the column sets several
+revisions write, frozen); tables.py is the schema; errors.py turns every
 database failure into a `StorageError` with one line saying what to do.
 """
 

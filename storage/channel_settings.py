@@ -82,6 +82,18 @@ def _dump(value: Any) -> str | None:
     return None if value is None else json.dumps(value)
 
 
+def _change_of(row: ChannelSettingChangeRow) -> ChannelSettingChange:
+    return ChannelSettingChange(
+        team_id=row.team_id,
+        channel_id=row.channel_id,
+        field=row.field,
+        old=None if row.old_value is None else json.loads(row.old_value),
+        new=None if row.new_value is None else json.loads(row.new_value),
+        changed_by=row.changed_by,
+        changed_at=row.changed_at,
+    )
+
+
 def _settings_of(row: ChannelSettingsRow) -> ChannelSettings:
     def listed(blob: str | None) -> list[str] | None:
         return None if blob is None else [str(v) for v in json.loads(blob)]
@@ -126,8 +138,7 @@ class SqlChannelSettings(SqlStore):
         )
         if team_id is not None:
             query = query.where(ChannelSettingsRow.team_id == team_id)
-        async with self._reads.begin() as session:
-            rows = list(await session.scalars(query))
+        rows = await self._read_all(query)
         return [_settings_of(r) for r in rows]
 
     @retried_write
@@ -205,20 +216,7 @@ class SqlChannelSettings(SqlStore):
             .order_by(ChannelSettingChangeRow.changed_at.desc(), ChannelSettingChangeRow.id.desc())
             .limit(limit)
         )
-        async with self._reads.begin() as session:
-            rows = list(await session.scalars(query))
-        return [
-            ChannelSettingChange(
-                team_id=r.team_id,
-                channel_id=r.channel_id,
-                field=r.field,
-                old=None if r.old_value is None else json.loads(r.old_value),
-                new=None if r.new_value is None else json.loads(r.new_value),
-                changed_by=r.changed_by,
-                changed_at=r.changed_at,
-            )
-            for r in rows
-        ]
+        return [_change_of(r) for r in await self._read_all(query)]
 
     @retried_write
     async def claim_reminder(

@@ -3,9 +3,9 @@ reads (storage/db.py `reader`), the write-health monitor, and the dialect's upse
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
-from sqlalchemy import CursorResult
+from sqlalchemy import CursorResult, Select
 from sqlalchemy.dialects import sqlite
 from sqlalchemy.ext.asyncio import AsyncEngine, async_sessionmaker
 
@@ -16,6 +16,9 @@ if TYPE_CHECKING:
     from sqlalchemy.dialects import postgresql
 
     Upsert = sqlite.Insert | postgresql.Insert
+
+
+_T = TypeVar("_T")
 
 
 def dialect_insert(engine: AsyncEngine, model: type[Base]) -> Upsert:
@@ -52,3 +55,8 @@ class SqlStore:
 
     def _insert(self, model: type[Base]) -> Upsert:
         return dialect_insert(self._engine, model)
+
+    async def _read_all(self, query: Select[tuple[_T]]) -> list[_T]:
+        """The first column of every row a read-only `query` returns."""
+        async with self._reads.begin() as session:
+            return list(await session.scalars(query))

@@ -33,6 +33,17 @@ def change_row(
     )
 
 
+def _change_of(row: ThresholdChangeRow) -> ThresholdChange:
+    return ThresholdChange(
+        changed_by=row.changed_by,
+        changed_at=row.changed_at,
+        reason=row.reason,
+        before=Thresholds(silent=row.old_silent, notify=row.old_notify, confirm=row.old_confirm),
+        after=Thresholds(silent=row.new_silent, notify=row.new_notify, confirm=row.new_confirm),
+        run_id=row.run_id,
+    )
+
+
 class SqlThresholdAudit(SqlStore):
     """Reads only: the rows are written by storage/feedback.py (`change_row`)."""
 
@@ -44,19 +55,7 @@ class SqlThresholdAudit(SqlStore):
             .order_by(ThresholdChangeRow.changed_at.desc(), ThresholdChangeRow.id.desc())
             .limit(limit)
         )
-        async with self._reads.begin() as session:
-            rows = list(await session.scalars(query))
-        return [
-            ThresholdChange(
-                changed_by=r.changed_by,
-                changed_at=r.changed_at,
-                reason=r.reason,
-                before=Thresholds(silent=r.old_silent, notify=r.old_notify, confirm=r.old_confirm),
-                after=Thresholds(silent=r.new_silent, notify=r.new_notify, confirm=r.new_confirm),
-                run_id=r.run_id,
-            )
-            for r in rows
-        ]
+        return [_change_of(r) for r in await self._read_all(query)]
 
     async def votes_since(self, user_id: str, since: datetime) -> int:
         """How many votes `user_id` cast (or changed) since `since`."""

@@ -18,6 +18,7 @@ from typing import Any
 
 from aiohttp import web
 
+from bot.simulator.panes import body_of, no_person, person
 from bot.simulator.requests import event_envelope
 from bot.simulator.workspace import (
     SlackWorkspace,
@@ -205,14 +206,9 @@ class AssistantPane:
             return web.json_response({"threads": self.to_json()})
 
         async def open_pane(request: web.Request) -> web.Response:
-            try:
-                body = await request.json()
-            except ValueError:
-                body = {}
-            user = str(body.get("user") or "") if isinstance(body, dict) else ""
-            known = self.workspace.users.get(user)
-            if known is None or known.get("is_bot"):
-                return web.json_response({"ok": False, "error": "user_not_found"}, status=400)
+            user = person(self.workspace, await body_of(request))
+            if user is None:
+                return no_person()
             thread = self.open_thread(user)
             send_event(self.started_envelope(thread))
             return web.json_response(

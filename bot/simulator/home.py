@@ -18,6 +18,7 @@ from typing import Any
 
 from aiohttp import web
 
+from bot.simulator.panes import body_of, no_person, person
 from bot.simulator.requests import event_envelope
 from bot.simulator.workspace import SlackWorkspace, WorkspaceError
 
@@ -126,14 +127,9 @@ class HomeTabs:
             return web.json_response({"home": asdict(home) if home else None})
 
         async def open_home(request: web.Request) -> web.Response:
-            try:
-                body = await request.json()
-            except ValueError:
-                body = {}
-            user = str(body.get("user") or "") if isinstance(body, dict) else ""
-            known = self.workspace.users.get(user)
-            if known is None or known.get("is_bot"):
-                return web.json_response({"ok": False, "error": "user_not_found"}, status=400)
+            user = person(self.workspace, await body_of(request))
+            if user is None:
+                return no_person()
             ws = self.workspace
             home = self.views.get(user)
             send_event(

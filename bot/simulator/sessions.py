@@ -26,6 +26,7 @@ from typing import Any
 from aiohttp import web
 
 from bot.simulator.home import app_home_opened_envelope
+from bot.simulator.panes import body_of, no_person, person
 from bot.simulator.requests import event_envelope
 from bot.simulator.workspace import SlackWorkspace, WorkspaceError
 
@@ -212,26 +213,14 @@ class AgentSessions:
         `POST /sim/sessions/messages_opened`; `send_event` delivers an Events API
         envelope to the app, `dm_of` names a person's DM with it."""
 
-        async def body_of(request: web.Request) -> dict[str, Any]:
-            try:
-                body = await request.json()
-            except ValueError:
-                return {}
-            return body if isinstance(body, dict) else {}
-
-        def person(body: dict[str, Any]) -> str | None:
-            user = str(body.get("user") or "")
-            known = self.workspace.users.get(user)
-            return user if known is not None and not known.get("is_bot") else None
-
         async def state(request: web.Request) -> web.Response:
             return web.json_response({"sessions": self.to_json()})
 
         async def stop(request: web.Request) -> web.Response:
             body = await body_of(request)
-            user = person(body)
+            user = person(self.workspace, body)
             if user is None:
-                return web.json_response({"ok": False, "error": "user_not_found"}, status=400)
+                return no_person()
             channel, thread_ts = str(body.get("channel") or ""), str(body.get("thread_ts") or "")
             try:
                 envelope = self.stop(channel, thread_ts, user)
@@ -241,9 +230,9 @@ class AgentSessions:
             return web.json_response({"ok": True, "event": envelope["event"]})
 
         async def messages_opened(request: web.Request) -> web.Response:
-            user = person(await body_of(request))
+            user = person(self.workspace, await body_of(request))
             if user is None:
-                return web.json_response({"ok": False, "error": "user_not_found"}, status=400)
+                return no_person()
             envelope = self.open_messages(user, dm_of(user))
             send_event(envelope)
             return web.json_response({"ok": True, "event": envelope["event"]})

@@ -10,14 +10,14 @@
 
 (() => {
   const sim = window.graceSim;
-  const post = sim.post; // one JSON POST helper for the page (simulator.js)
   if (!sim) return;
-  const $ = (sel, root = document) => root.querySelector(sel);
-  const byTestId = (id) => $(`[data-testid="${id}"]`);
-  const threads = new Map(); // "channel/thread_ts" -> pane state from /sim/assistant/state
+  const { $, byTestId, post } = sim; // the page's helpers (simulator.js)
+  // "channel/thread_ts" -> pane state from /sim/assistant/state
+  const threads = sim.threadRecords("/sim/assistant/state", "threads", "assistant_updated", () =>
+    paint(),
+  );
 
-  const style = document.createElement("style");
-  style.textContent = `
+  sim.addStyle(`
     .assistant-open { margin: 10px 12px 0; padding: 7px 10px; border: 0; border-radius: 6px;
       background: #611f69; color: #fff; font-weight: 700; text-align: left; cursor: pointer; }
     .assistant-open:hover { background: #7b2a85; }
@@ -30,8 +30,7 @@
     .assistant-prompts button:hover { background: #f1e4f3; }
     .assistant-status { padding: 6px 18px 0; font-size: 13px; color: #616061; font-style: italic; flex: none; }
     .assistant-status::before { content: "✨ "; font-style: normal; }
-  `;
-  document.head.appendChild(style);
+  `);
 
   const open = document.createElement("button");
   open.type = "button";
@@ -62,10 +61,7 @@
   const escapeHtml = (s) =>
     String(s ?? "").replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;");
 
-  function current() {
-    const s = sim.state;
-    return s.thread ? threads.get(`${s.channel}/${s.thread}`) || null : null;
-  }
+  const current = threads.current;
 
   function someoneAsked(thread) {
     for (const m of sim.state.messages.values()) {
@@ -99,19 +95,11 @@
     }
   }
 
-  async function refresh() {
-    const response = await fetch("/sim/assistant/state");
-    const data = await response.json();
-    threads.clear();
-    for (const t of data.threads) threads.set(`${t.channel}/${t.thread_ts}`, t);
-    paint();
-  }
-
   open.addEventListener("click", async () => {
     const data = await post("/sim/assistant/open", { user: sim.state.user });
     if (!data.ok) return;
     const t = data.thread;
-    threads.set(`${t.channel}/${t.thread_ts}`, t);
+    threads.put(t);
     if (data.message) sim.state.messages.set(`${t.channel}/${t.thread_ts}`, data.message);
     sim.state.channel = t.channel;
     sim.state.thread = t.thread_ts;
@@ -136,19 +124,4 @@
     attributes: true, attributeFilter: ["data-thread-ts", "hidden"],
   });
   new MutationObserver(() => paint()).observe(byTestId("thread-messages"), { childList: true });
-  const events = new EventSource("/sim/events");
-  events.onmessage = (e) => {
-    let event;
-    try {
-      event = JSON.parse(e.data);
-    } catch (err) {
-      return;
-    }
-    if (event.kind === "assistant_updated" && event.thread) {
-      const t = event.thread;
-      threads.set(`${t.channel}/${t.thread_ts}`, t); // every status in turn, none skipped
-      paint();
-    } else if (event.kind === "hello" || event.kind === "reset") refresh();
-  };
-  refresh();
 })();

@@ -10,13 +10,11 @@
 (() => {
   const sim = window.graceSim;
   if (!sim) return;
-  const $ = (sel, root = document) => root.querySelector(sel);
-  const byTestId = (id) => $(`[data-testid="${id}"]`);
+  const { $, byTestId } = sim; // the page's helpers (simulator.js)
   const homes = new Map(); // user -> last published home ({id, user, hash, view, publishes})
   let shown = false;
 
-  const style = document.createElement("style");
-  style.textContent = `
+  sim.addStyle(`
     .home-open { margin: 6px 12px 0; padding: 6px 10px; border: 0; border-radius: 6px;
       background: transparent; color: inherit; text-align: left; cursor: pointer; font: inherit; }
     .home-open:hover, .home-open[aria-current="true"] { background: rgba(255,255,255,0.15); }
@@ -29,8 +27,7 @@
     .home-header button { margin-left: auto; }
     .home-body { flex: 1; overflow-y: auto; padding: 12px 18px; }
     .home-empty { color: #616061; font-style: italic; }
-  `;
-  document.head.appendChild(style);
+  `);
 
   const title = document.createElement("div");
   title.className = "section-title";
@@ -114,18 +111,11 @@
   }, true);
   byTestId("user-switcher").addEventListener("change", () => close());
 
-  const events = new EventSource("/sim/events");
-  events.onmessage = (e) => {
-    let event;
-    try {
-      event = JSON.parse(e.data);
-    } catch (err) {
-      return;
-    }
+  sim.listen((event) => {
     if (event.kind === "home_published" && event.home) {
       const known = homes.get(event.home.user);
       if (!known || known.publishes <= event.home.publishes) homes.set(event.home.user, event.home);
       if (shown && event.home.user === sim.state.user) paint();
     }
-  };
+  });
 })();

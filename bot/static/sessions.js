@@ -10,14 +10,14 @@
 
 (() => {
   const sim = window.graceSim;
-  const post = sim.post; // one JSON POST helper for the page (simulator.js)
   if (!sim) return;
-  const $ = (sel, root = document) => root.querySelector(sel);
-  const byTestId = (id) => $(`[data-testid="${id}"]`);
-  const sessions = new Map(); // "channel/thread_ts" -> session from /sim/sessions/state
+  const { $, byTestId, post } = sim; // the page's helpers (simulator.js)
+  // "channel/thread_ts" -> session from /sim/sessions/state
+  const sessions = sim.threadRecords("/sim/sessions/state", "sessions", "session_updated", () =>
+    paint(),
+  );
 
-  const style = document.createElement("style");
-  style.textContent = `
+  sim.addStyle(`
     .session-bar { display: flex; align-items: center; gap: 8px; padding: 6px 18px 0; flex: none;
       font-size: 13px; color: #616061; }
     .session-title { font-weight: 700; color: #1d1c1d; overflow: hidden; white-space: nowrap;
@@ -29,8 +29,7 @@
     .session-stop { margin-left: auto; border: 1px solid #e01e5a; color: #e01e5a; background: #fff;
       border-radius: 6px; padding: 2px 10px; font-weight: 700; cursor: pointer; }
     .session-stop:hover { background: #fdf0f4; }
-  `;
-  document.head.appendChild(style);
+  `);
 
   const pane = byTestId("thread-pane");
   const bar = document.createElement("div");
@@ -46,10 +45,7 @@
   const status = $('[data-testid="session-status"]', bar);
   const stop = $('[data-testid="session-stop"]', bar);
 
-  function current() {
-    const s = sim.state;
-    return s.thread ? sessions.get(`${s.channel}/${s.thread}`) || null : null;
-  }
+  const current = sessions.current;
 
   function paint() {
     const session = current();
@@ -61,14 +57,6 @@
     status.textContent = session.status;
     status.dataset.status = session.status;
     stop.hidden = !session.stoppable;
-  }
-
-  async function refresh() {
-    const response = await fetch("/sim/sessions/state");
-    const data = await response.json();
-    sessions.clear();
-    for (const s of data.sessions) sessions.set(`${s.channel}/${s.thread_ts}`, s);
-    paint();
   }
 
   stop.addEventListener("click", async () => {
@@ -93,19 +81,4 @@
   new MutationObserver(() => paint()).observe(pane, {
     attributes: true, attributeFilter: ["data-thread-ts", "hidden"],
   });
-  const events = new EventSource("/sim/events");
-  events.onmessage = (e) => {
-    let event;
-    try {
-      event = JSON.parse(e.data);
-    } catch (err) {
-      return;
-    }
-    if (event.kind === "session_updated" && event.thread) {
-      const s = event.thread;
-      sessions.set(`${s.channel}/${s.thread_ts}`, s);
-      paint();
-    } else if (event.kind === "hello" || event.kind === "reset") refresh();
-  };
-  refresh();
 })();

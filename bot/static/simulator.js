@@ -709,6 +709,57 @@
     setTimeout(() => item.remove(), 6000);
   }
 
+  // An extra stream of /sim/events for a pane script: `onEvent` gets each event parsed
+  // (a line that is not JSON is skipped).
+  function listen(onEvent) {
+    const source = new EventSource("/sim/events");
+    source.onmessage = (e) => {
+      let event;
+      try {
+        event = JSON.parse(e.data);
+      } catch (err) {
+        return;
+      }
+      onEvent(event);
+    };
+    return source;
+  }
+
+  // Per-thread records a pane script keeps in step with the server (the assistant pane's
+  // threads, the agent sessions): loaded from `stateUrl` (its `listKey` list), replaced one
+  // by one by `updatedKind` events, loaded again on hello/reset; `onChange` runs after each.
+  function threadRecords(stateUrl, listKey, updatedKind, onChange) {
+    const records = new Map(); // "channel/thread_ts" -> record
+    const put = (r) => records.set(`${r.channel}/${r.thread_ts}`, r);
+    async function refresh() {
+      const response = await fetch(stateUrl);
+      const data = await response.json();
+      records.clear();
+      for (const r of data[listKey]) put(r);
+      onChange();
+    }
+    listen((event) => {
+      if (event.kind === updatedKind && event.thread) {
+        put(event.thread); // every update in turn, none skipped
+        onChange();
+      } else if (event.kind === "hello" || event.kind === "reset") refresh();
+    });
+    refresh();
+    return {
+      put,
+      // the record of the thread the page shows, if any
+      current: () =>
+        state.thread ? records.get(`${state.channel}/${state.thread}`) || null : null,
+    };
+  }
+
+  // A pane script's own styles.
+  function addStyle(css) {
+    const style = document.createElement("style");
+    style.textContent = css;
+    document.head.appendChild(style);
+  }
+
   async function post(url, body) {
     const response = await fetch(url, {
       method: "POST",
@@ -897,7 +948,10 @@
   });
 
   // Exposed for browser tests and debugging: the page's model and helpers.
-  window.graceSim = { state, mrkdwn, render: renderNow, loadState, renderBlocks, post };
+  window.graceSim = {
+    state, mrkdwn, render: renderNow, loadState, renderBlocks,
+    $, byTestId, post, listen, threadRecords, addStyle,
+  };
 
   remember();
   connect();

@@ -46,6 +46,8 @@ from bot.slack.delivery.plan_stream import PlanDisplay
 from bot.slack.runners import http_app
 from storage.run_store import SqlRunStore
 from tests.fakes.fake_slack import (
+    DEFAULT_APP_ID,
+    DEFAULT_BOT_USER_ID,
     DEFAULT_CHANNEL_ID,
     DEFAULT_TEAM_ID,
     DEFAULT_USER_ID,
@@ -54,6 +56,8 @@ from tests.fakes.fake_slack import (
     FakeSlack,
     RecordedCall,
     StoredMessage,
+    agent_session_stopped_envelope,
+    app_home_opened_envelope,
     app_mention_envelope,
     block_actions_payload,
     form_body,
@@ -284,6 +288,29 @@ class BotHarness:
     async def thread_reply(self, text: str, *, thread_ts: str, ts: str, user: str = ASKER) -> Reply:
         return await self.event(message_envelope(text=text, ts=ts, thread_ts=thread_ts, user=user))
 
+    async def open_app(
+        self,
+        user: str,
+        *,
+        tab: str = "home",
+        channel: str = "",
+        team_id: str = TEAM,
+        bot_user_id: str = DEFAULT_BOT_USER_ID,
+        event_ts: str = "",
+    ) -> None:
+        """`user` opens the app's `tab` (Slack's `app_home_opened`); returns once the work
+        after the ack is done."""
+        envelope = app_home_opened_envelope(
+            user=user,
+            tab=tab,
+            channel=channel,
+            team_id=team_id,
+            api_app_id=DEFAULT_APP_ID,
+            bot_user_id=bot_user_id,
+            event_ts=event_ts,
+        )
+        assert (await self.event(envelope)).status == 200
+
     async def interactive(self, payload: dict[str, Any], *, settle: bool = True) -> Reply:
         return await self.signed(interactive_body(payload), FORM_CONTENT_TYPE, settle=settle)
 
@@ -297,8 +324,10 @@ class BotHarness:
         thread_ts: str | None = None,
         settle: bool = True,
         element_type: str = "button",
+        team_id: str = TEAM,
     ) -> Reply:
-        """Click a button on `message` (as Slack sends it: the message is in the payload)."""
+        """Click a button on `message` (as Slack sends it: the message is in the payload),
+        from workspace `team_id`."""
         if message is not None:
             payload = block_actions_payload(
                 action_id=action_id,
@@ -308,6 +337,7 @@ class BotHarness:
                 message_ts=message.ts,
                 message=message.to_api(),
                 element_type=element_type,
+                team_id=team_id,
             )
         else:
             payload = block_actions_payload(
@@ -316,6 +346,7 @@ class BotHarness:
                 user=user,
                 message_ts=thread_ts or "1700000000.999999",
                 thread_ts=thread_ts,
+                team_id=team_id,
             )
         return await self.interactive(payload, settle=settle)
 
@@ -394,6 +425,18 @@ class BotHarness:
         return [e.text for e in self.fake.workspace.ephemerals(user=user)]
 
 
+def session_stopped(thread_ts: str, user: str = ASKER) -> dict[str, Any]:
+    """Slack's `agent_session_stopped`: `user` clicked Stop on thread `thread_ts`'s session."""
+    return agent_session_stopped_envelope(
+        user=user,
+        channel=CHANNEL,
+        thread_ts=thread_ts,
+        team_id=TEAM,
+        api_app_id=DEFAULT_APP_ID,
+        bot_user_id=DEFAULT_BOT_USER_ID,
+    )
+
+
 def make_settings(
     data_dir: Path,
     fake: FakeSlack,
@@ -430,10 +473,19 @@ HarnessFactory = Callable[..., Awaitable[BotHarness]]
 
 
 @pytest.fixture
-async def make_harness(fake: FakeSlack, data_dir: Path) -> AsyncIterator[HarnessFactory]:
+async def started() -> AsyncIterator[list[BotHarness]]:
+    """The bots a factory fixture started, each closed when the test ends. A factory asks
+    for it after the fake Slack it uses, so the bots close before that fake stops."""
+    running: list[BotHarness] = []
+    yield running
+    for harness in running:
+        await harness.close()
+
+
+@pytest.fixture
+def make_harness(fake: FakeSlack, data_dir: Path, started: list[BotHarness]) -> HarnessFactory:
     """`await make_harness(approvers=[...], plan_display=..., llm=..., settings=...)`: a
     started bot (closed after the test)."""
-    made: list[BotHarness] = []
 
     async def factory(
         *,
@@ -446,12 +498,10 @@ async def make_harness(fake: FakeSlack, data_dir: Path) -> AsyncIterator[Harness
         settings = settings or make_settings(data_dir, fake, approvers, plan_display=plan_display)
         harness = BotHarness(fake, settings, llm=llm)
         await harness.start()
-        made.append(harness)
+        started.append(harness)
         return harness
 
-    yield factory
-    for harness in made:
-        await harness.close()
+    return factory
 
 
 @pytest.fixture

@@ -14,13 +14,7 @@ from agent.schemas import InterventionKind, RunStatus
 from bot.slack.delivery.sessions import SET_STATUS
 from bot.slack.listeners.agent_view import STOP_REFUSED, stopped_by
 from tests.agent.doubles import GatedModel
-from tests.fakes.fake_slack import (
-    DEFAULT_APP_ID,
-    DEFAULT_BOT_USER_ID,
-    AgentSession,
-    agent_session_stopped_envelope,
-    app_home_opened_envelope,
-)
+from tests.fakes.fake_slack import AgentSession
 
 from .conftest import (
     APPROVER,
@@ -29,12 +23,12 @@ from .conftest import (
     COMPARE_Q,
     MONGOLIA_Q,
     OTHER,
-    TEAM,
     VACATION_Q,
     BotHarness,
     HarnessFactory,
     message_text,
     proceed_through_confirms,
+    session_stopped,
 )
 
 BOUND = 10.0
@@ -57,15 +51,7 @@ def history(h: BotHarness, ts: str) -> list[str]:
 
 async def stop(h: BotHarness, ts: str, user: str = ASKER, *, settle: bool = True) -> None:
     """`user` clicks the Stop button of thread `ts`'s session."""
-    envelope = agent_session_stopped_envelope(
-        user=user,
-        channel=CHANNEL,
-        thread_ts=ts,
-        team_id=TEAM,
-        api_app_id=DEFAULT_APP_ID,
-        bot_user_id=DEFAULT_BOT_USER_ID,
-    )
-    reply = await h.event(envelope, settle=settle)
+    reply = await h.event(session_stopped(ts, user), settle=settle)
     assert reply.status == 200
 
 
@@ -193,14 +179,7 @@ async def test_someone_elses_stop_is_refused_and_the_run_goes_on(harness: BotHar
 async def test_a_repeated_stop_event_is_handled_once(harness: BotHarness) -> None:
     ts = "1700020000.000800"
     await harness.mention(COMPARE_Q, ts=ts)
-    envelope = agent_session_stopped_envelope(
-        user=ASKER,
-        channel=CHANNEL,
-        thread_ts=ts,
-        team_id=TEAM,
-        api_app_id=DEFAULT_APP_ID,
-        bot_user_id=DEFAULT_BOT_USER_ID,
-    )
+    envelope = session_stopped(ts)
     assert (await harness.event(envelope)).status == 200
     assert (await harness.event(envelope, retry_num=1)).status == 200
 
@@ -270,20 +249,9 @@ async def test_opening_the_messages_tab_greets_once_and_suggests_prompts(
 ) -> None:
     dm = harness.fake.assistant.dm_of(ASKER)
 
-    async def opened(tab: str = "messages") -> None:
-        envelope = app_home_opened_envelope(
-            user=ASKER,
-            channel=dm,
-            tab=tab,
-            team_id=TEAM,
-            api_app_id=DEFAULT_APP_ID,
-            bot_user_id=DEFAULT_BOT_USER_ID,
-        )
-        assert (await harness.event(envelope)).status == 200
-
-    await opened()
-    await opened()
-    await opened(tab="home")
+    await harness.open_app(ASKER, channel=dm, tab="messages")
+    await harness.open_app(ASKER, channel=dm, tab="messages")
+    await harness.open_app(ASKER, channel=dm, tab="home")
 
     greetings = [m for m in harness.fake.messages(dm) if m.bot_id]
     assert len(greetings) == 1 and f"<@{ASKER}>" in greetings[0].text

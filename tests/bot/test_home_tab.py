@@ -13,13 +13,8 @@ from typing import Any
 from agent.schemas import InterventionKind, RunStatus
 from blocks import ids
 from blocks.common import LEVEL_WORDS
-from bot.simulator.home import app_home_opened_envelope
 from storage.channel_settings import ChannelUpdate
-from tests.fakes.fake_slack import (
-    DEFAULT_APP_ID,
-    DEFAULT_BOT_USER_ID,
-    app_mention_envelope,
-)
+from tests.fakes.fake_slack import app_mention_envelope
 
 from .conftest import (
     APPROVER,
@@ -28,7 +23,6 @@ from .conftest import (
     COMPARE_Q,
     MONGOLIA_Q,
     OTHER,
-    TEAM,
     VACATION_Q,
     BotHarness,
     HarnessFactory,
@@ -79,16 +73,7 @@ def publishes(harness: BotHarness, user: str) -> int:
 
 async def open_home(harness: BotHarness, user: str, tab: str = "home") -> None:
     """`user` opens the app's `tab`; returns once the work after the ack is done."""
-    envelope = app_home_opened_envelope(
-        user=user,
-        tab=tab,
-        team_id=TEAM,
-        api_app_id=DEFAULT_APP_ID,
-        bot_user_id=DEFAULT_BOT_USER_ID,
-        event_ts="1700200999.000001",
-    )
-    reply = await harness.event(envelope)
-    assert reply.status == 200
+    await harness.open_app(user, tab=tab, event_ts="1700200999.000001")
 
 
 async def test_a_paused_run_waits_in_its_approvers_inbox_not_in_an_unrelated_users(

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -20,13 +20,11 @@ from sqlalchemy import update
 from agent.schemas import RunState, RunStatus, ThreadKey
 from blocks import ids
 from bot.service.settings import LLMSettings, Settings, SlackSettings
-from bot.simulator.home import app_home_opened_envelope
 from bot.simulator.oauth import FakeOAuth, FakeTeam
 from storage.installations import SqlInstallationStore
 from storage.sealing import new_key
 from storage.tables import OAuthStateRow
 from tests.fakes.fake_slack import (
-    DEFAULT_APP_ID,
     FORM_CONTENT_TYPE,
     FakeSlack,
     app_mention_envelope,
@@ -104,17 +102,26 @@ class OAuthHarness(BotHarness):
 
     # ------------------------------------------------------------------ per team
 
-    async def mention_in(self, team: FakeTeam, text: str, ts: str) -> None:
+    async def mention_in(
+        self, team: FakeTeam, text: str, ts: str, *, user: str = "", channel: str = ""
+    ) -> None:
+        """A mention in `team` (by default its asker, in its channel)."""
         envelope = app_mention_envelope(
             text=text,
             ts=ts,
-            user=ASKER[str(team.team_id)],
-            channel=CHANNEL[str(team.team_id)],
+            user=user or ASKER[str(team.team_id)],
+            channel=channel or CHANNEL[str(team.team_id)],
             team_id=str(team.team_id),
             bot_user_id=team.bot_user_id,
         )
         reply = await self.event(envelope)
         assert reply.status == 200, reply.text
+
+    async def open_app_in(self, team: FakeTeam, user: str, *, event_ts: str) -> None:
+        """`user` of `team` opens the app's Home tab."""
+        await self.open_app(
+            user, team_id=str(team.team_id), bot_user_id=team.bot_user_id, event_ts=event_ts
+        )
 
     async def command_in(self, team: FakeTeam, text: str, *, user: str | None = None) -> Any:
         form = slash_command_form(
@@ -176,15 +183,36 @@ def oauth_settings(data_dir: Path, fake: FakeSlack, oauth: FakeOAuth, db_url: st
     )
 
 
+BotFactory = Callable[..., Awaitable[OAuthHarness]]
+"""`make_bot(install=False, **update)`: a started bot whose settings `update` changes; with
+`install`, both teams are installed first. Each is closed when the test ends."""
+
+
 @pytest.fixture
-async def bot(
-    oauth_fake: tuple[FakeSlack, FakeOAuth], data_dir: Path, fresh_db_url: str
-) -> AsyncIterator[OAuthHarness]:
+def make_bot(
+    oauth_fake: tuple[FakeSlack, FakeOAuth],
+    data_dir: Path,
+    fresh_db_url: str,
+    started: list[BotHarness],
+) -> BotFactory:
     fake, oauth = oauth_fake
-    harness = OAuthHarness(fake, oauth_settings(data_dir, fake, oauth, fresh_db_url), oauth)
-    await harness.start()
-    yield harness
-    await harness.close()
+
+    async def start(*, install: bool = False, **update: Any) -> OAuthHarness:
+        settings = oauth_settings(data_dir, fake, oauth, fresh_db_url).model_copy(update=update)
+        harness = OAuthHarness(fake, settings, oauth)
+        await harness.start()
+        started.append(harness)
+        if install:
+            await harness.install(TEAM_A)
+            await harness.install(TEAM_B)
+        return harness
+
+    return start
+
+
+@pytest.fixture
+async def bot(make_bot: BotFactory) -> OAuthHarness:
+    return await make_bot()
 
 
 # --------------------------------------------------------------------------- install
@@ -286,16 +314,13 @@ async def test_a_cross_team_click_or_status_is_not_found(bot: OAuthHarness) -> N
 
     plan = await bot.plan_message(state)
     value = button_values(plan)[ids.PLAN_RUN]
-    payload = block_actions_payload(
-        action_id=ids.PLAN_RUN,
-        value=value,
+    reply = await bot.click(
+        ids.PLAN_RUN,
+        value,
+        message=plan,
         user=ASKER[str(TEAM_A.team_id)],  # even the asker's id, sent from team B
-        channel=plan.channel,
-        message_ts=plan.ts,
-        message=plan.to_api(),
         team_id=str(TEAM_B.team_id),
     )
-    reply = await bot.signed(interactive_body(payload), FORM_CONTENT_TYPE)
     assert reply.status == 200
     assert (await bot.run_of(TEAM_A, ts)).status is RunStatus.PAUSED  # nothing moved
     told = [e.text for e in bot.fake.workspace.ephemerals(user=ASKER[str(TEAM_A.team_id)])]
@@ -399,16 +424,9 @@ async def test_a_restart_recovers_paused_runs_of_both_teams_with_their_tokens(
     bot.fake.reset_calls()
 
     for team, plan in plans.items():
-        payload = block_actions_payload(
-            action_id=ids.PLAN_RUN,
-            value=button_values(plan)[ids.PLAN_RUN],
-            user=ASKER[str(team.team_id)],
-            channel=plan.channel,
-            message_ts=plan.ts,
-            message=plan.to_api(),
-            team_id=str(team.team_id),
-        )
-        reply = await bot.signed(interactive_body(payload), FORM_CONTENT_TYPE)
+        value = button_values(plan)[ids.PLAN_RUN]
+        asker, team_id = ASKER[str(team.team_id)], str(team.team_id)
+        reply = await bot.click(ids.PLAN_RUN, value, message=plan, user=asker, team_id=team_id)
         assert reply.status == 200
     for team, ts in threads.items():
         state = await bot.run_of(team, ts)
@@ -568,122 +586,90 @@ async def test_after_a_restart_the_sweeper_expires_both_teams_pauses_with_their_
         assert bot.teams_of_tokens(CHANNEL[str(team.team_id)]) == {team.team_id}
 
 
-async def test_an_approvers_stats_count_their_workspace_only(
-    oauth_fake: tuple[FakeSlack, FakeOAuth], data_dir: Path, fresh_db_url: str
-) -> None:
-    fake, oauth = oauth_fake
-    approver = ASKER[str(TEAM_A.team_id)]
-    settings = oauth_settings(data_dir, fake, oauth, fresh_db_url)
-    harness = OAuthHarness(fake, settings.model_copy(update={"approvers": [approver]}), oauth)
-    await harness.start()
-    try:
-        await harness.install(TEAM_A)
-        await harness.install(TEAM_B)
-        await harness.mention_in(TEAM_A, QUESTION, "1700001800.000100")
-        for n in range(2):
-            await harness.mention_in(TEAM_B, QUESTION, f"17000019{n}0.000100")
-        body = await harness.command_in(TEAM_A, "stats")
-        assert body["text"] == "GRACE stats for today"
-        assert "*questions asked*: 1" in json.dumps(body["blocks"], ensure_ascii=False)
-    finally:
-        await harness.close()
+async def test_an_approvers_stats_count_their_workspace_only(make_bot: BotFactory) -> None:
+    harness = await make_bot(install=True, approvers=[ASKER[str(TEAM_A.team_id)]])
+    await harness.mention_in(TEAM_A, QUESTION, "1700001800.000100")
+    for n in range(2):
+        await harness.mention_in(TEAM_B, QUESTION, f"17000019{n}0.000100")
+    body = await harness.command_in(TEAM_A, "stats")
+    assert body["text"] == "GRACE stats for today"
+    assert "*questions asked*: 1" in json.dumps(body["blocks"], ensure_ascii=False)
 
 
-async def test_one_teams_votes_move_its_own_thresholds_only(
-    oauth_fake: tuple[FakeSlack, FakeOAuth], data_dir: Path, fresh_db_url: str
-) -> None:
+async def test_one_teams_votes_move_its_own_thresholds_only(make_bot: BotFactory) -> None:
     from agent.config import InterventionConfig
     from agent.schemas import InterventionLevel
     from bot.service.settings import FeedbackSettings
 
-    fake, oauth = oauth_fake
-    settings = oauth_settings(data_dir, fake, oauth, fresh_db_url).model_copy(
-        update={
-            "intervention": InterventionConfig(feedback_window=4, learning_rate=0.01),
-            "feedback": FeedbackSettings(quorum=1),
-        }
+    harness = await make_bot(
+        install=True,
+        intervention=InterventionConfig(feedback_window=4, learning_rate=0.01),
+        feedback=FeedbackSettings(quorum=1),
     )
-    harness = OAuthHarness(fake, settings, oauth)
-    await harness.start()
-    try:
-        await harness.install(TEAM_A)
-        await harness.install(TEAM_B)
-        asker = ASKER[str(TEAM_A.team_id)]
-        channel = CHANNEL[str(TEAM_A.team_id)]
-        for n in range(4):
-            state = RunState(
-                run_id=f"votes{n:07d}",
-                query=QUESTION,
-                asker=asker,
-                thread=ThreadKey(
-                    team_id=str(TEAM_A.team_id), channel_id=channel, thread_ts=f"17000020{n}0.0"
-                ),
-                status=RunStatus.ANSWERED,
-                final_answer="Twenty days.",
-                overall_confidence=0.9,
-                level=InterventionLevel.SILENT,
-            )
-            await harness.store.save(state)
-            payload = block_actions_payload(
-                action_id=ids.FEEDBACK_DOWN,
-                value=ids.ButtonValue(run_id=state.run_id).encode(),
-                user=asker,
-                channel=channel,
-                message_ts=state.thread.thread_ts,
-                team_id=str(TEAM_A.team_id),
-            )
-            reply = await harness.signed(interactive_body(payload), FORM_CONTENT_TYPE)
-            assert reply.status == 200
-
-        shared = harness.bot.deps.orchestrator.thresholds
-        own = await harness.store.feedback.load_team_thresholds()
-        assert set(own) == {TEAM_A.team_id}
-        assert own[str(TEAM_A.team_id)].notify > shared.notify  # 👎 on confident answers
-        assert await harness.store.load_thresholds() is None  # the shared ones never moved
-        a = await harness.command_in(TEAM_A, "thresholds")
-        b = await harness.command_in(TEAM_B, "thresholds")
-        assert f"{own[str(TEAM_A.team_id)].notify:.2f}" in json.dumps(a)
-        assert f"{shared.notify:.2f}" in json.dumps(b)
-        assert asker not in json.dumps(b)  # team B sees none of team A's changes
-    finally:
-        await harness.close()
-
-
-async def test_a_teams_verified_answer_answers_that_team_only(
-    oauth_fake: tuple[FakeSlack, FakeOAuth], data_dir: Path, fresh_db_url: str
-) -> None:
-    fake, oauth = oauth_fake
-    approvers = [ASKER[str(TEAM_A.team_id)], ASKER[str(TEAM_B.team_id)]]
-    settings = oauth_settings(data_dir, fake, oauth, fresh_db_url)
-    harness = OAuthHarness(fake, settings.model_copy(update={"approvers": approvers}), oauth)
-    await harness.start()
-    try:
-        await harness.install(TEAM_A)
-        await harness.install(TEAM_B)
-        keeper = harness.bot.deps.verified
-        assert keeper is not None
-        saved, _ = await keeper.save(
-            question="What is the capital of Mongolia?",
-            answer="It is Ulaanbaatar, according to our travel guide.",
-            verified_by=approvers[0],
-            verified_by_name="alice",
+    asker = ASKER[str(TEAM_A.team_id)]
+    channel = CHANNEL[str(TEAM_A.team_id)]
+    for n in range(4):
+        state = RunState(
+            run_id=f"votes{n:07d}",
+            query=QUESTION,
+            asker=asker,
+            thread=ThreadKey(
+                team_id=str(TEAM_A.team_id), channel_id=channel, thread_ts=f"17000020{n}0.0"
+            ),
+            status=RunStatus.ANSWERED,
+            final_answer="Twenty days.",
+            overall_confidence=0.9,
+            level=InterventionLevel.SILENT,
+        )
+        await harness.store.save(state)
+        payload = block_actions_payload(
+            action_id=ids.FEEDBACK_DOWN,
+            value=ids.ButtonValue(run_id=state.run_id).encode(),
+            user=asker,
+            channel=channel,
+            message_ts=state.thread.thread_ts,
             team_id=str(TEAM_A.team_id),
         )
-        source = f"verified answer {saved.answer_id}"
-        for team, ts in ((TEAM_A, "1700002100.000100"), (TEAM_B, "1700002200.000100")):
-            await harness.mention_in(team, "What is the capital of Mongolia?", ts)
-            state = await harness.run_of(team, ts)
-            cited = source in {s.source for s in state.sources}
-            assert cited is (team is TEAM_A), (team.name, state.sources, state.status)
+        reply = await harness.signed(interactive_body(payload), FORM_CONTENT_TYPE)
+        assert reply.status == 200
 
-        listed_a = json.dumps(await harness.command_in(TEAM_A, "verified"))
-        listed_b = json.dumps(await harness.command_in(TEAM_B, "verified"))
-        assert saved.answer_id in listed_a and saved.answer_id not in listed_b
-        refused = await harness.command_in(TEAM_B, f"forget {saved.answer_id}")
-        assert "No verified answer" in refused["text"]
-        assert await keeper.store.get(saved.answer_id) is not None
-    finally:
-        await harness.close()
+    shared = harness.bot.deps.orchestrator.thresholds
+    own = await harness.store.feedback.load_team_thresholds()
+    assert set(own) == {TEAM_A.team_id}
+    assert own[str(TEAM_A.team_id)].notify > shared.notify  # 👎 on confident answers
+    assert await harness.store.load_thresholds() is None  # the shared ones never moved
+    a = await harness.command_in(TEAM_A, "thresholds")
+    b = await harness.command_in(TEAM_B, "thresholds")
+    assert f"{own[str(TEAM_A.team_id)].notify:.2f}" in json.dumps(a)
+    assert f"{shared.notify:.2f}" in json.dumps(b)
+    assert asker not in json.dumps(b)  # team B sees none of team A's changes
+
+
+async def test_a_teams_verified_answer_answers_that_team_only(make_bot: BotFactory) -> None:
+    approvers = [ASKER[str(TEAM_A.team_id)], ASKER[str(TEAM_B.team_id)]]
+    harness = await make_bot(install=True, approvers=approvers)
+    keeper = harness.bot.deps.verified
+    assert keeper is not None
+    saved, _ = await keeper.save(
+        question="What is the capital of Mongolia?",
+        answer="It is Ulaanbaatar, according to our travel guide.",
+        verified_by=approvers[0],
+        verified_by_name="alice",
+        team_id=str(TEAM_A.team_id),
+    )
+    source = f"verified answer {saved.answer_id}"
+    for team, ts in ((TEAM_A, "1700002100.000100"), (TEAM_B, "1700002200.000100")):
+        await harness.mention_in(team, "What is the capital of Mongolia?", ts)
+        state = await harness.run_of(team, ts)
+        cited = source in {s.source for s in state.sources}
+        assert cited is (team is TEAM_A), (team.name, state.sources, state.status)
+
+    listed_a = json.dumps(await harness.command_in(TEAM_A, "verified"))
+    listed_b = json.dumps(await harness.command_in(TEAM_B, "verified"))
+    assert saved.answer_id in listed_a and saved.answer_id not in listed_b
+    refused = await harness.command_in(TEAM_B, f"forget {saved.answer_id}")
+    assert "No verified answer" in refused["text"]
+    assert await keeper.store.get(saved.answer_id) is not None
 
 
 async def test_the_outbox_side_refreshes_an_expired_token_once(bot: OAuthHarness) -> None:
@@ -720,41 +706,27 @@ async def test_the_outbox_side_refreshes_an_expired_token_once(bot: OAuthHarness
 
 
 async def test_the_home_tab_lists_only_its_own_workspaces_runs(
-    oauth_fake: tuple[FakeSlack, FakeOAuth], data_dir: Path, fresh_db_url: str
+    oauth_fake: tuple[FakeSlack, FakeOAuth], make_bot: BotFactory
 ) -> None:
     """A global approver's Home tab, opened in team A, lists team A's paused run and not
     team B's, though the approver could answer both (review finding: it listed both)."""
     fake, oauth = oauth_fake
     approver = "UAPPROVE1"
-    settings = oauth_settings(data_dir, fake, oauth, fresh_db_url)
-    bot = OAuthHarness(fake, settings.model_copy(update={"approvers": [approver]}), oauth)
-    await bot.start()
-    try:
-        await bot.install(TEAM_A)
-        await bot.install(TEAM_B)
-        await bot.mention_in(TEAM_A, PAUSING, "1700000900.000100")
-        await bot.mention_in(TEAM_B, PAUSING, "1700000900.000200")
-        mine = await bot.run_of(TEAM_A, "1700000900.000100")
-        theirs = await bot.run_of(TEAM_B, "1700000900.000200")
-        assert mine.status is RunStatus.PAUSED and theirs.status is RunStatus.PAUSED
-        envelope = app_home_opened_envelope(
-            user=approver,
-            team_id=str(TEAM_A.team_id),
-            api_app_id=DEFAULT_APP_ID,
-            bot_user_id=TEAM_A.bot_user_id,
-            event_ts="1700000999.000001",
-        )
-        assert (await bot.event(envelope)).status == 200
-        views = [
-            json.dumps(c.params["view"])
-            for c in fake.calls_to("views.publish")
-            if c.params["user_id"] == approver and _team_of_call(oauth, c) == TEAM_A.team_id
-        ]
-        assert views, "the approver's tab was published with team A's token"
-        assert mine.run_id[:6] in views[-1]
-        assert theirs.run_id[:6] not in views[-1]
-    finally:
-        await bot.close()
+    bot = await make_bot(install=True, approvers=[approver])
+    await bot.mention_in(TEAM_A, PAUSING, "1700000900.000100")
+    await bot.mention_in(TEAM_B, PAUSING, "1700000900.000200")
+    mine = await bot.run_of(TEAM_A, "1700000900.000100")
+    theirs = await bot.run_of(TEAM_B, "1700000900.000200")
+    assert mine.status is RunStatus.PAUSED and theirs.status is RunStatus.PAUSED
+    await bot.open_app_in(TEAM_A, approver, event_ts="1700000999.000001")
+    views = [
+        json.dumps(c.params["view"])
+        for c in fake.calls_to("views.publish")
+        if c.params["user_id"] == approver and _team_of_call(oauth, c) == TEAM_A.team_id
+    ]
+    assert views, "the approver's tab was published with team A's token"
+    assert mine.run_id[:6] in views[-1]
+    assert theirs.run_id[:6] not in views[-1]
 
 
 def _team_of_call(oauth: FakeOAuth, call: Any) -> str | None:

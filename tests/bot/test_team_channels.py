@@ -6,7 +6,7 @@ teams use the same channel id: only the team tells their settings apart."""
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
@@ -16,20 +16,18 @@ from agent.errors import InvalidInputError
 from agent.schemas import RunState, RunStatus, ThreadKey
 from blocks import channel_config as cfg
 from bot.service.channels import ChannelService
-from bot.service.settings import Settings
 from bot.simulator.oauth import FakeOAuth, FakeTeam
 from storage.channel_settings import ChannelUpdate
 from tests.fakes.fake_slack import (
     FORM_CONTENT_TYPE,
     FakeSlack,
-    app_mention_envelope,
     form_body,
     message_envelope,
     slash_command_form,
     view_submission_payload,
 )
 
-from .conftest import FACILITIES, assert_valid_block_kit
+from .conftest import FACILITIES, BotHarness, assert_valid_block_kit
 from .test_oauth import TEAM_A, TEAM_B, OAuthHarness, oauth_settings
 
 SHARED = "C0SHARED01"
@@ -49,41 +47,44 @@ async def oauth_fake() -> AsyncIterator[tuple[FakeSlack, FakeOAuth]]:
         assert_valid_block_kit(server.calls)
 
 
-async def started(
-    fake: FakeSlack, oauth: FakeOAuth, settings: Settings, *, limits: dict[str, list[str]]
-) -> OAuthHarness:
-    slack = settings.slack.model_copy(update={"team_collections": limits})
-    harness = OAuthHarness(fake, settings.model_copy(update={"slack": slack}), oauth)
-    await harness.start()
-    await harness.install(TEAM_A)
-    await harness.install(TEAM_B)
-    for team in (TEAM_A, TEAM_B):
-        fake.workspace.add_user(ADMIN[team.team_id], name=f"admin-{team.name}", is_admin=True)
-        fake.workspace.add_user(USER[team.team_id], name=f"user-{team.name}")
-    return harness
+Teams = Callable[[dict[str, list[str]]], Awaitable[OAuthHarness]]
+"""Starts a bot with both teams installed, given which collections each team may search."""
 
 
 @pytest.fixture
-async def bot(
-    oauth_fake: tuple[FakeSlack, FakeOAuth], data_dir: Path, fresh_db_url: str
-) -> AsyncIterator[OAuthHarness]:
+def teams(
+    oauth_fake: tuple[FakeSlack, FakeOAuth],
+    data_dir: Path,
+    fresh_db_url: str,
+    started: list[BotHarness],
+) -> Teams:
     fake, oauth = oauth_fake
-    settings = oauth_settings(data_dir, fake, oauth, fresh_db_url)
-    harness = await started(fake, oauth, settings, limits={})
-    yield harness
-    await harness.close()
+
+    async def start(limits: dict[str, list[str]]) -> OAuthHarness:
+        settings = oauth_settings(data_dir, fake, oauth, fresh_db_url)
+        slack = settings.slack.model_copy(update={"team_collections": limits})
+        harness = OAuthHarness(fake, settings.model_copy(update={"slack": slack}), oauth)
+        await harness.start()
+        started.append(harness)
+        await harness.install(TEAM_A)
+        await harness.install(TEAM_B)
+        for team in (TEAM_A, TEAM_B):
+            fake.workspace.add_user(ADMIN[team.team_id], name=f"admin-{team.name}", is_admin=True)
+            fake.workspace.add_user(USER[team.team_id], name=f"user-{team.name}")
+        return harness
+
+    return start
 
 
 @pytest.fixture
-async def limited(
-    oauth_fake: tuple[FakeSlack, FakeOAuth], data_dir: Path, fresh_db_url: str
-) -> AsyncIterator[OAuthHarness]:
+async def bot(teams: Teams) -> OAuthHarness:
+    return await teams({})
+
+
+@pytest.fixture
+async def limited(teams: Teams) -> OAuthHarness:
     """Team B may search `facilities` only; team A every collection."""
-    fake, oauth = oauth_fake
-    settings = oauth_settings(data_dir, fake, oauth, fresh_db_url)
-    harness = await started(fake, oauth, settings, limits={str(TEAM_B.team_id): [FACILITIES]})
-    yield harness
-    await harness.close()
+    return await teams({str(TEAM_B.team_id): [FACILITIES]})
 
 
 def channels(harness: OAuthHarness) -> ChannelService:
@@ -93,15 +94,7 @@ def channels(harness: OAuthHarness) -> ChannelService:
 
 
 async def mention(harness: OAuthHarness, team: FakeTeam, text: str, ts: str) -> None:
-    envelope = app_mention_envelope(
-        text=text,
-        ts=ts,
-        user=USER[team.team_id],
-        channel=SHARED,
-        team_id=str(team.team_id),
-        bot_user_id=team.bot_user_id,
-    )
-    assert (await harness.event(envelope)).status == 200
+    await harness.mention_in(team, text, ts, user=USER[team.team_id], channel=SHARED)
 
 
 async def command(harness: OAuthHarness, team: FakeTeam, text: str, user: str) -> None:
@@ -231,9 +224,6 @@ async def test_team_b_config_cannot_read_or_change_team_a_settings(bot: OAuthHar
 async def test_the_home_tab_shows_an_admin_their_own_teams_channel_settings(
     bot: OAuthHarness,
 ) -> None:
-    from bot.simulator.home import app_home_opened_envelope
-    from tests.fakes.fake_slack import DEFAULT_APP_ID
-
     a, b = str(TEAM_A.team_id), str(TEAM_B.team_id)
     await channels(bot).update(
         SHARED, ChannelUpdate(experts=[EXPERT_A]), changed_by=ADMIN[a], team_id=a
@@ -244,14 +234,7 @@ async def test_the_home_tab_shows_an_admin_their_own_teams_channel_settings(
     shown: dict[str, str] = {}
     for team in (TEAM_A, TEAM_B):
         admin = ADMIN[str(team.team_id)]
-        envelope = app_home_opened_envelope(
-            user=admin,
-            team_id=str(team.team_id),
-            api_app_id=DEFAULT_APP_ID,
-            bot_user_id=team.bot_user_id,
-            event_ts="1700007300.000001",
-        )
-        assert (await bot.event(envelope)).status == 200
+        await bot.open_app_in(team, admin, event_ts="1700007300.000001")
         home = bot.fake.home.view(admin)
         assert home is not None, f"no Home tab for {team.name}'s admin"
         shown[str(team.team_id)] = json.dumps(home.view["blocks"])
@@ -377,22 +360,13 @@ async def test_grace_channel_takes_the_team_in_oauth_mode(bot: OAuthHarness) -> 
     assert len(await channels(bot).history(SHARED, team_id=b)) == 1
 
 
-async def test_a_team_limited_to_collections_not_ingested_is_told_so(
-    oauth_fake: tuple[FakeSlack, FakeOAuth], data_dir: Path, fresh_db_url: str
-) -> None:
-    fake, oauth = oauth_fake
-    settings = oauth_settings(data_dir, fake, oauth, fresh_db_url)
-    harness = await started(fake, oauth, settings, limits={str(TEAM_B.team_id): ["payroll"]})
-    try:
-        await mention(harness, TEAM_B, VACATION_Q, "1700007200.000100")
-        key = ThreadKey(
-            team_id=str(TEAM_B.team_id), channel_id=SHARED, thread_ts="1700007200.000100"
-        )
-        assert await harness.store.latest_run_in_thread(key) is None  # no run, nothing searched
-        [told] = harness.fake.thread(SHARED, "1700007200.000100")[-1:]
-        assert "has been ingested yet" in told.text and DOCS not in told.text
-    finally:
-        await harness.close()
+async def test_a_team_limited_to_collections_not_ingested_is_told_so(teams: Teams) -> None:
+    harness = await teams({str(TEAM_B.team_id): ["payroll"]})
+    await mention(harness, TEAM_B, VACATION_Q, "1700007200.000100")
+    key = ThreadKey(team_id=str(TEAM_B.team_id), channel_id=SHARED, thread_ts="1700007200.000100")
+    assert await harness.store.latest_run_in_thread(key) is None  # no run, nothing searched
+    [told] = harness.fake.thread(SHARED, "1700007200.000100")[-1:]
+    assert "has been ingested yet" in told.text and DOCS not in told.text
 
 
 def test_a_limited_team_names_at_least_one_collection() -> None:

@@ -18,6 +18,7 @@ from tests.bot.conftest import (  # noqa: F401  (fixtures)
     kb_template,
     make_harness,
     make_settings,
+    started,
 )
 from tests.fakes.fake_slack import FakeSlack
 

@@ -12,12 +12,13 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
 from pathlib import Path
 from typing import Any
 
 import aiohttp
 import pytest
+from slack_sdk.errors import SlackApiError
 from slack_sdk.socket_mode.aiohttp import SocketModeClient
 from slack_sdk.socket_mode.async_client import AsyncBaseSocketModeClient
 from slack_sdk.socket_mode.request import SocketModeRequest
@@ -237,6 +238,17 @@ async def dev(tmp_path: Path) -> AsyncIterator[DevEnvironment]:
 def page(dev: DevEnvironment, http: aiohttp.ClientSession) -> Page:
     """The page of the running `grace dev`."""
     return Page(dev.simulator.origin, http)
+
+
+async def refusals(calls: Iterable[Awaitable[Any]]) -> list[str]:
+    """Await the Web API calls in turn; the Slack error of each refused one, in order."""
+    errors: list[str] = []
+    for call in calls:
+        try:
+            await call
+        except SlackApiError as exc:
+            errors.append(str(exc.response["error"]))
+    return errors
 
 
 async def settle(env: DevEnvironment) -> None:

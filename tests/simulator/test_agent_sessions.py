@@ -14,7 +14,7 @@ from agent.schemas import RunStatus, ThreadKey
 from bot.simulator.server import SlackSimulator, dm_channel
 from bot.slack.dev import DevEnvironment
 
-from .conftest import ALICE, BOB, CHANNEL, COMPARE_Q, VACATION_Q, Page, settle, until
+from .conftest import ALICE, BOB, CHANNEL, COMPARE_Q, VACATION_Q, Page, refusals, settle, until
 
 SET_STATUS = "agents.sessions.setStatus"
 
@@ -35,19 +35,17 @@ async def test_session_methods_are_checked_and_kept(simulator: SlackSimulator) -
     assert (kept.title, kept.initiator, kept.history) == ("Bikes", ALICE, ["processing", "closed"])
     assert not kept.stoppable
 
-    refusals: list[str] = []
-    for method, args in (
-        (SET_STATUS, {**where, "status": "thinking"}),
-        (SET_STATUS, {"channel_id": CHANNEL, "status": "active"}),
-        (SET_STATUS, {**where, "status": "active", "title": "x" * 201}),
-        ("agents.sessions.rename", {**where, "title": ""}),
-        ("agents.sessions.rename", {**where, "thread_ts": "1.2", "title": "New"}),
-    ):
-        try:
-            await client.api_call(method, json=args)
-        except SlackApiError as exc:
-            refusals.append(str(exc.response["error"]))
-    assert refusals == [
+    refused = await refusals(
+        client.api_call(method, json=args)
+        for method, args in (
+            (SET_STATUS, {**where, "status": "thinking"}),
+            (SET_STATUS, {"channel_id": CHANNEL, "status": "active"}),
+            (SET_STATUS, {**where, "status": "active", "title": "x" * 201}),
+            ("agents.sessions.rename", {**where, "title": ""}),
+            ("agents.sessions.rename", {**where, "thread_ts": "1.2", "title": "New"}),
+        )
+    )
+    assert refused == [
         "invalid_status",
         "invalid_arguments",
         "invalid_title",

@@ -6,13 +6,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.simulator.server import SlackSimulator
 from bot.slack.dev import DevEnvironment
 
-from .conftest import ALICE, VACATION_Q, Page, settle, until
+from .conftest import ALICE, VACATION_Q, Page, refusals, settle, until
 
 
 async def test_assistant_methods_are_checked_and_kept(simulator: SlackSimulator) -> None:
@@ -33,22 +32,21 @@ async def test_assistant_methods_are_checked_and_kept(simulator: SlackSimulator)
     await client.chat_postMessage(channel=thread.channel, thread_ts=thread.thread_ts, text="Hi")
     assert kept.status == ""
 
-    refusals: list[str] = []
-    for call in (
-        client.assistant_threads_setStatus(
-            channel_id="C0GENERAL1", thread_ts=thread.thread_ts, status="x"
-        ),
-        client.assistant_threads_setStatus(channel_id=thread.channel, thread_ts="1.2", status="x"),
-        client.assistant_threads_setSuggestedPrompts(
-            **where, prompts=[{"title": str(n), "message": "m"} for n in range(5)]
-        ),
-        client.assistant_threads_setTitle(**where, title=""),
-    ):
-        try:
-            await call
-        except SlackApiError as exc:
-            refusals.append(str(exc.response["error"]))
-    assert refusals == [
+    refused = await refusals(
+        (
+            client.assistant_threads_setStatus(
+                channel_id="C0GENERAL1", thread_ts=thread.thread_ts, status="x"
+            ),
+            client.assistant_threads_setStatus(
+                channel_id=thread.channel, thread_ts="1.2", status="x"
+            ),
+            client.assistant_threads_setSuggestedPrompts(
+                **where, prompts=[{"title": str(n), "message": "m"} for n in range(5)]
+            ),
+            client.assistant_threads_setTitle(**where, title=""),
+        )
+    )
+    assert refused == [
         "invalid_channel",
         "thread_not_found",
         "invalid_arguments",

@@ -21,6 +21,11 @@ Where the workspace streams, the plan (and the answer) is a streamed reply inste
 the plan message (`plan_stream.PlanStreamer`, injected as `streams`); the plan message is
 then only the fallback, built from Slack's `plan` and `task_card` blocks. One pass over a
 run's messages is a `thread_sync.ThreadSync`; what a failed call means is `web_api`'s.
+
+Why one module a little over 500 lines: a delivery pass (claim, reconcile, record, retry
+or release) and the Slack calls it makes share one claim and one lease, and the ports it
+needs (the Protocols below) have no other user; the parts that stand alone are already
+their own modules (thread_sync, web_api, plan_stream, sessions).
 """
 
 from __future__ import annotations

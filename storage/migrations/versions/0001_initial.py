@@ -1,21 +1,12 @@
-"""Initial schema: runs, interventions, run events, dedupe, feedback, thresholds, ledger.
-
-Revision ID: 0001_initial
-Revises:
-Create Date: 2025-01-01 00:00:00
-"""
-
-from __future__ import annotations
-
-from collections.abc import Sequence
+"""Initial schema: runs, interventions, run events, dedupe, feedback, thresholds, ledger."""
 
 import sqlalchemy as sa
 from alembic import op
 
-revision: str = "0001_initial"
+from storage.migrations.columns import thresholds
+
+revision: str = "0001_initial"  # created 2025-01-01 00:00:00
 down_revision: str | None = None
-branch_labels: str | Sequence[str] | None = None
-depends_on: str | Sequence[str] | None = None
 
 
 def _ts(name: str, *, nullable: bool = False) -> sa.Column:
@@ -116,9 +107,7 @@ def upgrade() -> None:
     op.create_table(
         "thresholds",
         sa.Column("name", sa.String(64), nullable=False),
-        sa.Column("silent", sa.Float(), nullable=False),
-        sa.Column("notify", sa.Float(), nullable=False),
-        sa.Column("confirm", sa.Float(), nullable=False),
+        *thresholds(nullable=False),
         _ts("updated_at"),
         sa.PrimaryKeyConstraint("name", name="pk_thresholds"),
     )

@@ -1,21 +1,10 @@
-"""Slack message references, runs.llm_model, and an index for the expiry sweep.
-
-Revision ID: 0002_message_refs
-Revises: 0001_initial
-Create Date: 2025-01-02 00:00:00
-"""
-
-from __future__ import annotations
-
-from collections.abc import Sequence
+"""Slack message references, runs.llm_model, and an index for the expiry sweep."""
 
 import sqlalchemy as sa
 from alembic import op
 
-revision: str = "0002_message_refs"
+revision: str = "0002_message_refs"  # created 2025-01-02 00:00:00
 down_revision: str | None = "0001_initial"
-branch_labels: str | Sequence[str] | None = None
-depends_on: str | Sequence[str] | None = None
 
 
 def upgrade() -> None:

@@ -1,21 +1,10 @@
-"""Run leases: which worker drives a running run, and until when it is presumed alive.
-
-Revision ID: 0003_run_leases
-Revises: 0002_message_refs
-Create Date: 2026-11-23 00:00:00
-"""
-
-from __future__ import annotations
-
-from collections.abc import Sequence
+"""Run leases: which worker drives a running run, and until when it is presumed alive."""
 
 import sqlalchemy as sa
 from alembic import op
 
-revision: str = "0003_run_leases"
+revision: str = "0003_run_leases"  # created 2026-11-23 00:00:00
 down_revision: str | None = "0002_message_refs"
-branch_labels: str | Sequence[str] | None = None
-depends_on: str | Sequence[str] | None = None
 
 
 def upgrade() -> None:

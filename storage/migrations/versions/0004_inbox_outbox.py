@@ -1,22 +1,12 @@
 """Durable inbox and outbox: every acknowledged Slack request, and every run whose Slack
 messages are not yet what its state says.
-
-Revision ID: 0004_inbox_outbox
-Revises: 0003_run_leases
-Create Date: 2026-11-23 21:00:00
 """
-
-from __future__ import annotations
-
-from collections.abc import Sequence
 
 import sqlalchemy as sa
 from alembic import op
 
-revision: str = "0004_inbox_outbox"
+revision: str = "0004_inbox_outbox"  # created 2026-11-23 21:00:00
 down_revision: str | None = "0003_run_leases"
-branch_labels: str | Sequence[str] | None = None
-depends_on: str | Sequence[str] | None = None
 
 
 def upgrade() -> None:

@@ -1,22 +1,12 @@
 """Inbox rows carry who is processing them and until when, so several replicas never
 process the same Slack request at once (the run lease idea, applied to the inbox).
-
-Revision ID: 0005_inbox_claims
-Revises: 0004_inbox_outbox
-Create Date: 2026-11-24 00:40:00
 """
-
-from __future__ import annotations
-
-from collections.abc import Sequence
 
 import sqlalchemy as sa
 from alembic import op
 
-revision: str = "0005_inbox_claims"
+revision: str = "0005_inbox_claims"  # created 2026-11-24 00:40:00
 down_revision: str | None = "0004_inbox_outbox"
-branch_labels: str | Sequence[str] | None = None
-depends_on: str | Sequence[str] | None = None
 
 
 def upgrade() -> None:

@@ -4,13 +4,7 @@ the value in `digest`). Existing notes are moved, not lost.
 
 And `processed_events` goes: Slack event ids are deduplicated by the inbox (0004) and
 nothing has read or written that table since; its rows are only old event ids.
-
-Revision ID: 0006_workspace_notes
-Revises: 0005_inbox_claims
-Create Date: 2026-11-26 21:00:00
 """
-
-from __future__ import annotations
 
 import hashlib
 from datetime import UTC, datetime
@@ -18,7 +12,7 @@ from datetime import UTC, datetime
 import sqlalchemy as sa
 from alembic import op
 
-revision: str = "0006_workspace_notes"
+revision: str = "0006_workspace_notes"  # created 2026-11-26 21:00:00
 down_revision: str | None = "0005_inbox_claims"
 
 OWNER_PREFIX = "team:"  # run ids have no colon: no run's message ref starts with it

@@ -1,17 +1,11 @@
 """Remembered knowledge sources (`grace ingest` / `grace sync`), shared by every replica,
 and task leases: which replica runs the scheduled sync.
-
-Revision ID: 0007_sources
-Revises: 0006_workspace_notes
-Create Date: 2026-11-26 22:00:00
 """
-
-from __future__ import annotations
 
 import sqlalchemy as sa
 from alembic import op
 
-revision: str = "0007_sources"
+revision: str = "0007_sources"  # created 2026-11-26 22:00:00
 down_revision: str | None = "0006_workspace_notes"
 
 

@@ -1,17 +1,11 @@
 """Verified answers (issue 19): a person's answer an approver saved, searched with the
 knowledge base. This table is their record of truth.
-
-Revision ID: 0008_verified_answers
-Revises: 0007_sources
-Create Date: 2026-11-26 22:00:00
 """
-
-from __future__ import annotations
 
 import sqlalchemy as sa
 from alembic import op
 
-revision: str = "0008_verified_answers"
+revision: str = "0008_verified_answers"  # created 2026-11-26 22:00:00
 down_revision: str | None = "0007_sources"
 
 

@@ -1,21 +1,10 @@
-"""Confidence maps fitted by `grace calibrate` on a team's own questions, one per provider.
-
-Revision ID: 0009_calibrations
-Revises: 0008_verified_answers
-Create Date: 2026-11-26 21:20:00
-"""
-
-from __future__ import annotations
-
-from collections.abc import Sequence
+"""Confidence maps fitted by `grace calibrate` on a team's own questions, one per provider."""
 
 import sqlalchemy as sa
 from alembic import op
 
-revision: str = "0009_calibrations"
+revision: str = "0009_calibrations"  # created 2026-11-26 21:20:00
 down_revision: str | None = "0008_verified_answers"
-branch_labels: str | Sequence[str] | None = None
-depends_on: str | Sequence[str] | None = None
 
 
 def upgrade() -> None:

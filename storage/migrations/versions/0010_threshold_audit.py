@@ -1,22 +1,14 @@
 """Every change of the shared thresholds is recorded: who, when, why, from → to
 (issue 22: one person must never move what others get unseen).
-
-Revision ID: 0010_threshold_audit
-Revises: 0009_calibrations
-Create Date: 2026-11-26 21:30:00
 """
-
-from __future__ import annotations
-
-from collections.abc import Sequence
 
 import sqlalchemy as sa
 from alembic import op
 
-revision: str = "0010_threshold_audit"
+from storage.migrations.columns import thresholds
+
+revision: str = "0010_threshold_audit"  # created 2026-11-26 21:30:00
 down_revision: str | None = "0009_calibrations"
-branch_labels: str | Sequence[str] | None = None
-depends_on: str | Sequence[str] | None = None
 
 
 def upgrade() -> None:
@@ -27,12 +19,8 @@ def upgrade() -> None:
         sa.Column("changed_by", sa.String(255), nullable=False),
         sa.Column("run_id", sa.String(64), nullable=True),
         sa.Column("reason", sa.Text(), nullable=False),
-        sa.Column("old_silent", sa.Float(), nullable=False),
-        sa.Column("old_notify", sa.Float(), nullable=False),
-        sa.Column("old_confirm", sa.Float(), nullable=False),
-        sa.Column("new_silent", sa.Float(), nullable=False),
-        sa.Column("new_notify", sa.Float(), nullable=False),
-        sa.Column("new_confirm", sa.Float(), nullable=False),
+        *thresholds("old_", nullable=False),
+        *thresholds("new_", nullable=False),
         sa.Column("changed_at", sa.DateTime(timezone=True), nullable=False),
         sa.PrimaryKeyConstraint("id", name="pk_threshold_changes"),
     )

@@ -1,22 +1,14 @@
 """Per-channel settings (collections, experts, approvers, thresholds, answer and reply
 modes, follow-ups), the record of their changes, and the once-only expert reminders.
-
-Revision ID: 0011_channel_settings
-Revises: 0010_threshold_audit
-Create Date: 2026-11-26 23:00:00
 """
-
-from __future__ import annotations
-
-from collections.abc import Sequence
 
 import sqlalchemy as sa
 from alembic import op
 
-revision: str = "0011_channel_settings"
+from storage.migrations.columns import thresholds
+
+revision: str = "0011_channel_settings"  # created 2026-11-26 23:00:00
 down_revision: str | None = "0010_threshold_audit"
-branch_labels: str | Sequence[str] | None = None
-depends_on: str | Sequence[str] | None = None
 
 
 def upgrade() -> None:
@@ -27,9 +19,7 @@ def upgrade() -> None:
         sa.Column("collections_json", sa.Text(), nullable=True),
         sa.Column("experts_json", sa.Text(), nullable=True),
         sa.Column("approvers_json", sa.Text(), nullable=True),
-        sa.Column("silent", sa.Float(), nullable=True),
-        sa.Column("notify", sa.Float(), nullable=True),
-        sa.Column("confirm", sa.Float(), nullable=True),
+        *thresholds(nullable=True),
         sa.Column("answer_mode", sa.String(32), nullable=True),
         sa.Column("reply_mode", sa.String(32), nullable=True),
         sa.Column("follow_ups", sa.Boolean(), nullable=True),

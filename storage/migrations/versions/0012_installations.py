@@ -1,23 +1,13 @@
 """Install to many workspaces (issue 21): Slack installations (tokens sealed), the OAuth
 states of installs in progress, which Enterprise Grid org a run belongs to, and which
 team a verified answer answers for.
-
-Revision ID: 0012_installations
-Revises: 0011_channel_settings
-Create Date: 2026-11-26 23:15:00
 """
-
-from __future__ import annotations
-
-from collections.abc import Sequence
 
 import sqlalchemy as sa
 from alembic import op
 
-revision: str = "0012_installations"
+revision: str = "0012_installations"  # created 2026-11-26 23:15:00
 down_revision: str | None = "0011_channel_settings"
-branch_labels: str | Sequence[str] | None = None
-depends_on: str | Sequence[str] | None = None
 
 
 def upgrade() -> None:
