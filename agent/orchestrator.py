@@ -10,6 +10,7 @@ lost if the process dies right after.
 from __future__ import annotations
 
 import logging
+from collections.abc import Collection
 from datetime import timedelta
 from typing import TypedDict, Unpack
 
@@ -213,10 +214,20 @@ class Orchestrator(RunAnswers):
             policy=old.policy,
         )
 
-    def may_answer(self, request: InterventionRequest, user: str | None) -> bool:
+    def may_answer(
+        self, request: InterventionRequest, user: str | None, member_of: Collection[str] = ()
+    ) -> bool:
+        """Whether `user` may answer `request`: named by it, an approver, or (as the caller
+        checked) a member of one of the groups it allows."""
         if not request.allowed_responders:
             return True
-        return user is not None and (user in request.allowed_responders or user in self.approvers)
+        if user is None:
+            return False
+        return (
+            user in request.allowed_responders
+            or user in self.approvers
+            or bool(set(member_of) & set(request.allowed_groups))
+        )
 
     async def release_leases(self) -> list[str]:
         """Hand every run this worker still holds to whoever adopts abandoned runs next

@@ -24,7 +24,8 @@ class RunPolicy(BaseModel):
     """Who, besides the asker, may answer the run's pauses; None: the global approvers."""
     experts: list[str] = Field(default_factory=list)
     """Who is called (mentioned) when the run escalates: user ids (U…/W…) or user
-    groups (S…). Experts whose id is a user's may answer the escalation."""
+    groups (S…). They may answer the escalation (a group's members, as checked by the
+    caller)."""
     thresholds: Thresholds | None = None
     """The confidence thresholds for this run; None: the shared (learned) ones."""
 
@@ -32,6 +33,12 @@ class RunPolicy(BaseModel):
     def expert_users(self) -> list[str]:
         """The experts that are single people (a group's members are not known here)."""
         return [e for e in self.experts if not e.startswith("S")]
+
+    @property
+    def expert_groups(self) -> list[str]:
+        """The experts that are user groups: their members may answer an escalation once
+        the caller has checked they belong."""
+        return [e for e in self.experts if e.startswith("S")]
 
     @property
     def is_default(self) -> bool:

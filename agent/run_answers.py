@@ -40,7 +40,7 @@ class RunAnswers(RunMachine):
         request = find_intervention(state, intervention_id)
         if request is None:
             return ClaimResult(claimed=False, state=state, reason="unknown intervention")
-        if not self.may_answer(request, answer.user):
+        if not self.may_answer(request, answer.user, answer.member_of):
             return ClaimResult(
                 claimed=False,
                 state=state,

@@ -369,17 +369,16 @@ class RunMachine:
     async def _give_up(self, state: RunState, decision: ReplanDecision, result: StepResult) -> None:
         """No (new) replan: a weak result goes to a person, a failure ends the run."""
         if decision.trigger is ReplanTrigger.LOW_CONFIDENCE:
-            await self._pause(
+            request = escalate_request(
                 state,
-                escalate_request(
-                    state,
-                    result.step_id,
-                    result.confidence_detail,
-                    decision.reason,
-                    self.config.intervention,
-                    self._responders(state, experts=True),
-                ),
+                result.step_id,
+                result.confidence_detail,
+                decision.reason,
+                self.config.intervention,
+                self._responders(state, experts=True),
             )
+            groups = state.policy.expert_groups
+            await self._pause(state, request.model_copy(update={"allowed_groups": groups}))
         else:
             await self._fail(state, f"Gave up: {decision.reason}.")
 

@@ -393,6 +393,9 @@ class InterventionRequest(BaseModel):
     confidence: ConfidenceScore | None = None
     status: InterventionStatus = InterventionStatus.PENDING
     allowed_responders: list[str] = Field(default_factory=list)
+    allowed_groups: list[str] = Field(default_factory=list)
+    """Groups whose members may also answer (an escalation's expert user groups): who is
+    a member is for the caller to check, where the groups live."""
     answered_by: str | None = None
     answer: InterventionAnswer | None = None
     created_at: datetime = Field(default_factory=utcnow)
@@ -406,6 +409,9 @@ class InterventionAnswer(BaseModel):
     option: int | None = None
     user: str | None = None
     """Who answered, as an id: what permissions and `answered_by` go by."""
+    member_of: list[str] = Field(default_factory=list)
+    """The request's `allowed_groups` the caller found `user` in (empty when the person
+    is named directly): why a person no list names may answer."""
     user_name: str | None = None
     """Their display name, when known: how an answer citing their reply names them."""
 

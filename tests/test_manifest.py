@@ -72,6 +72,8 @@ METHOD_SCOPES: dict[str, set[str]] = {
     "conversations_info": {"channels:read", "groups:read", "im:read"},
     "reactions_add": {"reactions:write"},
     "users_info": {"users:read"},
+    # experts named as a user group may answer their escalation (bot/slack/access.py)
+    "usergroups_users_list": {"usergroups:read"},
     "assistant_threads_setStatus": {"assistant:write"},
     "assistant_threads_setTitle": {"assistant:write"},
     "assistant_threads_setSuggestedPrompts": {"assistant:write"},

@@ -115,6 +115,7 @@ class FakeSlack:
             "conversations.history": self._conversations_history,
             "conversations.info": self._conversations_info,
             "conversations.members": self._conversations_members,
+            "usergroups.users.list": self._usergroups_users_list,
         }
         # ---- the App Home tab (views.publish): see bot/simulator/home.py
         self.home = HomeTabs(self.workspace)
@@ -541,6 +542,9 @@ class FakeSlack:
         page = members[start : start + limit]
         more = str(start + limit) if start + limit < len(members) else ""
         return {"members": page, "response_metadata": {"next_cursor": more}}
+
+    def _usergroups_users_list(self, params: dict[str, Any], call: RecordedCall) -> dict[str, Any]:
+        return {"users": self.workspace.usergroup_members(str(params.get("usergroup", "")))}
 
     def _conversations_info(self, params: dict[str, Any], call: RecordedCall) -> dict[str, Any]:
         return {"channel": self.workspace.channel_info(str(params.get("channel", "")))}

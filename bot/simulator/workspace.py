@@ -260,6 +260,7 @@ class SlackWorkspace:
         self.users: dict[str, dict[str, Any]] = {}
         self.channels: dict[str, dict[str, Any]] = {}
         self.members: dict[str, list[str]] = {}
+        self.usergroups: dict[str, list[str]] = {}
         """channel → its members, when a test set them (`set_members`)."""
         self.add_user(bot_user_id, name=bot_name, is_bot=True)
         self._clock = clock
@@ -393,6 +394,15 @@ class SlackWorkspace:
         """Who is in a channel (the bot always is), as `conversations.members` answers."""
         self.channel_info(channel_id)
         self.members[channel_id] = [*dict.fromkeys([*users, self.bot_user_id])]
+
+    def set_usergroup(self, group_id: str, users: list[str]) -> None:
+        """A user group (`S…`) and its members, as `usergroups.users.list` answers."""
+        self.usergroups[group_id] = list(dict.fromkeys(users))
+
+    def usergroup_members(self, group_id: str) -> list[str]:
+        if group_id not in self.usergroups:
+            raise WorkspaceError("no_such_subteam")
+        return list(self.usergroups[group_id])
 
     def channel_members(self, channel_id: str) -> list[str]:
         """A channel's members: as set, else a DM's person and the bot, else every user the

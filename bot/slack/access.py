@@ -1,5 +1,6 @@
 """The run access rule (`agent.access.may_read`) with channel membership checked in
-Slack: `conversations.members`, cached briefly per channel.
+Slack: `conversations.members`, cached briefly per channel; and user-group membership
+(`usergroups.users.list`) for experts named as a group.
 
 Membership is never taken from the request (a slash command's `channel_id` says where
 the command was typed, not what the user may read). When Slack cannot tell (an error,
@@ -34,8 +35,10 @@ class Membership(Protocol):
 
 
 @dataclass
-class SlackMembers:
-    """`conversations.members`, cached per channel for `ttl` seconds."""
+class _CachedSets:
+    """Sets of people read from Slack by key, each cached for `ttl` seconds; one read at a
+    time per key. An unreadable set is empty (fail closed) and not kept: the next
+    check asks Slack again rather than refusing for `ttl` after one failed call."""
 
     client: AsyncWebClient
     ttl: float = MEMBERS_TTL
@@ -43,37 +46,61 @@ class SlackMembers:
     _cache: dict[str, tuple[float, frozenset[str]]] = field(default_factory=dict)
     _locks: dict[str, asyncio.Lock] = field(default_factory=dict)
 
+    async def _members(self, key: str) -> frozenset[str]:
+        lock = self._locks.setdefault(key, asyncio.Lock())
+        async with lock:
+            cached = self._cache.get(key)
+            if cached is not None and cached[0] > self.clock():
+                return cached[1]
+            try:
+                members = await self._fetch(key)
+            except Exception as exc:  # fail closed: an unknown membership grants nothing
+                log.warning("could not read the members of %s: %s", key, exc)
+                return frozenset()
+            self._cache[key] = (self.clock() + self.ttl, members)
+            return members
+
+    async def _fetch(self, key: str) -> frozenset[str]:
+        raise NotImplementedError
+
+
+@dataclass
+class SlackMembers(_CachedSets):
+    """`conversations.members`, cached per channel for `ttl` seconds."""
+
     async def is_member(self, channel: str, user: str) -> bool:
         if not channel or not user:
             return False
         return user in await self._members(channel)
 
-    async def _members(self, channel: str) -> frozenset[str]:
-        lock = self._locks.setdefault(channel, asyncio.Lock())
-        async with lock:
-            cached = self._cache.get(channel)
-            if cached is not None and cached[0] > self.clock():
-                return cached[1]
-            members = await self._fetch(channel)
-            self._cache[channel] = (self.clock() + self.ttl, members)
-            return members
-
-    async def _fetch(self, channel: str) -> frozenset[str]:
+    async def _fetch(self, key: str) -> frozenset[str]:
         found: set[str] = set()
         cursor: str | None = None
-        try:
-            for _ in range(MAX_PAGES):
-                response = await self.client.conversations_members(
-                    channel=channel, limit=1000, cursor=cursor
-                )
-                found.update(str(m) for m in response.get("members") or [])
-                cursor = (response.get("response_metadata") or {}).get("next_cursor") or None
-                if not cursor:
-                    break
-        except Exception as exc:  # fail closed: an unknown membership grants nothing
-            log.warning("could not read a channel's members: %s", exc)
-            return frozenset()
+        for _ in range(MAX_PAGES):
+            response = await self.client.conversations_members(
+                channel=key, limit=1000, cursor=cursor
+            )
+            found.update(str(m) for m in response.get("members") or [])
+            cursor = (response.get("response_metadata") or {}).get("next_cursor") or None
+            if not cursor:
+                break
         return frozenset(found)
+
+
+@dataclass
+class SlackGroups(_CachedSets):
+    """`usergroups.users.list`, cached per user group: whether a person may answer as a
+    member of an escalation's expert group (someone taken out answers for at most `ttl`)."""
+
+    async def groups_of(self, user: str, groups: Collection[str]) -> list[str]:
+        """The groups among `groups` that `user` is in."""
+        if not user:
+            return []
+        return [group for group in groups if user in await self._members(group)]
+
+    async def _fetch(self, key: str) -> frozenset[str]:
+        response = await self.client.usergroups_users_list(usergroup=key)
+        return frozenset(str(u) for u in response.get("users") or [])
 
 
 @dataclass

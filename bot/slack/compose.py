@@ -23,7 +23,7 @@ from bot.service.sweeper import adopt_abandoned
 from bot.service.tasks import TaskRunner
 from bot.service.verified import VerifiedKeeper
 from bot.service.wiring import Services, build_services
-from bot.slack.access import RunAccess, SlackMembers
+from bot.slack.access import RunAccess, SlackGroups, SlackMembers
 from bot.slack.acting import ActingObserver
 from bot.slack.app import build_app, make_slack_client
 from bot.slack.conversation import process_question, process_reply
@@ -206,6 +206,7 @@ async def create_bot(settings: Settings, *, services: Services | None = None) ->
         channels=channels,
         home=home,
         installations=oauth.installations if oauth is not None else None,
+        groups=SlackGroups(client),
     )
     handlers = inbox_handlers(deps, client=client, threads=threads, pane_client=pane_client)
     intake = Intake(

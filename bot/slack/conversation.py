@@ -192,7 +192,8 @@ async def on_reply(
     if state is None or state.status is not RunStatus.PAUSED or state.pending is None:
         return  # people talk in threads; only a pending question makes a reply an answer
     request = state.pending
-    if not deps.orchestrator.may_answer(request, user):
+    member_of = await deps.answering_as(request, user)
+    if member_of is None:
         await deps.publisher.ephemeral(key.channel_id, user, REFUSAL, thread_ts=key.thread_ts)
         return
     if not text:
@@ -209,7 +210,9 @@ async def on_reply(
     outcome = await deps.orchestrator.answer(
         state.run_id,
         request.intervention_id,
-        InterventionAnswer(action=action, text=text, user=user, user_name=name),
+        InterventionAnswer(
+            action=action, text=text, user=user, user_name=name, member_of=member_of
+        ),
     )
     if not outcome.claimed:
         await deps.publisher.ephemeral(

@@ -8,11 +8,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from agent.orchestrator import Orchestrator
+from agent.schemas import InterventionRequest
 from bot.service.channels import ChannelService
 from bot.service.settings import Settings
 from bot.service.tasks import TaskRunner
 from bot.service.verified import VerifiedKeeper
-from bot.slack.access import RunAccess
+from bot.slack.access import RunAccess, SlackGroups
 from bot.slack.delivery.publisher import SlackPublisher
 from bot.slack.home.tab import HomeTabs
 from bot.slack.people import PersonNames
@@ -43,6 +44,19 @@ class BotDeps:
     """The App Home tab (published on `app_home_opened` and from the outbox)."""
     installations: SqlInstallationStore | None = None
     """OAuth mode: the installed workspaces (uninstalls forget their tokens)."""
+    groups: SlackGroups | None = None
+    """User-group membership (experts named as a group may answer their escalation)."""
+
+    async def answering_as(self, request: InterventionRequest, user: str) -> list[str] | None:
+        """None when `user` may not answer `request`; else the request's groups that let
+        them (empty when they are named, or an approver). Group membership is asked of
+        Slack only when nothing else lets them."""
+        if self.orchestrator.may_answer(request, user):
+            return []
+        if not request.allowed_groups or self.groups is None:
+            return None
+        found = await self.groups.groups_of(user, request.allowed_groups)
+        return found if found and self.orchestrator.may_answer(request, user, found) else None
 
     async def display_name(self, user: str) -> str | None:
         """The person's display name, or None when it is unknown or no `names` is wired

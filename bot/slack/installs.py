@@ -50,6 +50,7 @@ MANIFEST_BOT_SCOPES = (
     "chat:write",
     "commands",
     "users:read",
+    "usergroups:read",
 )
 """manifest.yml's bot scopes (tests/test_manifest.py keeps the two equal): what an
 install asks for unless SLACK_SCOPES says otherwise."""

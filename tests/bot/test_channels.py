@@ -127,6 +127,44 @@ async def test_an_escalation_calls_the_channel_experts_and_reminds_them_once(
     assert "Ulaanbaatar" in state.final_answer
 
 
+async def test_a_member_of_an_expert_group_may_answer_the_escalation(
+    harness: BotHarness,
+) -> None:
+    member = "U0GROUPMEM1"
+    harness.fake.workspace.set_usergroup(GROUP, [member])
+    await configure(harness, CHANNEL, experts=[GROUP])
+    ts = "1700004150.000100"
+    await harness.mention(MONGOLIA_Q, ts=ts)
+    state = await harness.run_in(ts)
+    assert state.pending is not None and state.pending.kind is InterventionKind.ESCALATE
+    assert state.pending.allowed_groups == [GROUP]
+    assert member not in state.pending.allowed_responders
+
+    # Slack cannot say who is in the group: refused (fail closed), and not remembered
+    harness.fake.fail_next("usergroups.users.list", error="internal_error")
+    await harness.thread_reply("Ulaanbaatar.", thread_ts=ts, ts="1700004150.000200", user=member)
+    assert (await harness.run_in(ts)).status is RunStatus.PAUSED
+    assert any("Only the person who asked" in t for t in harness.ephemerals(member))
+
+    # someone outside the group is refused, and the run still waits
+    await harness.thread_reply("Paris?", thread_ts=ts, ts="1700004150.000300", user=OTHER)
+    assert (await harness.run_in(ts)).status is RunStatus.PAUSED
+    assert any("Only the person who asked" in t for t in harness.ephemerals(OTHER))
+
+    await harness.thread_reply(
+        "It is Ulaanbaatar, according to our travel guide.",
+        thread_ts=ts,
+        ts="1700004150.000400",
+        user=member,
+    )
+    state = await harness.run_in(ts)
+    assert state.status is RunStatus.ANSWERED, state.error
+    assert "Ulaanbaatar" in state.final_answer
+    [answered] = [i for i in state.interventions if i.kind is InterventionKind.ESCALATE]
+    assert answered.answered_by == member
+    assert answered.answer is not None and answered.answer.member_of == [GROUP]
+
+
 async def test_a_channel_without_experts_mentions_nobody(harness: BotHarness) -> None:
     ts = "1700004200.000100"
     await harness.mention(MONGOLIA_Q, ts=ts)

@@ -150,7 +150,8 @@ async def handle_click(deps: BotDeps, client: AsyncWebClient, click: ClickData) 
         fresh = await deps.store.get_intervention(request.intervention_id)
         await tell(closed_reason(fresh or request))
         return
-    if not deps.orchestrator.may_answer(request, click.user):
+    member_of = await deps.answering_as(request, click.user)
+    if member_of is None:
         await tell(REFUSAL)
         return
     if click.action_id in _MODALS:
@@ -164,9 +165,13 @@ async def handle_click(deps: BotDeps, client: AsyncWebClient, click: ClickData) 
         await tell("That choice is not one of this question's options; nothing was changed.")
         return
     if option is not None:
-        answer = InterventionAnswer(action=InterventionAction.INPUT, option=option, user=click.user)
+        answer = InterventionAnswer(
+            action=InterventionAction.INPUT, option=option, user=click.user, member_of=member_of
+        )
     else:
-        answer = InterventionAnswer(action=_ACTIONS[click.action_id], user=click.user)
+        answer = InterventionAnswer(
+            action=_ACTIONS[click.action_id], user=click.user, member_of=member_of
+        )
     outcome = await deps.orchestrator.answer(state.run_id, request.intervention_id, answer)
     if not outcome.claimed:
         await tell(already_handled(outcome.answered_by, outcome.reason))

@@ -30,13 +30,16 @@ async def submit_modify(deps: BotDeps, metadata: ids.ModalMetadata, user: str, t
         fresh = await deps.store.get_intervention(metadata.intervention_id)
         await tell(already_handled(fresh.answered_by if fresh else None, "no longer pending"))
         return
-    if not deps.orchestrator.may_answer(request, user):
+    member_of = await deps.answering_as(request, user)
+    if member_of is None:
         await tell(REFUSAL)
         return
     outcome = await deps.orchestrator.answer(
         state.run_id,
         request.intervention_id,
-        InterventionAnswer(action=InterventionAction.MODIFY, text=text, user=user),
+        InterventionAnswer(
+            action=InterventionAction.MODIFY, text=text, user=user, member_of=member_of
+        ),
     )
     if not outcome.claimed:
         await tell(already_handled(outcome.answered_by, outcome.reason))
