@@ -169,10 +169,9 @@ def team_of_item(item: InboundItem) -> TeamRef | None:
             enterprise_id=enterprise.get("id"),
             org_wide=bool(item.body.get("is_enterprise_install")),
         )
-    team_id = getattr(item, "team", None)
-    if team_id is None:
+    if item.team is None:
         return None
-    return TeamRef(team_id=team_id, enterprise_id=getattr(item, "enterprise", None))
+    return TeamRef(team_id=item.team, enterprise_id=item.enterprise)
 
 
 async def _acting(

@@ -116,26 +116,27 @@ class Click(_Item):
         return self.body
 
 
-class ModifySubmission(_Item):
+class FromPerson(_Item):
+    """An item one person sent that is not about one thread: who, and from which team."""
+
+    user: str
+    team: str | None = None
+    """The sender's team (issue 21; None in rows stored before)."""
+    enterprise: str | None = None
+
+
+class ModifySubmission(FromPerson):
     kind: Literal[InboxKind.MODIFY] = InboxKind.MODIFY
     metadata: str
     """`blocks.ids.ModalMetadata`, encoded: which run and pause the form answers."""
-    user: str
     text: str
-    team: str | None = None
-    """The submitter's team (issue 21; None in rows stored before)."""
-    enterprise: str | None = None
 
 
-class Command(_Item):
+class Command(FromPerson):
     kind: Literal[InboxKind.COMMAND] = InboxKind.COMMAND
     sub: Literal["cancel", "retry"]
     run_id: str
-    user: str
     channel: str
-    team: str | None = None
-    """The team the command came from (issue 21; None in rows stored before)."""
-    enterprise: str | None = None
 
 
 class SessionStopped(InThread):
@@ -146,14 +147,12 @@ class SessionStopped(InThread):
     streaming_message_ts: list[str] = Field(default_factory=list)
 
 
-class MessagesOpened(_Item):
+class MessagesOpened(FromPerson):
     """`app_home_opened` with `tab == "messages"`: a person opened their DM with the app."""
 
     kind: Literal[InboxKind.MESSAGES_OPENED] = InboxKind.MESSAGES_OPENED
-    team: str
+    team: str  # a kind newer than issue 21: always stored with its team
     channel: str
-    user: str
-    enterprise: str | None = None
 
 
 InboundItem = Annotated[

@@ -219,10 +219,11 @@ def dev_test_settings(data_dir: Path) -> Settings:
 
 
 @contextlib.asynccontextmanager
-async def start_dev(data_dir: Path) -> AsyncIterator[DevEnvironment]:
-    """`grace dev` on `data_dir`, tuned for tests (fast pings and plan edits)."""
+async def start_dev(data_dir: Path, *, workspaces: int = 1) -> AsyncIterator[DevEnvironment]:
+    """`grace dev` (`--workspaces N`) on `data_dir`, tuned for tests (fast pings and plan
+    edits)."""
     settings = dev_test_settings(data_dir)
-    async with dev_environment(settings, port=0, ping_interval=1.0) as env:
+    async with dev_environment(settings, port=0, ping_interval=1.0, workspaces=workspaces) as env:
         env.bot.deps.publisher._min_interval = EDIT_INTERVAL
         yield env
 

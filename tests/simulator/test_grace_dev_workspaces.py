@@ -5,7 +5,6 @@ in OAuth mode against it, and each workspace installs GRACE through GRACE's own
 
 from __future__ import annotations
 
-import contextlib
 import re
 from collections.abc import AsyncIterator
 from html import unescape
@@ -17,27 +16,19 @@ import pytest
 from agent.schemas import RunStatus, ThreadKey
 from bot.simulator.server import SECOND_TEAM
 from bot.simulator.workspace import DEFAULT_TEAM_ID
-from bot.slack.dev import DevEnvironment, banner, dev_environment
+from bot.slack.dev import DevEnvironment, banner
 from tests.bot.conftest import message_text
 
-from .conftest import ALICE, CHANNEL, EDIT_INTERVAL, VACATION_Q, Page, dev_test_settings, settle
+from .conftest import ALICE, CHANNEL, VACATION_Q, Page, settle, start_dev
 
 DAVE = "U0DAVE"
 LOBBY = "C0LOBBY01"
 SECOND = SECOND_TEAM[0]
 
 
-@contextlib.asynccontextmanager
-async def start_dev2(data_dir: Path) -> AsyncIterator[DevEnvironment]:
-    settings = dev_test_settings(data_dir)
-    async with dev_environment(settings, port=0, ping_interval=1.0, workspaces=2) as env:
-        env.bot.deps.publisher._min_interval = EDIT_INTERVAL
-        yield env
-
-
 @pytest.fixture
 async def dev2(tmp_path: Path) -> AsyncIterator[DevEnvironment]:
-    async with start_dev2(tmp_path / "grace") as env:
+    async with start_dev(tmp_path / "grace", workspaces=2) as env:
         yield env
 
 

@@ -70,13 +70,11 @@ REDIRECT = "https://slack.com/app_redirect"
 
 
 class RunReader(Protocol):
+    """The part of the run store the Home tabs read (`storage.run_store.SqlRunStore`):
+    the runs waiting, or one person's, newest first."""
+
     async def list_runs(
-        self,
-        *,
-        status: RunStatus | None = None,
-        channel_id: str | None = None,
-        asker: str | None = None,
-        limit: int = 50,
+        self, *, status: RunStatus | None = None, asker: str | None = None, limit: int
     ) -> list[RunState]: ...
 
     async def get_message_ref(self, *, run_id: str, kind: str) -> tuple[str, str] | None: ...
