@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from agent.schemas import InterventionKind, RunStatus, utcnow
+from agent.schemas import InterventionKind, RunState, RunStatus, utcnow
 from blocks import channel_config as cfg
 from bot.service.channels import ChannelService
 from bot.slack.reminders import remind_once
@@ -53,6 +53,27 @@ async def mention_in(
     harness: BotHarness, channel: str, text: str, ts: str, user: str = ASKER
 ) -> None:
     await harness.event(app_mention_envelope(text=text, ts=ts, channel=channel, user=user))
+
+
+async def refused_reply(harness: BotHarness, ts: str, reply_ts: str, user: str) -> None:
+    """A reply in a paused thread by someone who may not answer: refused, and it waits."""
+    await harness.thread_reply("Ulaanbaatar.", thread_ts=ts, ts=reply_ts, user=user)
+    assert (await harness.run_in(ts)).status is RunStatus.PAUSED
+    assert any("Only the person who asked" in t for t in harness.ephemerals(user))
+
+
+async def answered_by(harness: BotHarness, ts: str, reply_ts: str, user: str) -> RunState:
+    """`user` answers the paused thread's question, and the run goes on with it."""
+    await harness.thread_reply(
+        "It is Ulaanbaatar, according to our travel guide.",
+        thread_ts=ts,
+        ts=reply_ts,
+        user=user,
+    )
+    state = await harness.run_in(ts)
+    assert state.status is RunStatus.ANSWERED, state.error
+    assert "Ulaanbaatar" in state.final_answer
+    return state
 
 
 # --------------------------------------------------------------------------- collections
@@ -116,15 +137,7 @@ async def test_an_escalation_calls_the_channel_experts_and_reminds_them_once(
     assert f"<@{EXPERT}>" in reminders[0].text and f"<!subteam^{GROUP}>" in reminders[0].text
 
     # the expert answers in the thread, and the run goes on with it
-    await harness.thread_reply(
-        "It is Ulaanbaatar, according to our travel guide.",
-        thread_ts=ts,
-        ts="1700004100.000200",
-        user=EXPERT,
-    )
-    state = await harness.run_in(ts)
-    assert state.status is RunStatus.ANSWERED, state.error
-    assert "Ulaanbaatar" in state.final_answer
+    await answered_by(harness, ts, "1700004100.000200", EXPERT)
 
 
 async def test_a_member_of_an_expert_group_may_answer_the_escalation(
@@ -142,24 +155,11 @@ async def test_a_member_of_an_expert_group_may_answer_the_escalation(
 
     # Slack cannot say who is in the group: refused (fail closed), and not remembered
     harness.fake.fail_next("usergroups.users.list", error="internal_error")
-    await harness.thread_reply("Ulaanbaatar.", thread_ts=ts, ts="1700004150.000200", user=member)
-    assert (await harness.run_in(ts)).status is RunStatus.PAUSED
-    assert any("Only the person who asked" in t for t in harness.ephemerals(member))
+    await refused_reply(harness, ts, "1700004150.000200", member)
+    # someone outside the group is refused too
+    await refused_reply(harness, ts, "1700004150.000300", OTHER)
 
-    # someone outside the group is refused, and the run still waits
-    await harness.thread_reply("Paris?", thread_ts=ts, ts="1700004150.000300", user=OTHER)
-    assert (await harness.run_in(ts)).status is RunStatus.PAUSED
-    assert any("Only the person who asked" in t for t in harness.ephemerals(OTHER))
-
-    await harness.thread_reply(
-        "It is Ulaanbaatar, according to our travel guide.",
-        thread_ts=ts,
-        ts="1700004150.000400",
-        user=member,
-    )
-    state = await harness.run_in(ts)
-    assert state.status is RunStatus.ANSWERED, state.error
-    assert "Ulaanbaatar" in state.final_answer
+    state = await answered_by(harness, ts, "1700004150.000400", member)
     [answered] = [i for i in state.interventions if i.kind is InterventionKind.ESCALATE]
     assert answered.answered_by == member
     assert answered.answer is not None and answered.answer.member_of == [GROUP]
@@ -360,16 +360,6 @@ async def test_a_channel_names_its_approvers_and_thresholds(harness: BotHarness)
     assert state.pending is not None
     assert chan_approver in state.pending.allowed_responders
 
-    await harness.thread_reply("Ulaanbaatar.", thread_ts=ts, ts="1700004700.000200", user=OTHER)
-    assert (await harness.run_in(ts)).status is RunStatus.PAUSED
-    assert any("Only the person who asked" in t for t in harness.ephemerals(OTHER))
-
-    await harness.thread_reply(
-        "It is Ulaanbaatar, according to our travel guide.",
-        thread_ts=ts,
-        ts="1700004700.000300",
-        user=chan_approver,
-    )
-    state = await harness.run_in(ts)
-    assert state.status is RunStatus.ANSWERED
+    await refused_reply(harness, ts, "1700004700.000200", OTHER)
+    state = await answered_by(harness, ts, "1700004700.000300", chan_approver)
     assert state.level is not None and state.level.value != "silent", "0.99 is hard to reach"
