@@ -114,7 +114,9 @@ def escalate_request(
     reason: str,
     config: InterventionConfig,
     responders: list[str],
+    groups: list[str] | None = None,
 ) -> InterventionRequest:
+    """Ask for details or a source; `groups`: expert user groups whose members may answer."""
     return InterventionRequest(
         run_id=state.run_id,
         step_id=step_id,
@@ -127,6 +129,7 @@ def escalate_request(
         reason=reason,
         confidence=score,
         allowed_responders=responders,
+        allowed_groups=groups or [],
         expires_at=expiry(config),
     )
 

@@ -44,7 +44,10 @@ class RunAnswers(RunMachine):
             return ClaimResult(
                 claimed=False,
                 state=state,
-                reason="only the person who asked or a configured approver may answer",
+                reason=(
+                    "only the person who asked, a configured approver, or an expert the "
+                    "escalation called may answer"
+                ),
             )
         claim = await self.store.claim_intervention(run_id, intervention_id, answer)
         if not claim.claimed or claim.state is None:

@@ -369,16 +369,18 @@ class RunMachine:
     async def _give_up(self, state: RunState, decision: ReplanDecision, result: StepResult) -> None:
         """No (new) replan: a weak result goes to a person, a failure ends the run."""
         if decision.trigger is ReplanTrigger.LOW_CONFIDENCE:
-            request = escalate_request(
+            await self._pause(
                 state,
-                result.step_id,
-                result.confidence_detail,
-                decision.reason,
-                self.config.intervention,
-                self._responders(state, experts=True),
+                escalate_request(
+                    state,
+                    result.step_id,
+                    result.confidence_detail,
+                    decision.reason,
+                    self.config.intervention,
+                    self._responders(state, experts=True),
+                    groups=state.policy.expert_groups,
+                ),
             )
-            groups = state.policy.expert_groups
-            await self._pause(state, request.model_copy(update={"allowed_groups": groups}))
         else:
             await self._fail(state, f"Gave up: {decision.reason}.")
 

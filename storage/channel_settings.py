@@ -83,6 +83,7 @@ def _dump(value: Any) -> str | None:
 
 
 def _change_of(row: ChannelSettingChangeRow) -> ChannelSettingChange:
+    """A stored change as the record callers get (no ORM row leaves storage)."""
     return ChannelSettingChange(
         team_id=row.team_id,
         channel_id=row.channel_id,

@@ -276,10 +276,17 @@ class SqlInstallationStore(SqlStore, AsyncInstallationStore):
         return None
 
     async def uninstalled_before(self, cutoff: datetime) -> list[InstalledTeam]:
+        """The installations uninstalled before `cutoff`, whose data may go — except a
+        workspace uninstalled on its own that its org's live org-wide install still
+        serves (its data is in use)."""
         query = select(InstallationRow).where(InstallationRow.uninstalled_at <= cutoff)
+        live_orgs = select(InstallationRow.enterprise_key).where(
+            InstallationRow.team_key == "", InstallationRow.sealed.is_not(None)
+        )
         async with self._reads.begin() as session:
             rows = (await session.scalars(query)).all()
-        return [_team(row) for row in rows]
+            served = set((await session.scalars(live_orgs)).all())
+        return [_team(row) for row in rows if not (row.team_key and row.enterprise_key in served)]
 
     async def _row(
         self, enterprise_id: str | None, team_id: str | None, org_wide: bool, *, live: bool = True

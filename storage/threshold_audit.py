@@ -34,6 +34,7 @@ def change_row(
 
 
 def _change_of(row: ThresholdChangeRow) -> ThresholdChange:
+    """A stored change as the record callers get (no ORM row leaves storage)."""
     return ThresholdChange(
         changed_by=row.changed_by,
         changed_at=row.changed_at,

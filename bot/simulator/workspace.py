@@ -260,8 +260,9 @@ class SlackWorkspace:
         self.users: dict[str, dict[str, Any]] = {}
         self.channels: dict[str, dict[str, Any]] = {}
         self.members: dict[str, list[str]] = {}
-        self.usergroups: dict[str, list[str]] = {}
         """channel → its members, when a test set them (`set_members`)."""
+        self.usergroups: dict[str, list[str]] = {}
+        """user group → its members (`set_usergroup`)."""
         self.add_user(bot_user_id, name=bot_name, is_bot=True)
         self._clock = clock
         self._ts_counter = itertools.count(1)

@@ -16,6 +16,7 @@ from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 from typing import Protocol
 
+from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
 from agent.access import may_read
@@ -34,11 +35,26 @@ class Membership(Protocol):
     async def is_member(self, channel: str, user: str) -> bool: ...
 
 
+PASSING_ERRORS = frozenset(
+    {"internal_error", "fatal_error", "ratelimited", "request_timeout", "service_unavailable"}
+)
+"""Slack error codes that say nothing about membership: the call may work next time."""
+
+
+def _passing(exc: Exception) -> bool:
+    """A fault that may be gone on the next call, as opposed to Slack's definite no."""
+    if not isinstance(exc, SlackApiError):
+        return True  # the network, a timeout
+    return exc.response.status_code >= 500 or exc.response.get("error") in PASSING_ERRORS
+
+
 @dataclass
 class _CachedSets:
     """Sets of people read from Slack by key, each cached for `ttl` seconds; one read at a
-    time per key. An unreadable set is empty (fail closed) and not kept: the next
-    check asks Slack again rather than refusing for `ttl` after one failed call."""
+    time per key. An unreadable set is empty (fail closed). Slack's definite refusals
+    (`not_in_channel`, `missing_scope`…) are kept like an answer, so a page of runs does
+    not ask again for each; a passing fault (a 5xx, `ratelimited`, the network) is not:
+    the next check asks again rather than refusing for `ttl` after one failed call."""
 
     client: AsyncWebClient
     ttl: float = MEMBERS_TTL
@@ -56,7 +72,9 @@ class _CachedSets:
                 members = await self._fetch(key)
             except Exception as exc:  # fail closed: an unknown membership grants nothing
                 log.warning("could not read the members of %s: %s", key, exc)
-                return frozenset()
+                if _passing(exc):
+                    return frozenset()
+                members = frozenset()
             self._cache[key] = (self.clock() + self.ttl, members)
             return members
 
@@ -92,14 +110,21 @@ class SlackGroups(_CachedSets):
     """`usergroups.users.list`, cached per user group: whether a person may answer as a
     member of an escalation's expert group (someone taken out answers for at most `ttl`)."""
 
-    async def groups_of(self, user: str, groups: Collection[str]) -> list[str]:
-        """The groups among `groups` that `user` is in."""
+    async def groups_of(
+        self, user: str, groups: Collection[str], *, team_id: str | None
+    ) -> list[str]:
+        """The groups among `groups` that `user` is in, in workspace `team_id` (which
+        Slack requires with an org-wide install's token)."""
         if not user:
             return []
-        return [group for group in groups if user in await self._members(group)]
+        team = team_id or ""
+        return [group for group in groups if user in await self._members(f"{team}/{group}")]
 
     async def _fetch(self, key: str) -> frozenset[str]:
-        response = await self.client.usergroups_users_list(usergroup=key)
+        team, _, group = key.rpartition("/")
+        response = await self.client.usergroups_users_list(
+            usergroup=group, **({"team_id": team} if team else {})
+        )
         return frozenset(str(u) for u in response.get("users") or [])
 
 

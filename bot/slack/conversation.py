@@ -38,7 +38,10 @@ log = logging.getLogger(__name__)
 
 _MENTION = re.compile(r"<@[A-Z0-9]+(?:\|[^>]*)?>")
 CONTEXT_CHARS = 2000
-REFUSAL = "Only the person who asked, or an approver configured for GRACE, can answer this."
+REFUSAL = (
+    "Only the person who asked, or an approver configured for GRACE, can answer this. "
+    "A question GRACE escalated may also be answered by the experts it called."
+)
 UNREADABLE = (
     "I could not read that message: it contains characters that are not valid text "
     "(a broken emoji or symbol). Could you send it again?"
@@ -192,7 +195,7 @@ async def on_reply(
     if state is None or state.status is not RunStatus.PAUSED or state.pending is None:
         return  # people talk in threads; only a pending question makes a reply an answer
     request = state.pending
-    member_of = await deps.answering_as(request, user)
+    member_of = await deps.answering_as(request, user, team_id=key.team_id)
     if member_of is None:
         await deps.publisher.ephemeral(key.channel_id, user, REFUSAL, thread_ts=key.thread_ts)
         return

@@ -47,15 +47,17 @@ class BotDeps:
     groups: SlackGroups | None = None
     """User-group membership (experts named as a group may answer their escalation)."""
 
-    async def answering_as(self, request: InterventionRequest, user: str) -> list[str] | None:
+    async def answering_as(
+        self, request: InterventionRequest, user: str, *, team_id: str | None
+    ) -> list[str] | None:
         """None when `user` may not answer `request`; else the request's groups that let
         them (empty when they are named, or an approver). Group membership is asked of
-        Slack only when nothing else lets them."""
+        Slack, in the run's workspace (`team_id`), only when nothing else lets them."""
         if self.orchestrator.may_answer(request, user):
             return []
         if not request.allowed_groups or self.groups is None:
             return None
-        found = await self.groups.groups_of(user, request.allowed_groups)
+        found = await self.groups.groups_of(user, request.allowed_groups, team_id=team_id)
         return found if found and self.orchestrator.may_answer(request, user, found) else None
 
     async def display_name(self, user: str) -> str | None:

@@ -199,7 +199,10 @@ async def test_an_unauthorised_user_cannot_answer(
             InterventionAnswer(action=InterventionAction.CANCEL, user=intruder),
         )
         assert not claim.claimed
-        assert claim.reason == "only the person who asked or a configured approver may answer"
+        assert claim.reason == (
+            "only the person who asked, a configured approver, or an expert the "
+            "escalation called may answer"
+        )
 
     stored = await orchestrator.store.load(state.run_id)
     assert stored is not None and stored.status is RunStatus.PAUSED

@@ -14,6 +14,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import shutil
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
@@ -478,8 +479,9 @@ async def started() -> AsyncIterator[list[BotHarness]]:
     for it after the fake Slack it uses, so the bots close before that fake stops."""
     running: list[BotHarness] = []
     yield running
-    for harness in running:
-        await harness.close()
+    async with contextlib.AsyncExitStack() as stack:  # each closed even if one fails
+        for harness in reversed(running):  # the stack unwinds last in, first out
+            stack.push_async_callback(harness.close)
 
 
 @pytest.fixture

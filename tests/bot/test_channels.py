@@ -160,6 +160,8 @@ async def test_a_member_of_an_expert_group_may_answer_the_escalation(
     await refused_reply(harness, ts, "1700004150.000300", OTHER)
 
     state = await answered_by(harness, ts, "1700004150.000400", member)
+    asked = harness.fake.calls_to("usergroups.users.list")
+    assert asked and {c.params.get("team_id") for c in asked} == {state.thread.team_id}
     [answered] = [i for i in state.interventions if i.kind is InterventionKind.ESCALATE]
     assert answered.answered_by == member
     assert answered.answer is not None and answered.answer.member_of == [GROUP]

@@ -14,6 +14,7 @@ from agent.errors import InvalidInputError
 from agent.schemas import RunStatus, ThreadKey
 from blocks import ids
 from bot.simulator.workspace import StoredMessage
+from bot.slack.conversation import REFUSAL
 from bot.slack.dev import DevEnvironment, run_dev
 from tests.bot.conftest import message_text
 
@@ -102,9 +103,7 @@ async def test_a_button_click_from_the_page_resumes_a_paused_run(
     refused = await page.click(BOB, plan, ids.PLAN_RUN)  # bob did not ask
     await settle(dev)
     assert refused["acked"]
-    assert [e.text for e in dev.simulator.workspace.ephemerals(user=BOB)] == [
-        "Only the person who asked, or an approver configured for GRACE, can answer this."
-    ]
+    assert [e.text for e in dev.simulator.workspace.ephemerals(user=BOB)] == [REFUSAL]
     assert await run_in(dev, question_ts) is RunStatus.PAUSED
 
     clicked = await page.click(ALICE, plan, ids.PLAN_RUN)

@@ -160,6 +160,12 @@ async def test_a_workspace_uninstalled_on_its_own_falls_back_to_its_orgs_later_i
     assert bot is not None and bot.bot_token == "xoxb-org"
     own = {t.key: t.uninstalled_at for t in await installations.teams()}
     assert own["E1"] is None and own["T7"] is not None
+    # the org serves the workspace now: its data is in use, never due for deletion
+    later = datetime.now(UTC) + timedelta(days=400)
+    assert await installations.uninstalled_before(later) == []
+    # once the org's install goes too, both are due
+    assert await installations.revoke("E1", None, org_wide=True)
+    assert {t.key for t in await installations.uninstalled_before(later)} == {"E1", "T7"}
 
 
 async def test_oauth_state_is_single_use_and_expires(engine: AsyncEngine) -> None:

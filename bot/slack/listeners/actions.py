@@ -150,7 +150,7 @@ async def handle_click(deps: BotDeps, client: AsyncWebClient, click: ClickData) 
         fresh = await deps.store.get_intervention(request.intervention_id)
         await tell(closed_reason(fresh or request))
         return
-    member_of = await deps.answering_as(request, click.user)
+    member_of = await deps.answering_as(request, click.user, team_id=state.thread.team_id)
     if member_of is None:
         await tell(REFUSAL)
         return

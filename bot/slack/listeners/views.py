@@ -30,7 +30,7 @@ async def submit_modify(deps: BotDeps, metadata: ids.ModalMetadata, user: str, t
         fresh = await deps.store.get_intervention(metadata.intervention_id)
         await tell(already_handled(fresh.answered_by if fresh else None, "no longer pending"))
         return
-    member_of = await deps.answering_as(request, user)
+    member_of = await deps.answering_as(request, user, team_id=state.thread.team_id)
     if member_of is None:
         await tell(REFUSAL)
         return
