@@ -18,7 +18,7 @@ from datetime import datetime
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict
-from sqlalchemy import delete, select, update
+from sqlalchemy import Select, delete, select, update
 
 from agent.schemas import utcnow
 from storage.db import retried_write
@@ -115,7 +115,17 @@ class SqlInbox(SqlStore):
         query = select(InboxRow).where(InboxRow.status == PENDING)
         if before is not None:
             query = query.where(InboxRow.created_at <= before)
-        query = query.order_by(InboxRow.id).limit(limit)
+        return await self._entries(query.order_by(InboxRow.id).limit(limit))
+
+    async def pending_among(self, entry_ids: Sequence[int]) -> list[InboxEntry]:
+        """Those of `entry_ids` still to be processed, oldest first: the rows another
+        process (`grace serve`'s front) just stored for this one."""
+        if not entry_ids:
+            return []
+        query = select(InboxRow).where(InboxRow.id.in_(list(entry_ids)), InboxRow.status == PENDING)
+        return await self._entries(query.order_by(InboxRow.id))
+
+    async def _entries(self, query: Select[tuple[InboxRow]]) -> list[InboxEntry]:
         async with self._reads.begin() as session:
             return [
                 InboxEntry(
