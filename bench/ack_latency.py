@@ -21,7 +21,7 @@ to two servers, built the same way (aiohttp on 127.0.0.1:0):
 Each round sends burst A, then, as soon as A is acked, burst B — for GRACE while A's
 agent runs are still working (their number is printed), so B shows whether the agent's
 work starves the ack. It prints p50/p95/p99 of the time until each HTTP response per
-burst, the CPU time this process and GRACE's worker used during the burst, the ratio
+burst, the CPU time the apps' event loop thread and GRACE's worker used during the burst, the ratio
 GRACE/bare in the same round, the pooled ratios, and a verdict on the target "GRACE's
 p99 within 1.25x of the bare app's" from the median over rounds of the same-round p99
 ratio (one stall of either app in one round does not decide it). It also prints the
@@ -462,8 +462,9 @@ class Burst:
     busy: int = 0
     """GRACE's work in hand when the burst was sent (runs working, requests waiting)."""
     cpu: float = 0.0
-    """CPU seconds this process used until the burst's last response (the front, the
-    bare app, the sender: less sensitive than wall time to other work on the machine)."""
+    """CPU seconds this process's main thread (the apps' event loop: the front, or the
+    bare app) used until the burst's last response — not the sender's thread, nor the
+    database driver's; less sensitive than wall time to other work on the machine."""
     worker_cpu: float = 0.0
     """CPU seconds GRACE's worker process used meanwhile (0 in one process)."""
     lag: list[float] = field(default_factory=list)
@@ -518,9 +519,9 @@ async def rounds_on(
                             requests = mention_requests(args.events, f"{app[0]}{round_}{burst}")
                             lag = LoopLag()
                             lag.start()
-                            cpu, wcpu = time.process_time(), grace.worker_cpu()
+                            cpu, wcpu = time.thread_time(), grace.worker_cpu()
                             latencies, statuses = await slack.call(blast(target, requests))
-                            cpu = time.process_time() - cpu
+                            cpu = time.thread_time() - cpu
                             wcpu = grace.worker_cpu() - wcpu
                             await lag.stop()
                             found.bursts.append(

@@ -12,6 +12,7 @@ works), so replicas sharing one database never process the same request twice at
 
 from __future__ import annotations
 
+import contextlib
 import json
 from collections.abc import Sequence
 from datetime import datetime
@@ -19,9 +20,10 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 from sqlalchemy import Select, delete, select, update
+from sqlalchemy.ext.asyncio import AsyncEngine
 
 from agent.schemas import utcnow
-from storage.db import retried_write
+from storage.db import WriteGate, WriteHealth, retried_write
 from storage.sql import SqlStore, rowcount
 from storage.tables import InboxRow
 
@@ -57,6 +59,17 @@ class InboxEntry(BaseModel):
 
 
 class SqlInbox(SqlStore):
+    def __init__(
+        self,
+        engine: AsyncEngine,
+        *,
+        health: WriteHealth | None = None,
+        first: WriteGate | None = None,
+    ) -> None:
+        super().__init__(engine, health=health)
+        self._first = first
+        """SQLite, `grace serve`'s front: `add` goes before the worker's writes."""
+
     @retried_write
     async def add(
         self,
@@ -94,6 +107,14 @@ class SqlInbox(SqlStore):
             .on_conflict_do_nothing()
             .returning(InboxRow.id, InboxRow.event_id, InboxRow.message_key)
         )
+        with self._first.first() if self._first is not None else contextlib.nullcontext():
+            stored = await self._insert_rows(stmt, rows)
+        # pop: a repeat of the same item in the batch gets None (it was not stored twice)
+        return [stored.pop((item.event_id, item.message_key), None) for item in items]
+
+    async def _insert_rows(
+        self, stmt: Any, rows: list[dict[str, Any]]
+    ) -> dict[tuple[str, str | None], int]:
         stored: dict[tuple[str, str | None], int] = {}
         async with self._engine.begin() as connection:
             # A list of rows on a Core connection: SQLAlchemy's "insertmanyvalues" sends
@@ -105,8 +126,7 @@ class SqlInbox(SqlStore):
             )
             for row in result:
                 stored[(row.event_id, row.message_key)] = row.id
-        # pop: a repeat of the same item in the batch gets None (it was not stored twice)
-        return [stored.pop((item.event_id, item.message_key), None) for item in items]
+        return stored
 
     async def pending(
         self, *, before: datetime | None = None, limit: int = 100

@@ -171,7 +171,9 @@ async def _dispatch(args: argparse.Namespace, settings: Settings) -> int:
     if args.command == "serve" and args.worker_fd is not None:
         from bot.slack.worker import run_worker
 
-        return await run_worker(settings, fd=args.worker_fd, parent_pid=args.parent_pid)
+        return await run_worker(
+            settings, fd=args.worker_fd, parent_pid=args.parent_pid, gate_fd=args.gate_fd
+        )
     if args.command == "serve":
         from bot.slack.runners import serve
 

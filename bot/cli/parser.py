@@ -138,6 +138,7 @@ def build_parser() -> argparse.ArgumentParser:
     # The worker process of a split `grace serve` (bot/service/worker_process.py).
     serve.add_argument("--worker-fd", type=int, default=None, help=argparse.SUPPRESS)
     serve.add_argument("--parent-pid", type=int, default=0, help=argparse.SUPPRESS)
+    serve.add_argument("--gate-fd", type=int, default=None, help=argparse.SUPPRESS)
 
     dev = sub.add_parser(
         "dev", help="try the bot with no workspace: a local Slack simulator in your browser"

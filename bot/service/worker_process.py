@@ -26,16 +26,24 @@ from dataclasses import dataclass
 
 from pydantic import BaseModel, ValidationError
 
+from storage.db import WriteGate
+
 log = logging.getLogger(__name__)
 
 WORKER_FLAG = "--worker-fd"
 """The hidden `grace serve` option that makes a process the worker, talking on this fd."""
+GATE_FLAG = "--gate-fd"
+"""SQLite: the fd of the front's `WriteGate`, which the worker's writes yield to."""
 MAX_QUICK_FAILURES = 3
 RESTART_DELAY_S = 1.0
 STOP_MARGIN_S = 30.0
 """Beyond its own shutdown grace, how long a stopping worker may take (draining the
 outbox, closing) before it is killed."""
 PR_SET_PDEATHSIG = 1
+WORKER_NICENESS = 10
+"""The worker runs at a lower CPU priority than the front: when the machine is short of
+processor time, the acks get it first and the agent's work waits (it only ever waits a
+little on a machine with time to spare: nice changes shares, not speed)."""
 
 
 class Ready(BaseModel):
@@ -75,8 +83,10 @@ class Started:
 class WorkerProcess:
     """The front's one worker child: start it, hand it rows, restart it when it dies."""
 
-    def __init__(self, env: Mapping[str, str] | None = None) -> None:
+    def __init__(self, env: Mapping[str, str] | None = None, gate: WriteGate | None = None) -> None:
         self._env = dict(env) if env is not None else None
+        self._gate = gate
+        """SQLite: the front's writes go first (`storage.db.WriteGate`), handed to each worker."""
         self._current: Started | None = None
         self._stopping = False
         self._watch: asyncio.Task[None] | None = None
@@ -145,11 +155,15 @@ class WorkerProcess:
 
     async def _spawn(self) -> Started:
         parent_end, child_end = socket.socketpair()
+        args = [WORKER_FLAG, str(child_end.fileno()), "--parent-pid", str(os.getpid())]
+        fds = [child_end.fileno()]
+        if self._gate is not None:
+            args += [GATE_FLAG, str(self._gate.fd)]
+            fds.append(self._gate.fd)
         try:
             process = await asyncio.create_subprocess_exec(
-                sys.executable, "-m", "bot.cli", "serve",
-                WORKER_FLAG, str(child_end.fileno()), "--parent-pid", str(os.getpid()),
-                pass_fds=(child_end.fileno(),),
+                sys.executable, "-m", "bot.cli", "serve", *args,
+                pass_fds=fds,
                 stdin=asyncio.subprocess.DEVNULL,
                 env=self._env,
             )  # fmt: skip
@@ -215,8 +229,9 @@ class WorkerProcess:
 
 
 def die_with_parent(parent_pid: int) -> None:
-    """In the child, first thing: be killed when the parent dies (kill -9 included).
-    Linux only (prctl); elsewhere the end of file on the socket stops the child."""
+    """In the child, first thing: be killed when the parent dies (kill -9 included) —
+    Linux only (prctl); elsewhere the end of file on the socket stops the child — and
+    step behind the front for the processor (`WORKER_NICENESS`)."""
     if sys.platform.startswith("linux"):
         import ctypes
 
@@ -224,6 +239,8 @@ def die_with_parent(parent_pid: int) -> None:
         libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
     if os.getppid() != parent_pid:  # the parent died before prctl took effect
         os._exit(1)
+    with contextlib.suppress(OSError):
+        os.nice(WORKER_NICENESS)
 
 
 async def child_channel(fd: int) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:

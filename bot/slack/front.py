@@ -45,7 +45,7 @@ from bot.slack.installs import build_oauth, sealer_of
 from bot.slack.intake import Intake
 from bot.slack.listeners import assistant, events
 from storage.channel_settings import SqlChannelSettings
-from storage.db import WriteHealth, make_engine, migrate
+from storage.db import WriteGate, WriteHealth, database_url, make_engine, migrate
 from storage.inbox import SqlInbox
 
 log = logging.getLogger(__name__)
@@ -123,8 +123,11 @@ def _unavailable(reason: str) -> web.Response:
     return web.json_response({"ok": False, "status": "degraded", "reason": reason}, status=503)
 
 
-async def create_front(settings: Settings, worker: WorkerProcess, owner: str) -> Front:
-    """The front's parts, storing for the worker `owner` (its first `Ready`)."""
+async def create_front(
+    settings: Settings, worker: WorkerProcess, owner: str, gate: WriteGate | None = None
+) -> Front:
+    """The front's parts, storing for the worker `owner` (its first `Ready`); on SQLite
+    the inbox writes raise `gate`, which the worker's writes yield to."""
     url = settings.resolved_database_url
     await migrate(url)  # the worker did it already: one read
     engine = make_engine(url)
@@ -144,7 +147,7 @@ async def create_front(settings: Settings, worker: WorkerProcess, owner: str) ->
                 client, wait_seconds=settings.slack.auth_timeout_seconds
             )
             oauth_settings = None
-        inbox = SqlInbox(engine, health=health)
+        inbox = SqlInbox(engine, health=health, first=gate)
         intake = Intake(
             inbox=inbox, tasks=TaskRunner(1), processors={}, owner=owner, handed_to=worker.take
         )
@@ -247,10 +250,12 @@ async def start_front(
     """Start the worker process (with `env`, default ours: it reads the same settings),
     wait until it is ready, then build the front and bind its endpoint. `WorkerFailed`
     when the worker exits at start-up (it said why, in one line)."""
-    worker = WorkerProcess(env)
+    sqlite = database_url(settings.resolved_database_url).get_backend_name() == "sqlite"
+    gate = WriteGate.create() if sqlite else None
+    worker = WorkerProcess(env, gate=gate)
     ready = await worker.start()
     try:
-        front = await create_front(settings, worker, ready.owner)
+        front = await create_front(settings, worker, ready.owner, gate)
     except BaseException:
         await worker.stop(0)
         raise

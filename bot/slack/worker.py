@@ -28,12 +28,17 @@ from bot.service.worker_process import (
 )
 from bot.slack.compose import Bot, create_bot
 from bot.slack.runners import http_app, start_bot, stop_on_signals
+from storage.db import WriteGate, yield_writes_to
 
 log = logging.getLogger(__name__)
 
 
-async def run_worker(settings: Settings, *, fd: int, parent_pid: int) -> int:
+async def run_worker(
+    settings: Settings, *, fd: int, parent_pid: int, gate_fd: int | None = None
+) -> int:
     die_with_parent(parent_pid)
+    if gate_fd is not None:  # SQLite: the front's inbox writes go first
+        yield_writes_to(WriteGate(gate_fd))
     reader, writer = await child_channel(fd)
     stop = stop_on_signals()
     bot = await create_bot(settings)
