@@ -83,11 +83,19 @@ class Started:
 class WorkerProcess:
     """The front's one worker child: start it, hand it rows, restart it when it dies."""
 
-    def __init__(self, env: Mapping[str, str] | None = None, gate: WriteGate | None = None) -> None:
+    def __init__(
+        self,
+        env: Mapping[str, str] | None = None,
+        gate: WriteGate | None = None,
+        stopping: asyncio.Event | None = None,
+    ) -> None:
         self._env = dict(env) if env is not None else None
         self._gate = gate
         """SQLite: the front's writes go first (`storage.db.WriteGate`), handed to each worker."""
         self._current: Started | None = None
+        self._stop_requested = stopping
+        """`grace serve`'s stop signal: set by the signal handler itself, so a worker that
+        exits because it was signalled too (Ctrl-C, systemd) is not mistaken for a crash."""
         self._stopping = False
         self._watch: asyncio.Task[None] | None = None
         self.failed = asyncio.Event()
@@ -123,10 +131,21 @@ class WorkerProcess:
         with contextlib.suppress(ConnectionError, RuntimeError):
             current.writer.write(Take(ids=ids).model_dump_json().encode() + b"\n")
 
+    def stopping(self) -> None:
+        """From now on a worker that exits is not replaced (called first thing on
+        shutdown, before the front's endpoint is drained, which may take a while)."""
+        self._stopping = True
+
+    @property
+    def is_stopping(self) -> bool:
+        return self._stopping or (
+            self._stop_requested is not None and self._stop_requested.is_set()
+        )
+
     async def stop(self, grace: float) -> int | None:
         """SIGTERM the worker (it finishes or hands over its runs within `grace`
         seconds, then closes) and wait for it; its exit code, None when there was none."""
-        self._stopping = True
+        self.stopping()
         if self._watch is not None:
             self._watch.cancel()
             await asyncio.gather(self._watch, return_exceptions=True)
@@ -161,18 +180,42 @@ class WorkerProcess:
             args += [GATE_FLAG, str(self._gate.fd)]
             fds.append(self._gate.fd)
         try:
+            # A session of its own: a terminal's Ctrl-C reaches the front only, which
+            # then stops the worker in order (SIGTERM, within the grace).
             process = await asyncio.create_subprocess_exec(
                 sys.executable, "-m", "bot.cli", "serve", *args,
                 pass_fds=fds,
                 stdin=asyncio.subprocess.DEVNULL,
                 env=self._env,
+                start_new_session=True,
             )  # fmt: skip
+        except BaseException:
+            parent_end.close()
+            raise
         finally:
             child_end.close()
+        try:
+            return await self._handshake(process, parent_end)
+        except asyncio.CancelledError:  # stopping while it starts: no orphan left behind
+            with contextlib.suppress(ProcessLookupError):
+                process.kill()
+            await process.wait()
+            raise
+
+    async def _handshake(
+        self, process: asyncio.subprocess.Process, parent_end: socket.socket
+    ) -> Started:
+        """Wait for the new child's `Ready` (or its exit)."""
         reader, writer = await asyncio.open_unix_connection(sock=parent_end)
         exited = asyncio.create_task(process.wait())
         line_task = asyncio.create_task(reader.readline())
-        done, _ = await asyncio.wait({exited, line_task}, return_when=asyncio.FIRST_COMPLETED)
+        try:
+            done, _ = await asyncio.wait({exited, line_task}, return_when=asyncio.FIRST_COMPLETED)
+        except asyncio.CancelledError:
+            exited.cancel()
+            line_task.cancel()
+            writer.close()
+            raise
         if line_task in done and line_task.result():
             exited.cancel()
             try:
@@ -198,10 +241,12 @@ class WorkerProcess:
     async def _supervise(self) -> None:
         """Wait for the worker to exit; unless stopping, start a new one."""
         failures = 0
-        while not self._stopping:
+        while not self.is_stopping:
             current = self._current
             assert current is not None
             code = await current.process.wait()
+            if self.is_stopping:  # signalled with the front: `stop` collects it
+                return
             current.close()
             self._current = None
             log.error(
@@ -209,7 +254,7 @@ class WorkerProcess:
                 code,
                 extra={"event": "worker_exited", "exit_code": code},
             )
-            while not self._stopping:
+            while not self.is_stopping:
                 try:
                     started = await self._spawn()
                 except WorkerFailed as exc:

@@ -245,6 +245,7 @@ class FrontRuntime:
     async def stop(self, grace: float) -> int | None:
         """Stop taking requests, hand over what was stored, stop the worker (it finishes
         or hands over its runs within `grace`); the worker's exit code."""
+        self.front.worker.stopping()  # before the drain: a worker exiting now stays gone
         await self.runner.cleanup()
         await self.front.intake.flush()
         code = await self.front.worker.stop(grace)
@@ -259,13 +260,15 @@ async def start_front(
     host: str = "0.0.0.0",
     env: Mapping[str, str] | None = None,
     access_log: bool = True,
+    stop: asyncio.Event | None = None,
 ) -> FrontRuntime:
     """Start the worker process (with `env`, default ours: it reads the same settings),
     wait until it is ready, then build the front and bind its endpoint. `WorkerFailed`
-    when the worker exits at start-up (it said why, in one line)."""
+    when the worker exits at start-up (it said why, in one line). `stop` is the stop
+    signal: from the moment it is set, a worker that exits is not replaced."""
     sqlite = database_url(settings.resolved_database_url).get_backend_name() == "sqlite"
     gate = WriteGate.create() if sqlite else None
-    worker = WorkerProcess(env, gate=gate)
+    worker = WorkerProcess(env, gate=gate, stopping=stop)
     ready = await worker.start()
     try:
         front = await create_front(settings, worker, ready.owner, gate)
@@ -290,7 +293,7 @@ async def serve_front(settings: Settings, *, port: int, host: str, stop: asyncio
     """`grace serve` (HTTP mode): the front here, the worker in a child process, until
     `stop` is set (SIGTERM, Ctrl-C) or the worker keeps failing (exit 1)."""
     try:
-        runtime = await start_front(settings, port=port, host=host)
+        runtime = await start_front(settings, port=port, host=host, stop=stop)
     except WorkerFailed as exc:
         return exc.code or 1
     log.info(

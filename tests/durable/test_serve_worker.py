@@ -5,6 +5,7 @@ what the front does not take itself (a slash command) is answered by the worker.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import signal
@@ -122,3 +123,37 @@ async def test_a_slash_command_is_answered_through_the_front(
                 f"{server.base}/slack/events", data=body.encode(), headers=forged
             ) as response:
                 assert response.status == 401
+
+
+async def test_signalling_front_and_worker_together_stops_both(
+    data_dir: Path, tmp_path: Path
+) -> None:
+    """Ctrl-C in a terminal, or systemd's stop, signals both processes at once: the
+    worker's exit is shutdown, not a crash — no new worker is started. A request still
+    being read keeps the front's endpoint draining while the worker exits."""
+    async with FakeSlack() as fake:
+        server = await start_server(serve_env(data_dir, fake), 0, tmp_path / "serve.log")
+        try:
+            worker = await _one_worker(server.process.pid)
+            _reader, writer = await asyncio.open_connection("127.0.0.1", server.port)
+            writer.write(
+                b"POST /slack/events HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                b"Content-Length: 100\r\n\r\n{"
+            )
+            await writer.drain()
+            os.kill(server.process.pid, signal.SIGTERM)
+            os.kill(worker, signal.SIGTERM)
+            seen: set[int] = set()
+
+            async def worker_gone() -> bool:
+                seen.update(_children(server.process.pid))
+                return _gone(worker)
+
+            await wait_until(worker_gone, within=60, what="the signalled worker to exit")
+            writer.close()  # the front's drain ends
+            code = await asyncio.wait_for(server.process.wait(), timeout=90)
+        finally:
+            server.kill()
+        assert code == 0, server.stderr()[-3000:]
+        assert "starting a new one" not in server.stderr()
+        assert seen <= {worker}, seen
