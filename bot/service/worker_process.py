@@ -8,8 +8,9 @@ ack for the front's interpreter (one GIL) or event loop.
 The two talk over a socket pair, one JSON object a line (`Ready`, `Take`). The child
 dies with its parent: the kernel kills it when the parent dies, kill -9 included
 (`PR_SET_PDEATHSIG`, Linux), and it stops on its own when the socket reaches end of file
-(elsewhere). The parent restarts a child that died, and gives up loudly (`failed` is
-set) when a new one dies before it is ready `MAX_QUICK_FAILURES` times in a row.
+(elsewhere). The parent restarts a child that died, after a pause that grows with each
+quick failure, and gives up loudly (`failed` is set) after `MAX_QUICK_FAILURES` of them
+in a row (a child that died before it was ready or soon after).
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ import os
 import signal
 import socket
 import sys
+import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
@@ -34,8 +36,12 @@ WORKER_FLAG = "--worker-fd"
 """The hidden `grace serve` option that makes a process the worker, talking on this fd."""
 GATE_FLAG = "--gate-fd"
 """SQLite: the fd of the front's `WriteGate`, which the worker's writes yield to."""
-MAX_QUICK_FAILURES = 3
-RESTART_DELAY_S = 1.0
+MAX_QUICK_FAILURES = 5
+"""Quick failures in a row (a worker that died before it was ready, or within
+`QUICK_FAILURE_S` after) before `grace serve` gives up and exits with code 1."""
+QUICK_FAILURE_S = 60.0
+RESTART_DELAY_S = 0.5
+MAX_RESTART_DELAY_S = 15.0
 STOP_MARGIN_S = 30.0
 """Beyond its own shutdown grace, how long a stopping worker may take (draining the
 outbox, closing) before it is killed."""
@@ -74,6 +80,8 @@ class Started:
     writer: asyncio.StreamWriter
     ready: Ready
     reading: asyncio.Task[None]
+    ready_at: float
+    """When it said `Ready` (`time.monotonic`): a crash soon after is a quick failure."""
 
     def close(self) -> None:
         self.reading.cancel()
@@ -226,7 +234,7 @@ class WorkerProcess:
                 writer.close()
                 raise WorkerFailed(-1) from None
             reading = asyncio.create_task(self._drain(reader), name="worker messages")
-            return Started(process, writer, ready, reading)
+            return Started(process, writer, ready, reading, time.monotonic())
         line_task.cancel()
         code = await exited
         writer.close()
@@ -239,7 +247,10 @@ class WorkerProcess:
                 pass
 
     async def _supervise(self) -> None:
-        """Wait for the worker to exit; unless stopping, start a new one."""
+        """Wait for the worker to exit; unless stopping, start a new one after a pause
+        that doubles with each quick failure (a new worker that died before it was
+        ready, or within `QUICK_FAILURE_S` of it); after `MAX_QUICK_FAILURES` of them
+        in a row, give up (`failed`: `grace serve` exits with code 1)."""
         failures = 0
         while not self.is_stopping:
             current = self._current
@@ -249,28 +260,45 @@ class WorkerProcess:
                 return
             current.close()
             self._current = None
-            log.error(
-                "the worker process exited (code %s); starting a new one",
-                code,
-                extra={"event": "worker_exited", "exit_code": code},
-            )
+            quick = time.monotonic() - current.ready_at < QUICK_FAILURE_S
+            failures = failures + 1 if quick else 0
             while not self.is_stopping:
+                if failures >= MAX_QUICK_FAILURES:
+                    self._give_up(failures)
+                    return
+                delay = restart_delay(failures)
+                log.error(
+                    "the worker process exited (code %s); starting a new one in %.1f s",
+                    code,
+                    delay,
+                    extra={"event": "worker_exited", "exit_code": code},
+                )
+                await asyncio.sleep(delay)
                 try:
                     started = await self._spawn()
                 except WorkerFailed as exc:
                     failures += 1
+                    code = exc.code
                     log.error("a new worker process failed to start (code %s)", exc.code)
-                    if failures >= MAX_QUICK_FAILURES:
-                        log.error("the worker process keeps failing; stopping grace serve")
-                        self.failed.set()
-                        return
-                    await asyncio.sleep(RESTART_DELAY_S * failures)
                     continue
-                failures = 0
                 self.restarts += 1
                 self._current = started
                 self._notify(started.ready)
                 break
+
+    def _give_up(self, failures: int) -> None:
+        message = (
+            f"grace serve: the worker process failed {failures} times in a row (each "
+            f"within {QUICK_FAILURE_S:.0f} s of starting); stopping (its errors are above)"
+        )
+        log.error(message, extra={"event": "worker_failing"})
+        self.failed.set()
+
+
+def restart_delay(failures: int) -> float:
+    """The pause before a new worker: `RESTART_DELAY_S`, doubled for each quick failure
+    in a row, at most `MAX_RESTART_DELAY_S`."""
+    return min(RESTART_DELAY_S * 2 ** max(failures - 1, 0), MAX_RESTART_DELAY_S)
 
 
 def die_with_parent(parent_pid: int) -> None:

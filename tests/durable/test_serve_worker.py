@@ -8,12 +8,14 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import re
 import signal
 import time
 from pathlib import Path
 
 import aiohttp
 
+from bot.service.worker_process import MAX_QUICK_FAILURES, restart_delay
 from tests.databases import sqlite_url
 from tests.fakes.fake_slack import (
     FORM_CONTENT_TYPE,
@@ -157,3 +159,38 @@ async def test_signalling_front_and_worker_together_stops_both(
         assert code == 0, server.stderr()[-3000:]
         assert "starting a new one" not in server.stderr()
         assert seen <= {worker}, seen
+
+
+async def test_a_worker_that_keeps_dying_soon_after_ready_stops_grace_serve(
+    data_dir: Path, tmp_path: Path
+) -> None:
+    """Each new worker dies right after it is ready: that is a quick failure, the next
+    one starts after a longer pause, and after `MAX_QUICK_FAILURES` in a row grace
+    serve exits with code 1 and says so in one line."""
+    async with FakeSlack() as fake, aiohttp.ClientSession() as http:
+        server = await start_server(serve_env(data_dir, fake), 0, tmp_path / "serve.log")
+        try:
+            killed: list[int] = []
+            for _ in range(MAX_QUICK_FAILURES):
+
+                async def new_worker() -> bool:
+                    children = [c for c in _children(server.process.pid) if c not in killed]
+                    if not children or _gone(children[0]):
+                        return False
+                    async with http.get(f"{server.base}/healthz") as response:
+                        if response.status != 200:  # forwarded: 200 once it is ready
+                            return False
+                    killed.append(children[0])
+                    return True
+
+                await wait_until(new_worker, within=90, what="a new ready worker")
+                os.kill(killed[-1], signal.SIGKILL)
+            code = await asyncio.wait_for(server.process.wait(), timeout=60)
+        finally:
+            server.kill()
+        stderr = server.stderr()
+        assert code == 1, stderr[-3000:]
+        assert stderr.count(f"failed {MAX_QUICK_FAILURES} times in a row") == 1, stderr[-3000:]
+        delays = [float(d) for d in re.findall(r"starting a new one in ([0-9.]+) s", stderr)]
+        assert delays == [restart_delay(n) for n in range(1, MAX_QUICK_FAILURES)], delays
+        assert delays == sorted(delays) and delays[0] < delays[-1]
