@@ -129,10 +129,11 @@ def _unavailable(reason: str) -> web.Response:
 
 
 async def create_front(
-    settings: Settings, worker: WorkerProcess, owner: str, gate: WriteGate | None = None
+    settings: Settings, worker: WorkerProcess, gate: WriteGate | None = None
 ) -> Front:
-    """The front's parts, storing for the worker `owner` (its first `Ready`); on SQLite
-    the inbox writes raise `gate`, which the worker's writes yield to."""
+    """The front's parts, storing for the worker's owner id as it is once they are
+    built (a worker restarted meanwhile included); on SQLite the inbox writes raise
+    `gate`, which the worker's writes yield to."""
     url = settings.resolved_database_url
     await migrate(url)  # the worker did it already: one read
     engine = make_engine(url)
@@ -153,8 +154,13 @@ async def create_front(
             )
             oauth_settings = None
         inbox = SqlInbox(engine, health=health, first=gate)
+        ready = worker.ready  # None while it restarts: its `Ready` names the owner
         intake = Intake(
-            inbox=inbox, tasks=TaskRunner(1), processors={}, owner=owner, handed_to=worker.take
+            inbox=inbox,
+            tasks=TaskRunner(1),
+            processors={},
+            owner=ready.owner if ready is not None else None,
+            handed_to=worker.take,
         )
         channels = ChannelService(
             SqlChannelSettings(engine, health=health),
@@ -269,13 +275,20 @@ async def start_front(
     sqlite = database_url(settings.resolved_database_url).get_backend_name() == "sqlite"
     gate = WriteGate.create() if sqlite else None
     worker = WorkerProcess(env, gate=gate, stopping=stop)
-    ready = await worker.start()
+    fronts: list[Front] = []
+
+    def worker_ready(ready: Ready) -> None:  # registered first: no `Ready` goes unheard
+        for front in fronts:
+            front.worker_ready(ready)
+
+    worker.on_ready.append(worker_ready)
+    await worker.start()
     try:
-        front = await create_front(settings, worker, ready.owner, gate)
+        front = await create_front(settings, worker, gate)
     except BaseException:
         await worker.stop(0)
         raise
-    worker.on_ready.append(front.worker_ready)
+    fronts.append(front)  # no await since its intake read the worker's owner
     runner = web.AppRunner(front_http_app(front), **({} if access_log else {"access_log": None}))
     try:
         await runner.setup()
