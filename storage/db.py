@@ -88,6 +88,16 @@ def reader(engine: AsyncEngine) -> AsyncEngine:
     return engine.execution_options(**{READ_ONLY: True})
 
 
+UNGATED = "grace_ungated"
+"""Execution option marking writes a Slack ack waits for: they never wait at a
+`WriteGate` (`grace serve`'s worker stores the requests it acks itself this way)."""
+
+
+def ungated(engine: AsyncEngine) -> AsyncEngine:
+    """The same engine and pool, for writes that must not yield to a `WriteGate`."""
+    return engine.execution_options(**{UNGATED: True})
+
+
 _DRIVERS = {"sqlite": "sqlite+aiosqlite", "postgresql": "postgresql+asyncpg"}
 _ALIASES = {"postgres": "postgresql"}
 
@@ -208,10 +218,11 @@ def _configure_sqlite(engine: AsyncEngine) -> None:
     def _on_begin(connection: Connection) -> None:
         # Writers take the write lock up front (no lost read-then-write updates); readers
         # use a deferred transaction, which under WAL never waits for a writer.
-        if connection.get_execution_options().get(READ_ONLY):
+        options = connection.get_execution_options()
+        if options.get(READ_ONLY):
             connection.exec_driver_sql("BEGIN")
         else:
-            if _yielding_to is not None:
+            if _yielding_to is not None and not options.get(UNGATED):
                 _yielding_to.wait_until_lowered()
             connection.exec_driver_sql("BEGIN IMMEDIATE")
 

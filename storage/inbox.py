@@ -23,7 +23,7 @@ from sqlalchemy import Select, delete, select, update
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from agent.schemas import utcnow
-from storage.db import WriteGate, WriteHealth, retried_write
+from storage.db import WriteGate, WriteHealth, retried_write, ungated
 from storage.sql import SqlStore, rowcount
 from storage.tables import InboxRow
 
@@ -69,6 +69,9 @@ class SqlInbox(SqlStore):
         super().__init__(engine, health=health)
         self._first = first
         """SQLite, `grace serve`'s front: `add` goes before the worker's writes."""
+        self._adds = ungated(engine)
+        """An ack waits for `add`: in the worker (the requests the front forwards) it does
+        not yield to the front's gate, and it runs on the same pool."""
 
     @retried_write
     async def add(
@@ -116,7 +119,7 @@ class SqlInbox(SqlStore):
         self, stmt: Any, rows: list[dict[str, Any]]
     ) -> dict[tuple[str, str | None], int]:
         stored: dict[tuple[str, str | None], int] = {}
-        async with self._engine.begin() as connection:
+        async with self._adds.begin() as connection:
             # A list of rows on a Core connection: SQLAlchemy's "insertmanyvalues" sends
             # them as one INSERT … VALUES (…), (…) per `ROWS_PER_STATEMENT` rows, from
             # one cached compiled statement (a `.values(rows)` statement is compiled anew

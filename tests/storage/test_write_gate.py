@@ -15,6 +15,7 @@ from sqlalchemy import Connection, event, text
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from storage.db import WriteGate, make_engine, migrate, reader, yield_writes_to
+from storage.inbox import InboxItem, SqlInbox
 from tests.databases import sqlite_url
 
 pytestmark = pytest.mark.skipif(not hasattr(os, "memfd_create"), reason="memfd: Linux only")
@@ -83,3 +84,19 @@ async def test_a_gate_left_raised_holds_a_write_up_for_a_bounded_time(
             await connection.execute(text("CREATE TABLE t (x INTEGER)"))
     waited = time.monotonic() - started
     assert WriteGate.MAX_YIELD_S <= waited < WriteGate.MAX_YIELD_S + 5
+
+
+async def test_an_inbox_write_does_not_wait_at_the_gate(
+    engine: AsyncEngine, gate: WriteGate
+) -> None:
+    """The worker stores the requests the front forwards (slash commands, clicks) before
+    it acks them: that write skips the gate, even one left raised."""
+    inbox = SqlInbox(engine)
+    item = InboxItem(kind="command", payload={"x": 1}, event_id="Ev1")
+    with gate.first():
+        started = time.monotonic()
+        ids = await inbox.add([item])
+        waited = time.monotonic() - started
+        assert gate.raised
+    assert ids[0] is not None
+    assert waited < WriteGate.MAX_YIELD_S, waited
