@@ -254,7 +254,9 @@ class WriteGate:
         """A new gate, or None where memfds do not exist (not Linux): no ordering then."""
         if not hasattr(os, "memfd_create"):
             return None
-        fd = os.memfd_create("grace-write-gate", 0)  # not inheritable: handed on explicitly
+        # Close-on-exec (the default, MFD_CLOEXEC): no other child gets it; the worker
+        # does, through `pass_fds`, which makes it inheritable in that child only.
+        fd = os.memfd_create("grace-write-gate")
         os.ftruncate(fd, 1)
         return cls(fd)
 

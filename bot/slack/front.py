@@ -56,6 +56,10 @@ HOP_BY_HOP = frozenset(
     {"host", "connection", "keep-alive", "transfer-encoding", "content-length", "upgrade"}
 )
 FORWARD_TIMEOUT_S = 30.0
+"""OAuth pages, `/healthz` and other paths: how long the worker may take to answer."""
+EVENTS_FORWARD_TIMEOUT_S = 2.5
+"""A forwarded `/slack/events` request (a slash command, a click): Slack gives up on
+it after 3 s, so a worker that has not answered by now gets a 503 in time."""
 
 
 def event_type(body: Mapping[str, Any]) -> str | None:
@@ -85,9 +89,7 @@ class Front:
     forwarding: aiohttp.ClientSession = field(init=False)
 
     def __post_init__(self) -> None:
-        self.forwarding = aiohttp.ClientSession(
-            auto_decompress=False, timeout=aiohttp.ClientTimeout(total=FORWARD_TIMEOUT_S)
-        )
+        self.forwarding = aiohttp.ClientSession(auto_decompress=False)
 
     def worker_ready(self, ready: Ready) -> None:
         """A (new) worker: rows stored from now on are claimed by it."""
@@ -99,9 +101,16 @@ class Front:
         await self.engine.dispose()
 
     async def forward(
-        self, method: str, path: str, headers: Mapping[str, str], body: bytes
+        self,
+        method: str,
+        path: str,
+        headers: Mapping[str, str],
+        body: bytes,
+        *,
+        answer_within: float = FORWARD_TIMEOUT_S,
     ) -> web.StreamResponse:
-        """The worker's answer to this request, or 503 while there is no worker."""
+        """The worker's answer to this request within `answer_within` seconds, or 503 (no
+        worker, or no answer in time)."""
         ready = self.worker.ready
         if ready is None:
             return _unavailable("worker restarting")
@@ -113,6 +122,7 @@ class Front:
                 data=body,
                 headers=sent,
                 allow_redirects=False,
+                timeout=aiohttp.ClientTimeout(total=answer_within),
             ) as answer:
                 payload = await answer.read()
                 kept = CIMultiDict(
@@ -218,7 +228,11 @@ def front_http_app(front: Front) -> web.Application:
             app = front.mentions if kind == "app_mention" else front.app
             return await to_aiohttp_response(await app.async_dispatch(bolt_request))
         return await front.forward(
-            request.method, request.path_qs, request.headers, admitted.text.encode()
+            request.method,
+            request.path_qs,
+            request.headers,
+            admitted.text.encode(),
+            answer_within=EVENTS_FORWARD_TIMEOUT_S,
         )
 
     async def healthz(request: web.Request) -> web.StreamResponse:

@@ -14,7 +14,7 @@ import pytest
 from sqlalchemy import Connection, event, text
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from storage.db import WriteGate, make_engine, migrate, reader, yield_writes_to
+from storage.db import READ_ONLY, WriteGate, make_engine, migrate, reader, yield_writes_to
 from storage.inbox import InboxItem, SqlInbox
 from tests.databases import sqlite_url
 
@@ -49,15 +49,30 @@ def _began_at(engine: AsyncEngine) -> list[float]:
 
     @event.listens_for(engine.sync_engine, "begin")
     def _record(connection: Connection) -> None:  # after the gate's hook (registered later)
-        began.append(time.monotonic())
+        if not connection.get_execution_options().get(READ_ONLY):  # writes only
+            began.append(time.monotonic())
 
     return began
+
+
+class _Watched(WriteGate):
+    """The worker's side of the gate, saying when a write reached it."""
+
+    def __init__(self, fd: int) -> None:
+        super().__init__(fd)
+        self.reached = asyncio.Event()
+
+    def wait_until_lowered(self) -> None:
+        self.reached.set()
+        super().wait_until_lowered()
 
 
 async def test_a_write_begins_only_once_the_gate_is_lowered(
     engine: AsyncEngine, gate: WriteGate
 ) -> None:
     began = _began_at(engine)
+    watched = _Watched(os.dup(gate.fd))
+    yield_writes_to(watched)  # the fixture's teardown resets it
     lowered: list[float] = []
     with gate.first():
         assert gate.raised
@@ -67,8 +82,16 @@ async def test_a_write_begins_only_once_the_gate_is_lowered(
                 await connection.execute(text("CREATE TABLE t (x INTEGER)"))
 
         writing = asyncio.create_task(write())
+        # The write is at the gate (its hook runs on from here without yielding, up to
+        # its wait) before the gate is lowered: it was held, not merely late.
+        try:
+            await asyncio.wait_for(watched.reached.wait(), timeout=5)
+        finally:
+            os.close(watched.fd)
+        assert not began
         async with reader(engine).begin() as connection:  # reads do not wait
             assert (await connection.execute(text("SELECT 1"))).scalar() == 1
+        assert not began
         lowered.append(time.monotonic())
     await asyncio.wait_for(writing, timeout=5)
     assert not gate.raised
