@@ -274,6 +274,8 @@ class WorkerProcess:
                     extra={"event": "worker_exited", "exit_code": code},
                 )
                 await asyncio.sleep(delay)
+                if self.is_stopping:  # the stop signal came during the pause
+                    return
                 try:
                     started = await self._spawn()
                 except WorkerFailed as exc:
