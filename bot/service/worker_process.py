@@ -107,7 +107,7 @@ class WorkerProcess:
         self._stopping = False
         self._watch: asyncio.Task[None] | None = None
         self.failed = asyncio.Event()
-        """Set when the worker kept dying at start-up: `grace serve` exits (code 1)."""
+        """Set when new workers kept dying (at start-up or soon after): exit code 1."""
         self.restarts = 0
         self.on_ready: list[Callable[[Ready], None]] = []
         """Told of every worker that became ready (the first and each restarted one)."""
