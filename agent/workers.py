@@ -37,7 +37,19 @@ def _pid_alive(pid: int) -> bool:
         return False
     except PermissionError:  # alive, but someone else's
         return True
-    return True
+    return not _zombie(pid)
+
+
+def _zombie(pid: int) -> bool:
+    """A process that has exited but was not reaped yet (its parent died too, and the
+    container's pid 1 does not reap): it holds nothing, it works on nothing. `grace
+    serve`'s worker child is one for a moment after a kill -9 of the whole process."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as stat:
+            fields = stat.read().rsplit(b")", 1)[-1].split()
+    except OSError:  # no /proc (not Linux), or it went meanwhile: trust the signal
+        return False
+    return bool(fields) and fields[0] in (b"Z", b"X")
 
 
 def is_dead_here(worker: str) -> bool:

@@ -13,11 +13,12 @@ upgrades to a write fails with "database is locked" under load (STACK_NOTES).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import functools
 import logging
 import os
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Concatenate, ParamSpec, Protocol, TypeVar
 
@@ -85,6 +86,16 @@ READ_ONLY = "grace_read_only"
 def reader(engine: AsyncEngine) -> AsyncEngine:
     """The same engine and pool, for transactions that only read."""
     return engine.execution_options(**{READ_ONLY: True})
+
+
+UNGATED = "grace_ungated"
+"""Execution option marking writes a Slack ack waits for: they never wait at a
+`WriteGate` (`grace serve`'s worker stores the requests it acks itself this way)."""
+
+
+def ungated(engine: AsyncEngine) -> AsyncEngine:
+    """The same engine and pool, for writes that must not yield to a `WriteGate`."""
+    return engine.execution_options(**{UNGATED: True})
 
 
 _DRIVERS = {"sqlite": "sqlite+aiosqlite", "postgresql": "postgresql+asyncpg"}
@@ -207,10 +218,81 @@ def _configure_sqlite(engine: AsyncEngine) -> None:
     def _on_begin(connection: Connection) -> None:
         # Writers take the write lock up front (no lost read-then-write updates); readers
         # use a deferred transaction, which under WAL never waits for a writer.
-        if connection.get_execution_options().get(READ_ONLY):
+        options = connection.get_execution_options()
+        if options.get(READ_ONLY):
             connection.exec_driver_sql("BEGIN")
         else:
+            if _yielding_to is not None and not options.get(UNGATED):
+                _yielding_to.wait_until_lowered()
             connection.exec_driver_sql("BEGIN IMMEDIATE")
+
+
+class WriteGate:
+    """Which of two processes sharing one SQLite file writes first.
+
+    SQLite has one write lock, and a writer that finds it taken sleeps and tries again
+    (the busy timeout) instead of queueing: a process that writes often — `grace
+    serve`'s worker, driving hundreds of runs — can keep one that writes rarely but must
+    not wait — the front, whose inbox write the ack waits for — out for a second and
+    more. The gate is one byte of memory both processes map (a memfd the front creates
+    and hands to the worker): the front raises it while its write waits or runs
+    (`first`), and the worker begins no write transaction while it is raised
+    (`yield_writes_to`; at most `MAX_YIELD_S` at a time, in case the front died with it
+    raised). A transaction already open is never held up: it only ends sooner."""
+
+    MAX_YIELD_S = 1.0
+    POLL_S = 0.002
+
+    def __init__(self, fd: int) -> None:
+        import mmap
+
+        self.fd = fd
+        self._memory = mmap.mmap(fd, 1)
+
+    @classmethod
+    def create(cls) -> WriteGate | None:
+        """A new gate, or None where memfds do not exist (not Linux): no ordering then."""
+        if not hasattr(os, "memfd_create"):
+            return None
+        # Close-on-exec (the default, MFD_CLOEXEC): no other child gets it; the worker
+        # does, through `pass_fds`, which makes it inheritable in that child only.
+        fd = os.memfd_create("grace-write-gate")
+        os.ftruncate(fd, 1)
+        return cls(fd)
+
+    @property
+    def raised(self) -> bool:
+        return self._memory[0] != 0
+
+    @contextlib.contextmanager
+    def first(self) -> Iterator[None]:
+        """Raise the gate for the block: the other process's next write waits."""
+        self._memory[0] = 1
+        try:
+            yield
+        finally:
+            self._memory[0] = 0
+
+    def wait_until_lowered(self) -> None:
+        """From SQLAlchemy's synchronous `begin` hook, inside the async engine's greenlet:
+        wait (on the event loop, not blocking it) while the gate is raised."""
+        if not self.raised:
+            return
+        from sqlalchemy.util import await_only
+
+        deadline = time.monotonic() + self.MAX_YIELD_S
+        while self.raised and time.monotonic() < deadline:
+            await_only(asyncio.sleep(self.POLL_S))
+
+
+_yielding_to: WriteGate | None = None
+
+
+def yield_writes_to(gate: WriteGate | None) -> None:
+    """From now on, this process's SQLite write transactions wait while `gate` is raised
+    (`grace serve`'s worker, for its front)."""
+    global _yielding_to
+    _yielding_to = gate
 
 
 @retry(

@@ -12,16 +12,18 @@ works), so replicas sharing one database never process the same request twice at
 
 from __future__ import annotations
 
+import contextlib
 import json
 from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict
-from sqlalchemy import delete, select, update
+from sqlalchemy import Select, delete, select, update
+from sqlalchemy.ext.asyncio import AsyncEngine
 
 from agent.schemas import utcnow
-from storage.db import retried_write
+from storage.db import WriteGate, WriteHealth, retried_write, ungated
 from storage.sql import SqlStore, rowcount
 from storage.tables import InboxRow
 
@@ -57,6 +59,20 @@ class InboxEntry(BaseModel):
 
 
 class SqlInbox(SqlStore):
+    def __init__(
+        self,
+        engine: AsyncEngine,
+        *,
+        health: WriteHealth | None = None,
+        first: WriteGate | None = None,
+    ) -> None:
+        super().__init__(engine, health=health)
+        self._first = first
+        """SQLite, `grace serve`'s front: `add` goes before the worker's writes."""
+        self._adds = ungated(engine)
+        """An ack waits for `add`: in the worker (the requests the front forwards) it does
+        not yield to the front's gate, and it runs on the same pool."""
+
     @retried_write
     async def add(
         self,
@@ -94,8 +110,16 @@ class SqlInbox(SqlStore):
             .on_conflict_do_nothing()
             .returning(InboxRow.id, InboxRow.event_id, InboxRow.message_key)
         )
+        with self._first.first() if self._first is not None else contextlib.nullcontext():
+            stored = await self._insert_rows(stmt, rows)
+        # pop: a repeat of the same item in the batch gets None (it was not stored twice)
+        return [stored.pop((item.event_id, item.message_key), None) for item in items]
+
+    async def _insert_rows(
+        self, stmt: Any, rows: list[dict[str, Any]]
+    ) -> dict[tuple[str, str | None], int]:
         stored: dict[tuple[str, str | None], int] = {}
-        async with self._engine.begin() as connection:
+        async with self._adds.begin() as connection:
             # A list of rows on a Core connection: SQLAlchemy's "insertmanyvalues" sends
             # them as one INSERT … VALUES (…), (…) per `ROWS_PER_STATEMENT` rows, from
             # one cached compiled statement (a `.values(rows)` statement is compiled anew
@@ -105,8 +129,7 @@ class SqlInbox(SqlStore):
             )
             for row in result:
                 stored[(row.event_id, row.message_key)] = row.id
-        # pop: a repeat of the same item in the batch gets None (it was not stored twice)
-        return [stored.pop((item.event_id, item.message_key), None) for item in items]
+        return stored
 
     async def pending(
         self, *, before: datetime | None = None, limit: int = 100
@@ -115,7 +138,17 @@ class SqlInbox(SqlStore):
         query = select(InboxRow).where(InboxRow.status == PENDING)
         if before is not None:
             query = query.where(InboxRow.created_at <= before)
-        query = query.order_by(InboxRow.id).limit(limit)
+        return await self._entries(query.order_by(InboxRow.id).limit(limit))
+
+    async def pending_among(self, entry_ids: Sequence[int]) -> list[InboxEntry]:
+        """Those of `entry_ids` still to be processed, oldest first: the rows another
+        process (`grace serve`'s front) just stored for this one."""
+        if not entry_ids:
+            return []
+        query = select(InboxRow).where(InboxRow.id.in_(list(entry_ids)), InboxRow.status == PENDING)
+        return await self._entries(query.order_by(InboxRow.id))
+
+    async def _entries(self, query: Select[tuple[InboxRow]]) -> list[InboxEntry]:
         async with self._reads.begin() as session:
             return [
                 InboxEntry(

@@ -168,10 +168,16 @@ def _run(args: argparse.Namespace, settings: Settings, *, as_json: bool) -> int:
 async def _dispatch(args: argparse.Namespace, settings: Settings) -> int:
     if args.command in ("serve", "dev", "eval", "calibrate"):
         _started()  # long-running: they start up their own way
+    if args.command == "serve" and args.worker_fd is not None:
+        from bot.slack.worker import run_worker
+
+        return await run_worker(
+            settings, fd=args.worker_fd, parent_pid=args.parent_pid, gate_fd=args.gate_fd
+        )
     if args.command == "serve":
         from bot.slack.runners import serve
 
-        return await serve(settings, port=args.port, host=args.host)
+        return await serve(settings, port=args.port, host=args.host, one_process=args.one_process)
     if args.command == "dev":
         from bot.slack.dev import run_dev
 

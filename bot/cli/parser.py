@@ -129,6 +129,16 @@ def build_parser() -> argparse.ArgumentParser:
         help="default GRACE_SLACK__PORT (3000); 0 picks a free one and prints it",
     )
     serve.add_argument("--host", default="0.0.0.0")
+    serve.add_argument(
+        "--one-process",
+        action="store_true",
+        help="the whole bot in one process (default in HTTP mode: a front process that "
+        "stores and acks, and a worker process for the agent)",
+    )
+    # The worker process of a split `grace serve` (bot/service/worker_process.py).
+    serve.add_argument("--worker-fd", type=int, default=None, help=argparse.SUPPRESS)
+    serve.add_argument("--parent-pid", type=int, default=0, help=argparse.SUPPRESS)
+    serve.add_argument("--gate-fd", type=int, default=None, help=argparse.SUPPRESS)
 
     dev = sub.add_parser(
         "dev", help="try the bot with no workspace: a local Slack simulator in your browser"

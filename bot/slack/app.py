@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import re
+from collections.abc import Callable
 from typing import Any
 
 from slack_bolt.async_app import AsyncApp
@@ -116,6 +117,25 @@ def build_app(
     `identity` (see `bot/identity.py`) no request makes Bolt call `auth.test`; with
     `oauth_settings` (OAuth mode, bot/slack/installs.py) each request is authorized
     from its workspace's installation."""
+    return bolt_app(
+        lambda app: register_listeners(app, deps, intake),
+        client=client,
+        signing_secret=signing_secret,
+        identity=identity,
+        oauth_settings=oauth_settings,
+    )
+
+
+def bolt_app(
+    register: Callable[[AsyncApp], None],
+    *,
+    client: AsyncWebClient,
+    signing_secret: str | None = None,
+    identity: AuthorizeResult | None = None,
+    oauth_settings: AsyncOAuthSettings | None = None,
+) -> AsyncApp:
+    """The Bolt app with the listeners `register` adds (all of them: `build_app`; the
+    ones that only store a request: `grace serve`'s front, bot/slack/front.py)."""
     # OAuth mode: each request's listeners act for its team (bot/slack/acting.py)
     app_class = AsyncApp if oauth_settings is None else ActingApp
     app = app_class(
@@ -130,7 +150,7 @@ def build_app(
         raise_error_for_unhandled_request=False,
         logger=_BOLT_LOG,
     )
-    register_listeners(app, deps, intake)
+    register(app)
 
     @app.error
     async def on_listener_error(error: Exception) -> None:

@@ -15,6 +15,10 @@ a replay finds the run instead of creating a second one).
 Each row is claimed by the process that stored it, for `claim_seconds`, renewed by every
 sweep while it works; another replica takes a row over only once that claim has lapsed
 or its holder is visibly dead (see agent/workers.py) — never while it is being worked on.
+
+`grace serve` splits this in two processes (bot/slack/front.py): the front's intake only
+stores, with `handed_to` set — each row claimed by the worker process's owner id, whose
+`take` it then calls with the new rows' ids — and the worker's intake processes them.
 """
 
 from __future__ import annotations
@@ -91,9 +95,13 @@ class Intake:
         ack_wait: float = 2.5,
         owner: str | None = None,
         claim_seconds: float = CLAIM_SECONDS,
+        handed_to: Callable[[list[int]], None] | None = None,
     ) -> None:
         self._inbox = inbox
         self.owner = owner or new_worker_id()
+        """Who the stored rows are claimed by: this process, or (`handed_to`) the worker
+        process that processes them (set by the front when that worker starts)."""
+        self._handed_to = handed_to
         self._claim = timedelta(seconds=claim_seconds)
         self._tasks = tasks
         self._processors: dict[str, Handler[Any]] = dict(processors)
@@ -150,6 +158,14 @@ class Intake:
                     future.set_exception(NotStored(str(exc)))
                     future.exception()  # retrieved: the waiter may have left
             return
+        if self._handed_to is not None:  # the front: another process processes them
+            for (_, future), entry_id in zip(batch, ids, strict=True):
+                if not future.done():
+                    future.set_result(entry_id)
+            stored = [entry_id for entry_id in ids if entry_id is not None]
+            if stored:
+                self._handed_to(stored)
+            return
         for (item, future), entry_id in zip(batch, ids, strict=True):
             if not future.done():
                 future.set_result(entry_id)
@@ -184,6 +200,17 @@ class Intake:
         retire(self.owner)  # what it still holds may be taken over at once
 
     # ------------------------------------------------------------------ processing
+
+    async def take(self, entry_ids: list[int]) -> int:
+        """Process the rows another process (the front) just stored for this one, claimed
+        by our owner id; rows already done or being worked on are skipped. Returns how
+        many were started. A row whose hand-over is lost is found by `resume`."""
+        started = 0
+        for entry in await self._inbox.pending_among(entry_ids):
+            if entry.owner == self.owner and entry.id not in self._working:
+                self._spawn(entry)
+                started += 1
+        return started
 
     def _spawn(self, entry: InboxEntry) -> None:
         if entry.id in self._working:

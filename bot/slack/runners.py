@@ -1,6 +1,7 @@
 """Running the bot (built by `bot.slack.compose`): HTTP mode (Events API, interactivity
 and slash commands on one endpoint, plus `/healthz`) or Socket Mode when
-`SLACK_APP_TOKEN` is set.
+`SLACK_APP_TOKEN` is set. `grace serve` in HTTP mode splits the bot in two processes
+(bot/slack/front.py); `serve_one_process` is the whole bot in one.
 
 On start-up a runner recovers runs a dead process left RUNNING and starts the expiry
 sweeper (`start_bot`, shared by `serve` and `grace dev`); on shutdown it waits for
@@ -174,12 +175,31 @@ def stop_on_signals() -> asyncio.Event:
     return stop
 
 
-async def serve(settings: Settings, *, port: int | None = None, host: str = "0.0.0.0") -> int:
+async def serve(
+    settings: Settings,
+    *,
+    port: int | None = None,
+    host: str = "0.0.0.0",
+    one_process: bool = False,
+) -> int:
+    """`grace serve`: in HTTP mode a front process that only checks, stores and acks, and
+    a worker child process for everything else (bot/slack/front.py); in Socket Mode, or
+    with `one_process`, the whole bot in this process."""
+    bound = settings.slack.port if port is None else port
+    if not one_process and settings.slack_app_token is None:
+        from bot.slack.front import serve_front
+
+        return await serve_front(settings, port=bound, host=host, stop=stop_on_signals())
+    return await serve_one_process(settings, port=bound, host=host)
+
+
+async def serve_one_process(settings: Settings, *, port: int, host: str) -> int:
+    """The whole bot in this process: endpoint, agent, outbox and sweeper on one loop."""
     bot = await create_bot(settings)
     stop = stop_on_signals()
     runner = web.AppRunner(http_app(bot))
     await runner.setup()
-    site = web.TCPSite(runner, host, settings.slack.port if port is None else port)
+    site = web.TCPSite(runner, host, port)
     await site.start()
     bound = int(runner.addresses[0][1])  # `--port 0`: the port the system picked
     app_token = settings.slack_app_token

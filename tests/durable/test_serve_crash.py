@@ -1,5 +1,6 @@
 """The real `grace serve` process, killed while questions wait for an agent slot: every
-question Slack was told we took (the 200 ack) is answered by the next process, once."""
+question Slack was told we took (the 200 ack) is answered by the next process, once —
+in both layouts (a front and its worker; `--one-process`)."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import aiohttp
+import pytest
 
 from agent.schemas import RunStatus
 from tests.durable.helpers import stored_runs
@@ -40,8 +42,9 @@ async def _wait_for(url: str, done: Callable[[dict[str, RunStatus]], bool]) -> d
         await asyncio.sleep(0.1)
 
 
+@pytest.mark.parametrize("flags", [(), ("--one-process",)], ids=["front-and-worker", "one-process"])
 async def test_questions_waiting_for_a_slot_survive_a_crash_and_are_answered_once(
-    data_dir: Path, tmp_path: Path, fresh_db_url: str
+    data_dir: Path, tmp_path: Path, fresh_db_url: str, flags: tuple[str, ...]
 ) -> None:
     url = fresh_db_url
     async with FakeSlack() as fake:
@@ -52,7 +55,7 @@ async def test_questions_waiting_for_a_slot_survive_a_crash_and_are_answered_onc
             GRACE_SLACK__MAX_CONCURRENT_RUNS="1",
             GRACE_SLACK__PLAN_DISPLAY="message",  # the delayed postMessage holds the slot
         )
-        first = await start_server(env, 0, tmp_path / "serve-1.log")
+        first = await start_server(env, 0, tmp_path / "serve-1.log", flags=flags)
         fake.set_delay("chat.postMessage", 30)  # the first run holds the only agent slot
         try:
             async with aiohttp.ClientSession() as http:
@@ -69,7 +72,7 @@ async def test_questions_waiting_for_a_slot_survive_a_crash_and_are_answered_onc
         assert len(waiting) >= 2, f"expected questions queued behind the busy one: {taken}"
 
         fake.set_delay("chat.postMessage", 0)
-        async with serving(env, tmp_path / "serve-2.log", port=first.port):
+        async with serving(env, tmp_path / "serve-2.log", port=first.port, flags=flags):
             answered = await _wait_for(
                 url, lambda s: all(status is RunStatus.ANSWERED for status in s.values())
             )

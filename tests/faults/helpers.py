@@ -83,15 +83,18 @@ class Server:
 _UP = re.compile(rb"GRACE is up .* on port (\d+)")
 
 
-async def start_server(env: dict[str, str], port: int, log: Path) -> Server:
-    """Start `grace serve` and wait until it says which port it bound and that port's
-    /healthz answers 200. With `port` 0 the system picks the port when it is bound, so
-    tests running side by side can never be handed the same one."""
+async def start_server(
+    env: dict[str, str], port: int, log: Path, *, flags: tuple[str, ...] = ()
+) -> Server:
+    """Start `grace serve` (with `flags`, e.g. `--one-process`) and wait until it says
+    which port it bound and that port's /healthz answers 200. With `port` 0 the system
+    picks the port when it is bound, so tests running side by side can never be handed
+    the same one."""
     out = log.with_suffix(".out")
     with log.open("ab") as err, out.open("wb") as stdout:
         process = await asyncio.create_subprocess_exec(
             sys.executable, "-m", "bot.cli", "serve", "--port", str(port), "--host", "127.0.0.1",
-            env=env, stdout=stdout, stderr=err,
+            *flags, env=env, stdout=stdout, stderr=err,
         )  # fmt: skip
     server = Server(process, port, log)
     deadline = time.monotonic() + 120
@@ -112,10 +115,12 @@ async def start_server(env: dict[str, str], port: int, log: Path) -> Server:
 
 
 @asynccontextmanager
-async def serving(env: dict[str, str], log: Path, *, port: int = 0) -> AsyncIterator[Server]:
+async def serving(
+    env: dict[str, str], log: Path, *, port: int = 0, flags: tuple[str, ...] = ()
+) -> AsyncIterator[Server]:
     """`grace serve` for the block (on `port`, or one the system picks); on leaving it the
     process is stopped with SIGTERM and, unless the block failed, must have exited cleanly."""
-    server = await start_server(env, port, log)
+    server = await start_server(env, port, log, flags=flags)
     try:
         yield server
     except BaseException as failure:  # what the server said is half of the story
