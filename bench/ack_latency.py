@@ -58,19 +58,15 @@ from aiohttp import web
 from slack_bolt.adapter.aiohttp import to_aiohttp_response, to_bolt_request
 from slack_bolt.async_app import AsyncApp
 from slack_sdk.web.async_client import AsyncWebClient
-from sqlalchemy import func, or_, select
 
 from agent.knowledge.ingest import SAMPLE_KB_DIR, ingest_paths
-from agent.schemas import RunStatus
 from bot.service.settings import LLMSettings, Settings
 from bot.service.wiring import build_services
 from bot.slack.compose import Bot, create_bot
 from bot.slack.front import FrontRuntime, start_front
 from bot.slack.runners import http_app
-from storage.db import reader
-from storage.inbox import PENDING, InboxItem, SqlInbox
+from storage.inbox import InboxItem, SqlInbox
 from storage.run_store import SqlRunStore
-from storage.tables import DeliveryRow, InboxRow, RunRow
 from tests.databases import Cluster, fresh_database
 from tests.fakes.fake_slack import (
     JSON_CONTENT_TYPE,
@@ -79,6 +75,7 @@ from tests.fakes.fake_slack import (
     json_body,
     signed_headers,
 )
+from tests.faults.helpers import unsettled
 
 SECRET = "bench-signing-secret-0123456789abcdef"
 BOT_TOKEN = "xoxb-bench-0001"
@@ -90,7 +87,6 @@ BURSTS = ("A", "B")
 BACKENDS = ("sqlite", "postgresql")
 SETTLE_TIMEOUT_S = 600.0
 LAG_TICK_S = 0.005
-FINAL = [s.value for s in RunStatus if s.is_final]
 
 T = TypeVar("T")
 _threads = itertools.count(1)
@@ -323,24 +319,7 @@ class TwoProcesses:
         return self.runtime.front.inbox
 
     async def _counts(self) -> tuple[int, int, int]:
-        async with reader(self.runtime.front.engine).connect() as db:
-            waiting = await db.scalar(
-                select(func.count()).select_from(InboxRow).where(InboxRow.status == PENDING)
-            )
-            unfinished = await db.scalar(
-                select(func.count()).select_from(RunRow).where(RunRow.status.not_in(FINAL))
-            )
-            behind = await db.scalar(
-                select(func.count())
-                .select_from(DeliveryRow)
-                .where(
-                    or_(
-                        DeliveryRow.wanted_version > DeliveryRow.delivered_version,
-                        DeliveryRow.owner.is_not(None),
-                    )
-                )
-            )
-        return int(waiting or 0), int(unfinished or 0), int(behind or 0)
+        return await unsettled(self.runtime.front.engine)
 
     async def busy(self) -> int:
         """Requests not taken in yet plus runs not finished (the worker's work)."""

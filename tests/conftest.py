@@ -5,11 +5,13 @@ from __future__ import annotations
 import asyncio
 import os
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
 import pytest
+from sqlalchemy.ext.asyncio import AsyncEngine
 
+from storage.db import make_engine, migrate
 from tests.databases import BACKENDS, Cluster, create_database, drop_database, sqlite_url
 
 pytest_plugins = ["tests.fakes.gemini_fixtures", "tests.ordering"]
@@ -25,6 +27,16 @@ def clean_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> pytest.MonkeyP
             monkeypatch.delenv(key)
     monkeypatch.chdir(tmp_path)  # no stray .env
     return monkeypatch
+
+
+@pytest.fixture
+async def sqlite_engine(tmp_path: Path) -> AsyncIterator[AsyncEngine]:
+    """A migrated SQLite database of the test's own, disposed after it."""
+    url = sqlite_url(tmp_path)
+    await migrate(url)
+    engine = make_engine(url)
+    yield engine
+    await engine.dispose()
 
 
 @pytest.fixture(scope="session")

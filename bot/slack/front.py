@@ -38,12 +38,13 @@ from bot.service.channels import ChannelService
 from bot.service.settings import Settings
 from bot.service.tasks import TaskRunner
 from bot.service.worker_process import Ready, WorkerFailed, WorkerProcess
-from bot.slack import http_guard, inbound
+from bot.slack import http_guard
 from bot.slack.app import bolt_app, make_slack_client
 from bot.slack.identity import resolve_identity
 from bot.slack.installs import build_oauth, sealer_of
 from bot.slack.intake import Intake
 from bot.slack.listeners import assistant, events
+from bot.slack.runners import checked_request
 from storage.channel_settings import SqlChannelSettings
 from storage.db import WriteGate, WriteHealth, database_url, make_engine, migrate
 from storage.inbox import SqlInbox
@@ -213,16 +214,11 @@ def front_http_app(front: Front) -> web.Application:
     limit = settings.slack.max_body_bytes
 
     async def slack_events(request: web.Request) -> web.StreamResponse:
-        admitted = await http_guard.admit(request, secret.get_secret_value(), max_body_bytes=limit)
-        if isinstance(admitted, http_guard.Refusal):
-            log.debug("refused a request: %s", admitted.reason)
-            return admitted.response()
-        bolt_request, problem = inbound.parse(
-            admitted.text, query=request.query_string, headers=request.headers
+        bolt_request = await checked_request(
+            request, secret.get_secret_value(), max_body_bytes=limit
         )
-        if bolt_request is None:
-            log.warning("malformed Slack request: %s", problem)
-            return web.json_response({"error": f"malformed request: {problem}"}, status=400)
+        if isinstance(bolt_request, web.Response):
+            return bolt_request
         kind = event_type(bolt_request.body)
         if kind in FRONT_EVENTS:
             app = front.mentions if kind == "app_mention" else front.app
@@ -231,7 +227,7 @@ def front_http_app(front: Front) -> web.Application:
             request.method,
             request.path_qs,
             request.headers,
-            admitted.text.encode(),
+            bolt_request.raw_body.encode(),
             answer_within=EVENTS_FORWARD_TIMEOUT_S,
         )
 

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from aiohttp import web
 from slack_bolt.adapter.aiohttp import to_aiohttp_response
 from slack_bolt.adapter.socket_mode.aiohttp import AsyncSocketModeHandler
+from slack_bolt.request.async_request import AsyncBoltRequest
 
 from bot.service.knowledge_sync import sync_forever
 from bot.service.settings import Settings
@@ -30,6 +31,25 @@ from bot.slack.reminders import remind_forever
 log = logging.getLogger(__name__)
 
 
+async def checked_request(
+    request: web.Request, secret: str, *, max_body_bytes: int
+) -> AsyncBoltRequest | web.Response:
+    """A Slack request that passed the guard (size, signature, body) and parses as one,
+    or the response that refuses it — the same check in front of either layout's Bolt."""
+    admitted = await http_guard.admit(request, secret, max_body_bytes=max_body_bytes)
+    if isinstance(admitted, http_guard.Refusal):
+        # No body, no traceback: a flood of junk must not flood the logs either.
+        log.debug("refused a request: %s", admitted.reason)
+        return admitted.response()
+    bolt_request, problem = inbound.parse(
+        admitted.text, query=request.query_string, headers=request.headers
+    )
+    if bolt_request is None:
+        log.warning("malformed Slack request: %s", problem)
+        return web.json_response({"error": f"malformed request: {problem}"}, status=400)
+    return bolt_request
+
+
 def http_app(bot: Bot) -> web.Application:
     """`POST /slack/events` (HTTP mode only: it needs the signing secret) and `/healthz`."""
     settings = bot.deps.settings
@@ -37,19 +57,11 @@ def http_app(bot: Bot) -> web.Application:
 
     async def slack_events(request: web.Request) -> web.Response:
         assert secret is not None
-        admitted = await http_guard.admit(
+        bolt_request = await checked_request(
             request, secret.get_secret_value(), max_body_bytes=settings.slack.max_body_bytes
         )
-        if isinstance(admitted, http_guard.Refusal):
-            # No body, no traceback: a flood of junk must not flood the logs either.
-            log.debug("refused a request: %s", admitted.reason)
-            return admitted.response()
-        bolt_request, problem = inbound.parse(
-            admitted.text, query=request.query_string, headers=request.headers
-        )
-        if bolt_request is None:
-            log.warning("malformed Slack request: %s", problem)
-            return web.json_response({"error": f"malformed request: {problem}"}, status=400)
+        if isinstance(bolt_request, web.Response):
+            return bolt_request
         bolt_response = await bot.app.async_dispatch(bolt_request)
         return await to_aiohttp_response(bolt_response)
 

@@ -6,9 +6,8 @@ from __future__ import annotations
 import asyncio
 import socket
 import sys
-from collections.abc import AsyncIterator, Coroutine
+from collections.abc import Coroutine
 from datetime import timedelta
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -18,18 +17,12 @@ from agent.schemas import utcnow
 from bot.service.tasks import TaskRunner
 from bot.slack.intake import Handler, Intake, Received
 from bot.slack.items import InboxKind, Question, stored
-from storage.db import make_engine, migrate
 from storage.inbox import InboxItem, SqlInbox
-from tests.databases import sqlite_url
 
 
 @pytest.fixture
-async def engine(tmp_path: Path) -> AsyncIterator[AsyncEngine]:
-    url = sqlite_url(tmp_path)
-    await migrate(url)
-    engine = make_engine(url)
-    yield engine
-    await engine.dispose()
+def engine(sqlite_engine: AsyncEngine) -> AsyncEngine:
+    return sqlite_engine
 
 
 class Replica:

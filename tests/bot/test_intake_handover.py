@@ -5,8 +5,7 @@ exactly those, once, and its inbox sweep finds a row whose hand-over was lost.""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Coroutine
-from pathlib import Path
+from collections.abc import Coroutine
 from typing import Any
 
 import pytest
@@ -15,18 +14,12 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from bot.service.tasks import TaskRunner
 from bot.slack.intake import Handler, Intake, Received
 from bot.slack.items import InboxKind, Question, stored
-from storage.db import make_engine, migrate
 from storage.inbox import InboxItem, SqlInbox
-from tests.databases import sqlite_url
 
 
 @pytest.fixture
-async def engine(tmp_path: Path) -> AsyncIterator[AsyncEngine]:
-    url = sqlite_url(tmp_path)
-    await migrate(url)
-    engine = make_engine(url)
-    yield engine
-    await engine.dispose()
+def engine(sqlite_engine: AsyncEngine) -> AsyncEngine:
+    return sqlite_engine
 
 
 def _question(event_id: str) -> InboxItem:

@@ -194,10 +194,9 @@ def answers(fake: FakeSlack, thread_ts: str) -> int:
 FINAL = [s.value for s in RunStatus if s.is_final]
 
 
-async def settled(engine: AsyncEngine) -> bool:
-    """Nothing is left that could post to Slack: no request waits in the inbox, every
-    run is final (no worker will move it on), and every run's messages are delivered
-    with no deliverer holding them. From here on no process posts anything unasked."""
+async def unsettled(engine: AsyncEngine) -> tuple[int, int, int]:
+    """What could still post to Slack: requests waiting in the inbox, runs not final,
+    and runs whose messages are not delivered (or that a deliverer holds)."""
     async with reader(engine).connect() as db:
         waiting = await db.scalar(
             select(func.count()).select_from(InboxRow).where(InboxRow.status == PENDING)
@@ -215,7 +214,14 @@ async def settled(engine: AsyncEngine) -> bool:
                 )
             )
         )
-    return waiting == 0 and unfinished == 0 and behind == 0
+    return int(waiting or 0), int(unfinished or 0), int(behind or 0)
+
+
+async def settled(engine: AsyncEngine) -> bool:
+    """Nothing is left that could post to Slack: no request waits in the inbox, every
+    run is final (no worker will move it on), and every run's messages are delivered
+    with no deliverer holding them. From here on no process posts anything unasked."""
+    return not any(await unsettled(engine))
 
 
 async def wait_settled(db_url: str, *, within: float = 120) -> None:

@@ -7,27 +7,21 @@ from __future__ import annotations
 import asyncio
 import os
 import time
-from collections.abc import AsyncIterator, Iterator
-from pathlib import Path
+from collections.abc import Iterator
 
 import pytest
 from sqlalchemy import Connection, event, text
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from storage.db import READ_ONLY, WriteGate, make_engine, migrate, reader, yield_writes_to
+from storage.db import READ_ONLY, WriteGate, reader, yield_writes_to
 from storage.inbox import InboxItem, SqlInbox
-from tests.databases import sqlite_url
 
 pytestmark = pytest.mark.skipif(not hasattr(os, "memfd_create"), reason="memfd: Linux only")
 
 
 @pytest.fixture
-async def engine(tmp_path: Path) -> AsyncIterator[AsyncEngine]:
-    url = sqlite_url(tmp_path)
-    await migrate(url)
-    engine = make_engine(url)
-    yield engine
-    await engine.dispose()
+def engine(sqlite_engine: AsyncEngine) -> AsyncEngine:
+    return sqlite_engine
 
 
 @pytest.fixture
