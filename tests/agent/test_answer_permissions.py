@@ -6,7 +6,13 @@ from __future__ import annotations
 
 from agent.orchestrator import Orchestrator
 from agent.policy import RunPolicy
-from agent.schemas import InterventionAction, InterventionAnswer, InterventionKind, RunStatus
+from agent.schemas import (
+    InterventionAction,
+    InterventionAnswer,
+    InterventionKind,
+    InterventionRequest,
+    RunStatus,
+)
 from tests.agent.conftest import ASKER
 
 GROUP = "S0DEVOPS001"
@@ -22,33 +28,38 @@ def _answer(member_of: list[str]) -> InterventionAnswer:
     )
 
 
+async def _paused(
+    orchestrator: Orchestrator, question: str, kind: InterventionKind
+) -> InterventionRequest:
+    """A run asked where `GROUP` are the experts, paused on a `kind` question."""
+    state = await orchestrator.start(question, asker=ASKER, policy=RunPolicy(experts=[GROUP]))
+    assert state.pending is not None and state.pending.kind is kind
+    return state.pending
+
+
 async def test_a_member_of_the_called_group_may_answer_an_escalation(
     orchestrator: Orchestrator,
 ) -> None:
-    state = await orchestrator.start(
-        "What is the capital of Mongolia?", asker=ASKER, policy=RunPolicy(experts=[GROUP])
+    request = await _paused(
+        orchestrator, "What is the capital of Mongolia?", InterventionKind.ESCALATE
     )
-    assert state.pending is not None and state.pending.kind is InterventionKind.ESCALATE
-    assert state.pending.allowed_groups == [GROUP]
-    pending = state.pending.intervention_id
+    assert request.allowed_groups == [GROUP]
+    run_id, pending = request.run_id, request.intervention_id
 
     for vouched in ([], ["S0OTHER0001"]):
-        refused = await orchestrator.answer(state.run_id, pending, _answer(vouched))
+        refused = await orchestrator.answer(run_id, pending, _answer(vouched))
         assert not refused.claimed and "expert" in refused.reason
 
-    claim = await orchestrator.answer(state.run_id, pending, _answer([GROUP]))
+    claim = await orchestrator.answer(run_id, pending, _answer([GROUP]))
     assert claim.claimed
-    final = await orchestrator.store.load(state.run_id)
+    final = await orchestrator.store.load(run_id)
     assert final is not None and final.status is RunStatus.ANSWERED, final and final.error
 
 
 async def test_a_group_vouches_for_nothing_on_a_pause_that_does_not_call_it(
     orchestrator: Orchestrator,
 ) -> None:
-    state = await orchestrator.start(
-        "What is the latest version?", asker=ASKER, policy=RunPolicy(experts=[GROUP])
-    )
-    assert state.pending is not None and state.pending.kind is InterventionKind.ASK_USER
-    assert state.pending.allowed_groups == []
-    claim = await orchestrator.answer(state.run_id, state.pending.intervention_id, _answer([GROUP]))
+    request = await _paused(orchestrator, "What is the latest version?", InterventionKind.ASK_USER)
+    assert request.allowed_groups == []
+    claim = await orchestrator.answer(request.run_id, request.intervention_id, _answer([GROUP]))
     assert not claim.claimed
