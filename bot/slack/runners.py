@@ -97,6 +97,11 @@ def http_app(bot: Bot) -> web.Application:
     return web_app
 
 
+SOCKET_CLOSE_S = 10.0
+"""How long a stop waits for the Socket Mode client to close: slack_sdk's aiohttp client
+can wait on its own reconnect or monitor tasks, and Ctrl-C must still stop the bot."""
+
+
 @dataclass
 class BotRuntime:
     """A started bot: runs recovered, the expiry sweeper running, and in Socket Mode the
@@ -118,7 +123,13 @@ class BotRuntime:
         self.sweeper.cancel()
         await asyncio.gather(self.sweeper, return_exceptions=True)
         if self.socket_handler is not None:
-            await self.socket_handler.close_async()
+            try:
+                await asyncio.wait_for(self.socket_handler.close_async(), SOCKET_CLOSE_S)
+            except TimeoutError:
+                log.warning(
+                    "the Socket Mode connection did not close within %.0f s; stopping anyway",
+                    SOCKET_CLOSE_S,
+                )
         await self.bot.close(grace)
 
 

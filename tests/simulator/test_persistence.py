@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 
 import aiohttp
+import pytest
 
 from agent.schemas import RunStatus, ThreadKey
 from blocks import ids
@@ -127,7 +128,12 @@ async def test_grace_dev_command_serves_the_page_and_stops_on_ctrl_c(
     finally:
         if process.returncode is None:
             process.send_signal(signal.SIGINT)
-        out, err = await asyncio.wait_for(process.communicate(), 60)
+        try:
+            out, err = await asyncio.wait_for(process.communicate(), 60)
+        except TimeoutError:
+            process.kill()
+            out, err = await process.communicate()
+            pytest.fail(f"grace dev ignored Ctrl-C for 60 s; its stderr: {err.decode()[-3000:]}")
     assert process.returncode == 0, err.decode()[-2000:]
     assert "stopping" in out.decode()
     assert (tmp_path / "grace" / "simulator.json").exists()
