@@ -137,6 +137,41 @@ def _main(argv: Sequence[str] | None) -> int:
     return code
 
 
+LEFTOVER_TASKS_S = 15.0
+"""How long a command, once done, waits for the tasks it leaves behind to take their
+cancellation before the process exits anyway."""
+
+
+async def _ending_within(command: Awaitable[int], limit: float) -> int:
+    """The command's exit code; then every task it left is cancelled, as `asyncio.run`
+    does — but a task that will not end (a library swallowing its cancellation) cannot
+    keep Ctrl-C from stopping `grace serve` or `grace dev`: after `limit` seconds the
+    stuck tasks are named on stderr and the process exits with the command's code."""
+    import asyncio
+
+    code = ExitCode.FAILED.value
+    try:
+        code = await command
+        return code
+    finally:
+        me = asyncio.current_task()
+        left = [task for task in asyncio.all_tasks() if task is not me and not task.done()]
+        for task in left:
+            task.cancel()
+        stuck = (await asyncio.wait(left, timeout=limit))[1] if left else set()
+        if stuck:
+            print(
+                f"grace: {len(stuck)} task(s) did not stop within {limit:g} s; exiting anyway:",
+                file=sys.stderr,
+            )
+            for task in stuck:
+                print(repr(task), file=sys.stderr)
+                task.print_stack(limit=8, file=sys.stderr)
+            sys.stdout.flush()
+            sys.stderr.flush()
+            os._exit(code)
+
+
 def _run(args: argparse.Namespace, settings: Settings, *, as_json: bool) -> int:
     """Run the command; every way it can end becomes an exit code (and one error line or
     JSON object)."""
@@ -146,7 +181,7 @@ def _run(args: argparse.Namespace, settings: Settings, *, as_json: bool) -> int:
     from storage.errors import StorageError
 
     try:
-        return asyncio.run(_dispatch(args, settings))
+        return asyncio.run(_ending_within(_dispatch(args, settings), LEFTOVER_TASKS_S))
     except CommandError as exc:
         error = exc
     except KnowledgeBaseLockedError:
