@@ -197,8 +197,13 @@ def make_bot(
 ) -> BotFactory:
     fake, oauth = oauth_fake
 
-    async def start(*, install: bool = False, **update: Any) -> OAuthHarness:
+    async def start(
+        *, install: bool = False, slack: dict[str, Any] | None = None, **update: Any
+    ) -> OAuthHarness:
         settings = oauth_settings(data_dir, fake, oauth, fresh_db_url).model_copy(update=update)
+        if slack:
+            update_slack = {"slack": settings.slack.model_copy(update=slack)}
+            settings = settings.model_copy(update=update_slack)
         harness = OAuthHarness(fake, settings, oauth)
         await harness.start()
         started.append(harness)

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import AsyncIterator, Awaitable, Callable
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -27,8 +26,14 @@ from tests.fakes.fake_slack import (
     view_submission_payload,
 )
 
-from .conftest import FACILITIES, BotHarness, assert_valid_block_kit
-from .test_oauth import TEAM_A, TEAM_B, OAuthHarness, oauth_settings
+from .conftest import FACILITIES, assert_valid_block_kit
+from .test_oauth import (
+    TEAM_A,
+    TEAM_B,
+    BotFactory,
+    OAuthHarness,
+    make_bot,  # noqa: F401  (the fixture `teams` builds on)
+)
 
 SHARED = "C0SHARED01"
 """The same channel id in both workspaces."""
@@ -52,22 +57,13 @@ Teams = Callable[[dict[str, list[str]]], Awaitable[OAuthHarness]]
 
 
 @pytest.fixture
-def teams(
-    oauth_fake: tuple[FakeSlack, FakeOAuth],
-    data_dir: Path,
-    fresh_db_url: str,
-    started: list[BotHarness],
-) -> Teams:
-    fake, oauth = oauth_fake
+def teams(oauth_fake: tuple[FakeSlack, FakeOAuth], make_bot: BotFactory) -> Teams:  # noqa: F811
+    """Both teams installed (`make_bot`), each with an admin and a user, and the given
+    collection limits per team."""
+    fake = oauth_fake[0]
 
     async def start(limits: dict[str, list[str]]) -> OAuthHarness:
-        settings = oauth_settings(data_dir, fake, oauth, fresh_db_url)
-        slack = settings.slack.model_copy(update={"team_collections": limits})
-        harness = OAuthHarness(fake, settings.model_copy(update={"slack": slack}), oauth)
-        await harness.start()
-        started.append(harness)
-        await harness.install(TEAM_A)
-        await harness.install(TEAM_B)
+        harness = await make_bot(install=True, slack={"team_collections": limits})
         for team in (TEAM_A, TEAM_B):
             fake.workspace.add_user(ADMIN[team.team_id], name=f"admin-{team.name}", is_admin=True)
             fake.workspace.add_user(USER[team.team_id], name=f"user-{team.name}")
