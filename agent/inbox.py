@@ -39,13 +39,15 @@ def answer_role(
     *,
     approvers: Collection[str],
     experts: Collection[str] = (),
+    member_of: Collection[str] = (),
 ) -> AnswerRole | None:
     """Why `user` may answer the run's open pause, or None (no open pause, or not theirs).
 
     Follows `Orchestrator.may_answer`: a pause names who may answer it
     (`allowed_responders`: the asker and the approvers when it was asked); approvers
     configured now may too. `experts` are the run's channel's experts (channel settings),
-    who are asked, and may answer, when GRACE escalates."""
+    who are asked, and may answer, when GRACE escalates. `member_of`: the groups the
+    caller found `user` in; one the pause allows makes them one of its experts."""
     pending = state.pending
     if not user or state.status is not RunStatus.PAUSED or pending is None:
         return None
@@ -60,6 +62,8 @@ def answer_role(
         return AnswerRole.EXPERT  # an expert answers the escalation that calls them
     if user in named:
         return AnswerRole.APPROVER  # named when it paused (an approver then)
+    if set(member_of) & set(pending.allowed_groups):
+        return AnswerRole.EXPERT  # a member of an expert group the escalation calls
     return None
 
 
@@ -72,6 +76,13 @@ def waited_on(
     for request in [*state.interventions, *([state.pending] if state.pending else [])]:
         people.update(request.allowed_responders)
     return {p for p in people if p}
+
+
+def called_groups(state: RunState) -> set[str]:
+    """The user groups any pause of this run calls (`allowed_groups`): their members'
+    inboxes change too, once the caller has asked who they are."""
+    requests = [*state.interventions, *([state.pending] if state.pending else [])]
+    return {group for request in requests for group in request.allowed_groups if group}
 
 
 def may_list(

@@ -120,6 +120,14 @@ class SlackGroups(_CachedSets):
         team = team_id or ""
         return [group for group in groups if user in await self._members(f"{team}/{group}")]
 
+    async def members_of(self, groups: Collection[str], *, team_id: str | None) -> set[str]:
+        """Everyone in any of `groups` in workspace `team_id` (none when Slack cannot say)."""
+        team = team_id or ""
+        found: set[str] = set()
+        for group in sorted(groups):
+            found |= await self._members(f"{team}/{group}")
+        return found
+
     async def _fetch(self, key: str) -> frozenset[str]:
         team, _, group = key.rpartition("/")
         response = await self.client.usergroups_users_list(

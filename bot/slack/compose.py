@@ -162,6 +162,7 @@ async def create_bot(settings: Settings, *, services: Services | None = None) ->
         approvers=settings.approvers,
         channels=channels,
         is_admin=partial(is_admin, client),  # `/grace config`'s own check
+        groups=SlackGroups(client),  # its own cache: what it shows grants nothing
     )
     publisher = SlackPublisher(
         client=delivery_client,

@@ -3,7 +3,14 @@ person's Home tab may list."""
 
 from __future__ import annotations
 
-from agent.inbox import AnswerRole, ChannelReach, answer_role, may_list, waited_on
+from agent.inbox import (
+    AnswerRole,
+    ChannelReach,
+    answer_role,
+    called_groups,
+    may_list,
+    waited_on,
+)
 from agent.schemas import InterventionStatus, RunState, RunStatus
 from tests.blocks import samples
 
@@ -37,6 +44,17 @@ def test_the_people_a_pause_waits_for_and_why() -> None:
     # an approver configured when it paused still may (as `Orchestrator.may_answer`)
     assert answer_role(state, APPROVER, approvers=[]) is AnswerRole.APPROVER
     assert waited_on(state, approvers=[APPROVER], experts=[EXPERT]) == {ASKER, APPROVER, EXPERT}
+
+
+def test_a_member_of_a_group_the_pause_calls_waits_on_it() -> None:
+    state = paused()
+    assert state.pending is not None and called_groups(state) == set()
+    assert answer_role(state, STRANGER, approvers=[], member_of=["S0OPS"]) is None
+    state.pending = state.pending.model_copy(update={"allowed_groups": ["S0OPS"]})
+    assert called_groups(state) == {"S0OPS"}
+    assert answer_role(state, STRANGER, approvers=[], member_of=["S0OPS"]) is AnswerRole.EXPERT
+    assert answer_role(state, STRANGER, approvers=[], member_of=["S0OTHER"]) is None
+    assert answer_role(state, STRANGER, approvers=[]) is None, "membership is the caller's"
 
 
 def test_nothing_waits_once_the_pause_is_closed_or_the_run_moved_on() -> None:

@@ -153,6 +153,7 @@ async def test_a_member_of_an_expert_group_may_answer_the_escalation(
     assert state.pending.allowed_groups == [GROUP]
     assert member not in state.pending.allowed_responders
 
+    await harness.settle()  # the pause's Home tabs are published (they ask Slack too)
     # Slack cannot say who is in the group: refused (fail closed), and not remembered
     harness.fake.fail_next("usergroups.users.list", error="internal_error")
     await refused_reply(harness, ts, "1700004150.000200", member)

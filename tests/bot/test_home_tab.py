@@ -292,3 +292,45 @@ async def test_a_channels_expert_waits_on_its_escalation_and_admins_see_its_sett
         await open_home(harness, user)
         waiting, recent = home_parts(harness, user)
         assert "Channel settings" not in waiting + recent, user
+
+
+async def test_an_expert_groups_members_wait_on_the_escalation_that_calls_the_group(
+    harness: BotHarness,
+) -> None:
+    """A channel whose experts are a user group: the escalation is published to its
+    members' Home tabs (Slack is asked who they are) and listed there as theirs to
+    answer; someone outside the group sees nothing, and the answer clears it."""
+    group, member = "S0DEVOPS001", "U0GROUPMEM1"
+    harness.fake.workspace.set_usergroup(group, [member])
+    harness.fake.workspace.add_user(member, name="gina")  # in the channel, like everyone
+    channels = harness.bot.deps.channels
+    assert channels is not None
+    await channels.update(CHANNEL, ChannelUpdate(experts=[group]), changed_by=ADMIN)
+
+    await harness.mention(MONGOLIA_Q, ts=TS)  # escalates: calls the group
+    state = await harness.run_in(TS)
+    assert state.pending is not None and state.pending.kind is InterventionKind.ESCALATE
+    assert state.pending.allowed_groups == [group]
+    assert member not in state.pending.allowed_responders
+
+    await harness.settle()
+    waiting, _ = home_parts(harness, member)  # published by the pause, never opened
+    assert "Waiting for you (1)" in waiting
+    assert MONGOLIA_Q in waiting and "you are an expert for this channel" in waiting
+    assert publishes(harness, STRANGER) == 0, "nobody outside the group"
+    await open_home(harness, STRANGER)
+    waiting, _ = home_parts(harness, STRANGER)
+    assert "Waiting for you (0)" in waiting
+
+    before = publishes(harness, member)
+    await harness.thread_reply(
+        "It is Ulaanbaatar, according to our travel guide.",
+        thread_ts=TS,
+        ts="1700200000.000900",
+        user=member,
+    )
+    assert (await harness.run_in(TS)).status is RunStatus.ANSWERED
+    await harness.settle()
+    assert publishes(harness, member) > before
+    waiting, _ = home_parts(harness, member)
+    assert "Waiting for you (0)" in waiting

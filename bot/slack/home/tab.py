@@ -31,7 +31,7 @@ from urllib.parse import urlencode
 from slack_sdk.models.views import View
 from slack_sdk.web.async_client import AsyncWebClient
 
-from agent.inbox import answer_role, waited_on
+from agent.inbox import answer_role, called_groups, waited_on
 from agent.schemas import (
     InterventionKind,
     InterventionStatus,
@@ -43,6 +43,7 @@ from agent.schemas import (
 )
 from blocks.home import MAX_RECENT, ChannelSummary, RecentRun, WaitingRun, home_view
 from bot.service.channels import ChannelService
+from bot.slack.access import SlackGroups
 from bot.slack.acting import acting_team_id, of_acting_team
 from bot.slack.delivery.thread_sync import ThreadSync
 from bot.slack.delivery.web_api import (
@@ -61,6 +62,9 @@ HOME_REF = "home"
 """The message-ref kind that stores what the Home tabs last showed of a run (a digest)."""
 WAITING_SEARCH = 200
 """How many paused runs are looked through for one person's inbox (newest first)."""
+MAX_GROUP_PUBLISH = 100
+"""How many members of the expert groups a pause calls get their Home tab published when
+it changes (Slack allows views.publish about 100 times a minute per workspace)."""
 RECENT_SEARCH = 40
 """How many of the person's newest runs are looked through for their recent questions."""
 PERMALINKS_KEPT = 5000
@@ -131,6 +135,9 @@ class HomeTabs:
     """Channel settings, for the admins' part (none: that part is not shown)."""
     is_admin: Callable[[str], Awaitable[bool]] | None = None
     """Whether a person is a workspace admin (False when Slack cannot tell)."""
+    groups: SlackGroups | None = None
+    """Expert user groups' members (none: a pause that calls a group lists it for nobody
+    in it, as `BotDeps.answering_as` lets none of them answer)."""
     _links: dict[tuple[str, str], str] = field(default_factory=dict)
     _locks: dict[str, asyncio.Lock] = field(default_factory=dict)
     _next: dict[str, asyncio.Future[None]] = field(default_factory=dict)
@@ -164,6 +171,7 @@ class HomeTabs:
             people |= waited_on(
                 state, approvers=self._approvers(state), experts=state.policy.expert_users
             )
+            people |= await self._group_members(state)
         for user in sorted(p for p in people if p):
             try:
                 await self.publish(user)
@@ -173,6 +181,22 @@ class HomeTabs:
                     raise retry from exc
                 log.warning("views.publish refused: %s", slack_error(exc))
         await refs.remember(HOME_REF, state.thread.channel_id, "", mark.text)
+
+    async def _group_members(self, state: RunState) -> set[str]:
+        """The members of the expert groups the run's pauses call, at most
+        `MAX_GROUP_PUBLISH` (a larger group's others see the change when they open it)."""
+        groups = called_groups(state)
+        if not groups or self.groups is None:
+            return set()
+        members = await self.groups.members_of(groups, team_id=state.thread.team_id)
+        if len(members) > MAX_GROUP_PUBLISH:
+            log.info(
+                "%d group members wait on run %s: publishing %d Home tabs",
+                len(members),
+                state.run_id,
+                MAX_GROUP_PUBLISH,
+            )
+        return set(sorted(members)[:MAX_GROUP_PUBLISH])
 
     def _approvers(self, state: RunState) -> list[str]:
         """The global approvers and those of the run's channel (its policy)."""
@@ -221,6 +245,11 @@ class HomeTabs:
             role = answer_role(
                 state, user, approvers=self._approvers(state), experts=state.policy.expert_users
             )
+            if role is None and self.groups is not None and state.pending.allowed_groups:
+                found = await self.groups.groups_of(
+                    user, state.pending.allowed_groups, team_id=state.thread.team_id
+                )
+                role = answer_role(state, user, approvers=self._approvers(state), member_of=found)
             if role is None or not await self.access.may_list(state, user):
                 continue
             waiting.append(WaitingRun(state=state, role=role, link=await self._pause_link(state)))
