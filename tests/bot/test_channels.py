@@ -5,6 +5,7 @@ who may change the settings with `/grace config`."""
 
 from __future__ import annotations
 
+import json
 from datetime import timedelta
 from typing import Any
 
@@ -314,6 +315,9 @@ async def test_config_is_for_admins_and_the_people_it_names(harness: BotHarness)
     assert saved.experts == [EXPERT, GROUP] and saved.silent == 0.95
     assert saved.answer_mode == "all" and saved.updated_by == ADMIN
     assert {c.changed_by for c in await channels(harness).history(CHANNEL)} == {ADMIN}
+    await harness.settle()  # the admin's Home tab is published again, with the change
+    home = harness.fake.home.view(ADMIN)
+    assert home is not None and "from 0.95" in json.dumps(home.view["blocks"])
 
     # a forged submission from someone the settings do not name: refused, nothing changed
     forged = await harness.interactive(

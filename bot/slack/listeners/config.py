@@ -8,7 +8,8 @@ another team's settings for the same channel id are never shown or touched, and 
 collection the operator does not allow this team is refused. The modal opens
 after the ack (a tracked task: `users.info`, then `views.open` within the trigger's 3 s);
 a submission is checked and stored before its ack, so a refusal or a bad value shows in
-the form itself."""
+the form itself. A saved change publishes the saver's Home tab again (an admin's lists the
+channels' settings)."""
 
 from __future__ import annotations
 
@@ -232,6 +233,8 @@ async def submit_config(
         deps.publisher.ephemeral(channel, user, f"Saved the settings of <#{channel}>."),
         name=f"config saved {channel}",
     )
+    if deps.home is not None:  # their Home tab lists the channel's settings as now saved
+        deps.tasks.spawn(deps.home.opened(user), name=f"config saved home {user}")
 
 
 UNAVAILABLE = (
