@@ -64,7 +64,7 @@ WAITING_SEARCH = 200
 """How many paused runs are looked through for one person's inbox (newest first)."""
 MAX_GROUP_PUBLISH = 100
 """How many members of the expert groups a pause calls get their Home tab published when
-it changes (Slack allows views.publish about 100 times a minute per workspace)."""
+it changes (Slack's `views.publish` is Tier 4: 100+ calls a minute per workspace)."""
 RECENT_SEARCH = 40
 """How many of the person's newest runs are looked through for their recent questions."""
 PERMALINKS_KEPT = 5000
