@@ -25,10 +25,11 @@ from typing import Any
 
 from agent.knowledge.ingest import load_documents
 from agent.llm.sentence_encoder import SentenceEncoder
+from bench import SHARED_DEVSETS
 
 ROOT = Path(__file__).resolve().parent.parent
 
-DEFAULT_DEVSETS = Path("/work/shared/devsets")
+DEFAULT_DEVSETS = SHARED_DEVSETS
 
 
 def _rss_mb() -> float:

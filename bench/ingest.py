@@ -48,8 +48,9 @@ from typing import Any
 
 from agent.knowledge.ingest import SAMPLE_KB_DIR, ingest
 from agent.knowledge.qdrant_kb import open_knowledge_base
+from bench import SHARED_DEVSETS
 
-DEVSETS = Path("/work/shared/devsets")
+DEVSETS = SHARED_DEVSETS
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 """Where `python -m bench.…` runs (a scenario runs again in its own process)."""

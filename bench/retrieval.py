@@ -60,11 +60,12 @@ from agent.knowledge.qdrant_kb import (
 from agent.knowledge.sparse_index import SparseIndex
 from agent.knowledge.store import ScrollRequest, SparseVector, every_point
 from agent.schemas import Source
+from bench import SHARED_DEVSETS
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 """Where `python -m bench.…` runs (a scenario runs again in its own process)."""
 ROOT = REPO_ROOT
-DEFAULT_DEVSETS = Path("/work/shared/devsets")
+DEFAULT_DEVSETS = SHARED_DEVSETS
 DEFAULT_SETS = ("en-sourcegraph", "ja-tuqulore")
 ALL_SETS = (
     "en-sourcegraph",
@@ -73,6 +74,7 @@ ALL_SETS = (
     str(ROOT / "tests/eval/devset-extra"),
     str(ROOT / "tests/eval/devset-rust"),
     str(ROOT / "tests/eval/devset-crosslingual"),
+    str(ROOT / "tests/eval/devset-faq"),
 )
 LIMIT = 5
 SOURCED_KINDS = ("answerable", "multi", "contradictory")
