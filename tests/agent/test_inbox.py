@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from agent.inbox import AnswerRole, ChannelReach, answer_role, may_list, waited_on
 from agent.schemas import InterventionStatus, RunState, RunStatus
-from tests.blocks import samples
+from tests import samples
 
 ASKER = "U0ASKER001"
 APPROVER = "U0APPROVER"

@@ -9,8 +9,8 @@ from datetime import timedelta
 from agent.schemas import RunStatus, Source, Verification, utcnow
 from blocks import ids
 from blocks.answer import answer_messages
-
-from .samples import actions_of, all_text, assert_valid, state
+from tests.blocks.payloads import actions_of, all_text, assert_valid
+from tests.samples import state
 
 
 def _verified_source(age_days: float) -> Source:

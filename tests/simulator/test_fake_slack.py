@@ -20,7 +20,7 @@ from blocks.ids import ButtonValue, ModalMetadata
 from blocks.intervention import modify_modal
 from blocks.limits import to_payload
 from blocks.plan import fallback_text, plan_message
-from tests.blocks import samples
+from tests import samples
 from tests.fakes.fake_slack import (
     DEFAULT_BOT_USER_ID,
     FORM_CONTENT_TYPE,

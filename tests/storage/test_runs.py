@@ -17,7 +17,7 @@ from agent.schemas import RunState, RunStatus, ThreadKey, TokenUsage, utcnow
 from storage.db import make_engine
 from storage.ledger import SqlUsageLedger
 from storage.run_store import SqlRunStore
-from tests.storage.helpers import make_state
+from tests.samples import make_state
 
 
 @pytest.fixture
