@@ -42,23 +42,10 @@ from blocks.limits import (
 )
 from bot.service.settings import LLMSettings, Settings, SlackSettings
 from bot.service.wiring import build_services
-from bot.slack.compose import Bot, create_bot
-from bot.slack.delivery.plan_stream import PlanDisplay
-from bot.slack.runners import http_app
-from storage.run_store import SqlRunStore
-from tests.fakes.fake_slack import (
-    DEFAULT_APP_ID,
-    DEFAULT_BOT_USER_ID,
-    DEFAULT_CHANNEL_ID,
-    DEFAULT_TEAM_ID,
-    DEFAULT_USER_ID,
+from bot.simulator.home import app_home_opened_envelope
+from bot.simulator.requests import (
     FORM_CONTENT_TYPE,
     JSON_CONTENT_TYPE,
-    FakeSlack,
-    RecordedCall,
-    StoredMessage,
-    agent_session_stopped_envelope,
-    app_home_opened_envelope,
     app_mention_envelope,
     block_actions_payload,
     form_body,
@@ -69,6 +56,20 @@ from tests.fakes.fake_slack import (
     slash_command_form,
     view_submission_payload,
 )
+from bot.simulator.sessions import agent_session_stopped_envelope
+from bot.simulator.webapi import FakeSlack, RecordedCall
+from bot.simulator.workspace import (
+    DEFAULT_APP_ID,
+    DEFAULT_BOT_USER_ID,
+    DEFAULT_CHANNEL_ID,
+    DEFAULT_TEAM_ID,
+    DEFAULT_USER_ID,
+    StoredMessage,
+)
+from bot.slack.compose import Bot, create_bot
+from bot.slack.delivery.plan_stream import PlanDisplay
+from bot.slack.runners import http_app
+from storage.run_store import SqlRunStore
 from tests.shared_dirs import built_once
 
 SECRET = "test-signing-secret-0123456789"

@@ -11,10 +11,10 @@ import pytest
 
 from agent.llm.offline import OfflineModel
 from agent.schemas import InterventionKind, RunStatus
+from bot.simulator.sessions import AgentSession
 from bot.slack.delivery.sessions import SET_STATUS
 from bot.slack.listeners.agent_view import STOP_REFUSED, stopped_by
 from tests.agent.doubles import GatedModel
-from tests.fakes.fake_slack import AgentSession
 
 from .conftest import (
     APPROVER,

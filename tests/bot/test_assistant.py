@@ -20,13 +20,11 @@ from agent.schemas import (
     RunStatus,
 )
 from blocks import ids
+from bot.simulator.assistant import AssistantThread
+from bot.simulator.requests import message_envelope
 from bot.slack.assistant_prompts import document_questions, welcome
 from bot.slack.delivery.assistant_status import ASSISTANT_REF, status_for
 from bot.slack.listeners.assistant import READING
-from tests.fakes.fake_slack import (
-    AssistantThread,
-    message_envelope,
-)
 
 from .conftest import (
     ASKER,

@@ -15,7 +15,7 @@ from slack_sdk.models.views import View
 
 from blocks import ids
 from blocks.limits import BlockLimitError, validate_view
-from tests.fakes.fake_slack import FakeSlack
+from bot.simulator.webapi import FakeSlack
 
 from .conftest import (
     COMPARE_Q,

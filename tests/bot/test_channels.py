@@ -13,6 +13,7 @@ import pytest
 from agent.schemas import InterventionKind, RunState, RunStatus, utcnow
 from blocks import channel_config as cfg
 from bot.service.channels import ChannelService
+from bot.simulator.requests import app_mention_envelope, message_envelope, view_submission_payload
 from bot.slack.reminders import remind_once
 from storage.channel_settings import ChannelUpdate
 from tests.bot.conftest import (
@@ -25,11 +26,6 @@ from tests.bot.conftest import (
     BotHarness,
     HarnessFactory,
     message_text,
-)
-from tests.fakes.fake_slack import (
-    app_mention_envelope,
-    message_envelope,
-    view_submission_payload,
 )
 
 FACILITY_CHANNEL = "C0FACILITY1"

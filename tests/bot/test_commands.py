@@ -7,7 +7,7 @@ from typing import Any
 
 from agent.schemas import RunStatus
 from blocks import ids
-from tests.fakes.fake_slack import app_mention_envelope
+from bot.simulator.requests import app_mention_envelope
 
 from .conftest import (
     APPROVER,

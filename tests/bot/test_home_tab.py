@@ -13,8 +13,8 @@ from typing import Any
 from agent.schemas import InterventionKind, RunStatus
 from blocks import ids
 from blocks.common import LEVEL_WORDS
+from bot.simulator.requests import app_mention_envelope
 from storage.channel_settings import ChannelUpdate
-from tests.fakes.fake_slack import app_mention_envelope
 
 from .conftest import (
     APPROVER,

@@ -7,12 +7,9 @@ import re
 
 from agent.schemas import InterventionStatus, RunStatus
 from blocks import ids
-from tests.fakes.fake_slack import (
-    DEFAULT_BOT_USER_ID,
-    FakeSlack,
-    app_mention_envelope,
-    message_envelope,
-)
+from bot.simulator.requests import app_mention_envelope, message_envelope
+from bot.simulator.webapi import FakeSlack
+from bot.simulator.workspace import DEFAULT_BOT_USER_ID
 
 from .conftest import (
     ASKER,

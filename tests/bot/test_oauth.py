@@ -21,12 +21,8 @@ from agent.schemas import RunState, RunStatus, ThreadKey
 from blocks import ids
 from bot.service.settings import LLMSettings, Settings, SlackSettings
 from bot.simulator.oauth import FakeOAuth, FakeTeam
-from storage.installations import SqlInstallationStore
-from storage.sealing import new_key
-from storage.tables import OAuthStateRow
-from tests.fakes.fake_slack import (
+from bot.simulator.requests import (
     FORM_CONTENT_TYPE,
-    FakeSlack,
     app_mention_envelope,
     block_actions_payload,
     event_envelope,
@@ -34,6 +30,10 @@ from tests.fakes.fake_slack import (
     interactive_body,
     slash_command_form,
 )
+from bot.simulator.webapi import FakeSlack
+from storage.installations import SqlInstallationStore
+from storage.sealing import new_key
+from storage.tables import OAuthStateRow
 
 from .conftest import SECRET, BotHarness, assert_valid_block_kit, button_values
 

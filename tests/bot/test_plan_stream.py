@@ -17,9 +17,10 @@ from typing import Any
 from agent.llm.offline import OfflineModel
 from agent.schemas import RunStatus, utcnow
 from blocks.common import short_id
+from bot.simulator.webapi import FakeSlack, RecordedCall
+from bot.simulator.workspace import StoredMessage
 from bot.slack.delivery.plan_stream import REFUSED
 from bot.slack.dev import PacedModel
-from tests.fakes.fake_slack import FakeSlack, RecordedCall, StoredMessage
 
 from .conftest import (
     ASKER,

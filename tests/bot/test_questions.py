@@ -9,8 +9,9 @@ import json
 from agent.llm.offline import OfflineModel
 from agent.schemas import RunStatus
 from blocks import ids
+from bot.simulator.requests import message_envelope
+from bot.simulator.webapi import FakeSlack
 from tests.agent.doubles import GatedModel
-from tests.fakes.fake_slack import FakeSlack, message_envelope
 
 from .conftest import (
     ASKER,

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from agent.schemas import RunStatus
 from blocks import ids
-from tests.fakes.fake_slack import FakeSlack
+from bot.simulator.webapi import FakeSlack
 
 from .conftest import (
     COMPARE_Q,

@@ -17,12 +17,9 @@ from pydantic import SecretStr
 
 from blocks import ids
 from blocks.limits import MAX_SECTION_TEXT
-from bot.slack.compose import create_bot
-from bot.slack.runners import http_app
-from tests.fakes.fake_slack import (
+from bot.simulator.requests import (
     FORM_CONTENT_TYPE,
     JSON_CONTENT_TYPE,
-    FakeSlack,
     app_mention_envelope,
     block_actions_payload,
     event_envelope,
@@ -33,6 +30,9 @@ from tests.fakes.fake_slack import (
     slash_command_form,
     view_submission_payload,
 )
+from bot.simulator.webapi import FakeSlack
+from bot.slack.compose import create_bot
+from bot.slack.runners import http_app
 
 from .conftest import (
     ASKER,

@@ -16,22 +16,21 @@ import pytest
 
 from agent.schemas import RunStatus
 from blocks import ids
-from bot.simulator.workspace import StoredMessage
-from storage.db import make_engine
-from storage.run_store import SqlRunStore
-from tests.bot.conftest import SECRET
-from tests.durable.helpers import copy_data_dir
-from tests.fakes.fake_slack import (
-    DEFAULT_CHANNEL_ID,
+from bot.simulator.requests import (
     FORM_CONTENT_TYPE,
     JSON_CONTENT_TYPE,
-    FakeSlack,
     block_actions_payload,
     interactive_body,
     json_body,
     message_envelope,
     signed_headers,
 )
+from bot.simulator.webapi import FakeSlack
+from bot.simulator.workspace import DEFAULT_CHANNEL_ID, StoredMessage
+from storage.db import make_engine
+from storage.run_store import SqlRunStore
+from tests.bot.conftest import SECRET
+from tests.durable.helpers import copy_data_dir
 
 from .helpers import (
     Delivery,

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from bot.simulator.requests import app_mention_envelope, message_envelope
 from tests.bot.conftest import ASKER, MONGOLIA_Q, OTHER, VACATION_Q, BotHarness
-from tests.fakes.fake_slack import app_mention_envelope, message_envelope
 
 from .conftest import SecureFactory
 

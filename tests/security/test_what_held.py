@@ -10,9 +10,9 @@ import json
 
 from agent.schemas import InterventionStatus
 from blocks import ids
+from bot.simulator.requests import JSON_CONTENT_TYPE, app_mention_envelope
 from bot.slack.conversation import REFUSAL
 from tests.bot.conftest import ASKER, COMPARE_Q, OTHER, VACATION_Q, BotHarness, button_values
-from tests.fakes.fake_slack import JSON_CONTENT_TYPE, app_mention_envelope
 
 ELSEWHERE = "C0ELSEWHERE9"
 TS = "1700290000.000100"
