@@ -2,7 +2,8 @@
 
 Two runs, for two jobs: `state()` is a run as the Block Kit tests render it (every step
 status, long text on demand); `make_state()` is a run as the storage tests round-trip it
-(a collection, user inputs, replans and an intervention awaiting an answer).
+(a collection, user inputs, replans and an intervention awaiting an answer). And one
+verified answer, as the agent cites it, the blocks show it and storage keeps it.
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
 
+from agent.ports import VerifiedAnswer
 from agent.schemas import (
     ActionType,
     ConfidenceScore,
@@ -317,4 +319,29 @@ def answered(request: InterventionRequest, user: str) -> InterventionRequest:
     """A copy of `request` as the orchestrator would hold it after a local answer."""
     return request.model_copy(
         update={"status": InterventionStatus.ANSWERED, "answered_by": user, "answered_at": utcnow()}
+    )
+
+
+# ---- a verified answer ---------------------------------------------------------------
+
+VERIFIED_QUESTION = "What is the capital of Mongolia?"
+VERIFIED_PERMALINK = "https://example.slack.com/archives/C1/p1700000000000100"
+
+
+def verified_answer(
+    *, answer_id: str = "ab12cd34", verified_at: datetime | None = None, run_id: str | None = None
+) -> VerifiedAnswer:
+    """A person's answer that alice (an approver) saved at `verified_at` (default now), to
+    be reviewed 180 days later."""
+    at = verified_at or utcnow()
+    return VerifiedAnswer(
+        answer_id=answer_id,
+        question=VERIFIED_QUESTION,
+        answer="It is Ulaanbaatar.",
+        verified_by="U0APPROVER3",
+        verified_by_name="alice",
+        verified_at=at,
+        review_by=at + timedelta(days=180),
+        permalink=VERIFIED_PERMALINK,
+        run_id=run_id,
     )
