@@ -20,7 +20,7 @@ import shutil
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import aiohttp
 import pytest
@@ -178,6 +178,15 @@ class Reply:
 
     def json(self) -> Any:
         return json.loads(self.text)
+
+
+class PlanToApprove(NamedTuple):
+    """A run paused on its plan (`BotHarness.plan_to_approve`)."""
+
+    state: RunState
+    plan: StoredMessage
+    run_value: str
+    """The Run button's value, to click it with."""
 
 
 class BotHarness:
@@ -419,6 +428,15 @@ class BotHarness:
         ref = await self.store.get_message_ref(run_id=state.run_id, kind="answer")
         assert ref is not None, f"run {state.run_id} has no answer message"
         return self.fake.message(*ref)
+
+    async def plan_to_approve(self, *, ts: str) -> PlanToApprove:
+        """Ask COMPARE_Q (GRACE plans it and asks whether to run the plan) in a new thread
+        at `ts`: the paused run, its plan message and the value of its Run button."""
+        await self.mention(COMPARE_Q, ts=ts)
+        state = await self.run_in(ts)
+        assert state.pending is not None, f"run {state.run_id} is {state.status}, not paused"
+        plan = await self.plan_message(state)
+        return PlanToApprove(state, plan, button_values(plan)[ids.PLAN_RUN])
 
     def thread(self, thread_ts: str, channel: str = CHANNEL) -> list[StoredMessage]:
         return self.fake.thread(channel, thread_ts)

@@ -13,11 +13,9 @@ from bot.simulator.workspace import DEFAULT_BOT_USER_ID
 
 from .conftest import (
     ASKER,
-    COMPARE_Q,
     LATEST_Q,
     VACATION_Q,
     BotHarness,
-    button_values,
     has_feedback_buttons,
     is_plan_message,
 )
@@ -59,11 +57,8 @@ def _started_step_ids(messages: list[str]) -> list[int]:
 async def test_a_double_click_resumes_once_and_tells_the_second_clicker(
     harness: BotHarness,
 ) -> None:
-    await harness.mention(COMPARE_Q, ts=TS)
-    paused = await harness.run_in(TS)
+    paused, plan, value = await harness.plan_to_approve(ts=TS)
     assert paused.pending is not None
-    plan = await harness.plan_message(paused)
-    value = button_values(plan)[ids.PLAN_RUN]
 
     replies = await asyncio.gather(
         harness.click(ids.PLAN_RUN, value, message=plan, settle=False),

@@ -8,7 +8,6 @@ from blocks import ids
 from bot.simulator.webapi import FakeSlack
 
 from .conftest import (
-    COMPARE_Q,
     LATEST_Q,
     BotHarness,
     button_values,
@@ -24,11 +23,8 @@ TS = "1700004000.000100"
 async def test_plan_approval_survives_a_restart_and_the_same_plan_message_is_edited(
     harness: BotHarness, fake: FakeSlack
 ) -> None:
-    await harness.mention(COMPARE_Q, ts=TS)
-    before = await harness.run_in(TS)
+    before, plan, value = await harness.plan_to_approve(ts=TS)
     assert before.status is RunStatus.PAUSED
-    plan = await harness.plan_message(before)
-    value = button_values(plan)[ids.PLAN_RUN]
     first_bot = harness.bot
 
     await harness.restart()
