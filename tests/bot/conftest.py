@@ -31,7 +31,7 @@ from slack_sdk.models.views import View
 from agent.knowledge.ingest import SAMPLE_KB_DIR, ingest_paths
 from agent.knowledge.qdrant_kb import open_knowledge_base
 from agent.ports import LanguageModel
-from agent.schemas import InterventionLevel, RunState, RunStatus, ThreadKey
+from agent.schemas import InterventionKind, InterventionLevel, RunState, RunStatus, ThreadKey
 from blocks import ids
 from blocks.limits import (
     MAX_BUTTON_TEXT,
@@ -178,6 +178,14 @@ class Reply:
 
     def json(self) -> Any:
         return json.loads(self.text)
+
+
+class PausedQuestion(NamedTuple):
+    """A run paused on a question to a person (`BotHarness.paused_question`)."""
+
+    state: RunState
+    message: StoredMessage
+    """The message asking it."""
 
 
 class PlanToApprove(NamedTuple):
@@ -428,6 +436,19 @@ class BotHarness:
         ref = await self.store.get_message_ref(run_id=state.run_id, kind="answer")
         assert ref is not None, f"run {state.run_id} has no answer message"
         return self.fake.message(*ref)
+
+    async def paused_question(
+        self, text: str, *, ts: str, kind: InterventionKind | None = None
+    ) -> PausedQuestion:
+        """Ask `text` in a new thread at `ts`, a question GRACE pauses on to ask a person
+        (a question of `kind`, when given): the paused run and the message asking."""
+        await self.mention(text, ts=ts)
+        state = await self.run_in(ts)
+        assert state.pending is not None, f"run {state.run_id} is {state.status}, not paused"
+        assert kind is None or state.pending.kind is kind, state.pending.kind
+        return PausedQuestion(
+            state, await self.intervention_message(state, state.pending.intervention_id)
+        )
 
     async def plan_to_approve(self, *, ts: str) -> PlanToApprove:
         """Ask COMPARE_Q (GRACE plans it and asks whether to run the plan) in a new thread

@@ -165,10 +165,7 @@ async def test_a_member_of_an_expert_group_may_answer_the_escalation(
 
 async def test_a_channel_without_experts_mentions_nobody(harness: BotHarness) -> None:
     ts = "1700004200.000100"
-    await harness.mention(MONGOLIA_Q, ts=ts)
-    state = await harness.run_in(ts)
-    assert state.pending is not None
-    question = await harness.intervention_message(state, state.pending.intervention_id)
+    _, question = await harness.paused_question(MONGOLIA_Q, ts=ts)
     assert "<!subteam^" not in message_text(question) and "🔔" not in message_text(question)
     assert await remind_once(harness.bot.deps, now=utcnow() + timedelta(days=1)) == []
 

@@ -51,10 +51,8 @@ async def test_plan_approval_survives_a_restart_and_the_same_plan_message_is_edi
 
 
 async def test_a_thread_reply_after_a_restart_answers_the_question(harness: BotHarness) -> None:
-    await harness.mention(LATEST_Q, ts=TS)
-    paused = await harness.run_in(TS)
-    assert paused.status is RunStatus.PAUSED and paused.pending is not None
-    question = await harness.intervention_message(paused, paused.pending.intervention_id)
+    paused, question = await harness.paused_question(LATEST_Q, ts=TS)
+    assert paused.status is RunStatus.PAUSED
 
     await harness.restart()
     await harness.thread_reply("Beacon Server", thread_ts=TS, ts="1700004000.000200")
