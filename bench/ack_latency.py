@@ -296,7 +296,7 @@ class OneProcess:
         return 0.0
 
     async def outcomes(self, expected: int) -> str:
-        runs = await self.bot.services.store.list_runs(limit=expected + 100)
+        runs = await self.bot.services.store.runs.list_runs(limit=expected + 100)
         return _outcomes(Counter(r.status.value for r in runs))
 
     async def close(self) -> None:
@@ -345,7 +345,7 @@ class TwoProcesses:
         return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
     async def outcomes(self, expected: int) -> str:
-        runs = await SqlRunStore(self.runtime.front.engine).list_runs(limit=expected + 100)
+        runs = await SqlRunStore(self.runtime.front.engine).runs.list_runs(limit=expected + 100)
         return _outcomes(Counter(r.status.value for r in runs))
 
     async def close(self) -> None:

@@ -417,7 +417,7 @@ class BotHarness:
         return state
 
     async def runs_in(self, thread_ts: str, channel: str = CHANNEL) -> list[RunState]:
-        runs = await self.store.list_runs(channel_id=channel, limit=500)
+        runs = await self.store.runs.list_runs(channel_id=channel, limit=500)
         return [r for r in runs if r.thread.thread_ts == thread_ts]
 
     async def plan_message(self, state: RunState) -> StoredMessage:

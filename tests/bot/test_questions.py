@@ -115,7 +115,7 @@ async def test_a_plain_channel_message_without_mention_is_ignored(harness: BotHa
     reply = await harness.event(envelope)
 
     assert reply.status == 200
-    assert await harness.store.list_runs() == []
+    assert await harness.store.runs.list_runs() == []
 
 
 async def test_follow_up_mention_in_a_finished_thread_starts_a_run_with_its_context(

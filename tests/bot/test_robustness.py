@@ -76,7 +76,7 @@ async def test_bad_signature_and_stale_timestamp_are_401(
         reply = await harness.post(sent, headers)
         assert reply.status == 401, f"{name}: {reply.status} {reply.text}"
 
-    assert await harness.store.list_runs() == []
+    assert await harness.store.runs.list_runs() == []
     assert not [c for c in fake.calls if c.method.startswith("chat.")]
     await assert_still_serving(harness)
 
@@ -118,7 +118,7 @@ async def test_malformed_requests_get_4xx_or_200_never_500(harness: BotHarness) 
     assert not bad, f"these malformed requests were not refused cleanly: {bad}"
     assert results["invalid JSON"] == 400
     assert results["payload garbage"] == 400
-    assert await harness.store.list_runs() == []
+    assert await harness.store.runs.list_runs() == []
     await assert_still_serving(harness)
 
 
@@ -198,7 +198,7 @@ async def test_a_40000_character_question_gets_a_clear_reply_and_no_run(
     reply = await harness.mention(question, ts=TS)
 
     assert reply.status == 200
-    assert await harness.store.list_runs() == []
+    assert await harness.store.runs.list_runs() == []
     thread = harness.thread(TS)
     assert len(thread) == 1
     message = thread[0]

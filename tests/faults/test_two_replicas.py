@@ -213,7 +213,7 @@ async def test_two_replicas_answer_each_question_once_through_a_kill_9(
     engine = make_engine(fresh_db_url)
     try:
         store = SqlRunStore(engine)
-        runs = await store.list_runs(limit=QUESTIONS * 2)
+        runs = await store.runs.list_runs(limit=QUESTIONS * 2)
         assert sorted(r.thread.thread_ts for r in runs) == threads, "one run per question"
         assert {r.status for r in runs} == {RunStatus.ANSWERED}
         for run in runs:

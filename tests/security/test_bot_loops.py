@@ -26,7 +26,7 @@ def from_bot(envelope: dict[str, Any], *, user: str | None = OTHER_BOT_USER) -> 
 
 
 async def runs(h: BotHarness) -> int:
-    return len(await h.store.list_runs(limit=500))
+    return len(await h.store.runs.list_runs(limit=500))
 
 
 async def test_ten_bot_mentions_in_one_thread_start_no_run(harness: BotHarness) -> None:
@@ -50,7 +50,7 @@ async def test_a_mention_with_no_user_or_a_bot_message_subtype_starts_no_run(
     subtype["event"]["subtype"] = "bot_message"
     assert (await harness.event(subtype)).status == 200
     assert await runs(harness) == 0
-    assert not [r for r in await harness.store.list_runs(limit=50) if r.asker == ""]
+    assert not [r for r in await harness.store.runs.list_runs(limit=50) if r.asker == ""]
 
 
 async def test_a_bot_reply_never_answers_a_paused_run(harness: BotHarness) -> None:
