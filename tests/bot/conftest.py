@@ -304,6 +304,11 @@ class BotHarness:
         envelope = app_mention_envelope(text=text, ts=ts, user=user, thread_ts=thread_ts)
         return await self.event(envelope, settle=settle)
 
+    async def ask(self, text: str, *, ts: str, user: str = ASKER) -> RunState:
+        """Mention GRACE with `text` at `ts` (a new thread in CHANNEL): the run it started."""
+        await self.mention(text, ts=ts, user=user)
+        return await self.run_in(ts)
+
     async def thread_reply(self, text: str, *, thread_ts: str, ts: str, user: str = ASKER) -> Reply:
         return await self.event(message_envelope(text=text, ts=ts, thread_ts=thread_ts, user=user))
 
@@ -442,8 +447,7 @@ class BotHarness:
     ) -> PausedQuestion:
         """Ask `text` in a new thread at `ts`, a question GRACE pauses on to ask a person
         (a question of `kind`, when given): the paused run and the message asking."""
-        await self.mention(text, ts=ts)
-        state = await self.run_in(ts)
+        state = await self.ask(text, ts=ts)
         assert state.pending is not None, f"run {state.run_id} is {state.status}, not paused"
         assert kind is None or state.pending.kind is kind, state.pending.kind
         return PausedQuestion(
@@ -453,8 +457,7 @@ class BotHarness:
     async def plan_to_approve(self, *, ts: str) -> PlanToApprove:
         """Ask COMPARE_Q (GRACE plans it and asks whether to run the plan) in a new thread
         at `ts`: the paused run, its plan message and the value of its Run button."""
-        await self.mention(COMPARE_Q, ts=ts)
-        state = await self.run_in(ts)
+        state = await self.ask(COMPARE_Q, ts=ts)
         assert state.pending is not None, f"run {state.run_id} is {state.status}, not paused"
         plan = await self.plan_message(state)
         return PlanToApprove(state, plan, button_values(plan)[ids.PLAN_RUN])

@@ -104,8 +104,7 @@ async def test_an_escalation_calls_the_channel_experts_and_reminds_them_once(
 ) -> None:
     await configure(harness, CHANNEL, experts=[EXPERT, GROUP])
     ts = "1700004100.000100"
-    await harness.mention(MONGOLIA_Q, ts=ts)
-    state = await harness.run_in(ts)
+    state = await harness.ask(MONGOLIA_Q, ts=ts)
     assert state.pending is not None and state.pending.kind is InterventionKind.ESCALATE
     assert EXPERT in state.pending.allowed_responders
 
@@ -143,8 +142,7 @@ async def test_a_member_of_an_expert_group_may_answer_the_escalation(
     harness.fake.workspace.set_usergroup(GROUP, [member])
     await configure(harness, CHANNEL, experts=[GROUP])
     ts = "1700004150.000100"
-    await harness.mention(MONGOLIA_Q, ts=ts)
-    state = await harness.run_in(ts)
+    state = await harness.ask(MONGOLIA_Q, ts=ts)
     assert state.pending is not None and state.pending.kind is InterventionKind.ESCALATE
     assert state.pending.allowed_groups == [GROUP]
     assert member not in state.pending.allowed_responders
@@ -195,8 +193,7 @@ async def test_a_channel_that_answers_every_question(harness: BotHarness) -> Non
 async def test_ephemeral_answers_go_to_the_asker_alone(harness: BotHarness) -> None:
     await configure(harness, CHANNEL, reply_mode="ephemeral")
     ts = "1700004400.000100"
-    await harness.mention(VACATION_Q, ts=ts)
-    state = await harness.run_in(ts)
+    state = await harness.ask(VACATION_Q, ts=ts)
     assert state.status is RunStatus.ANSWERED
     posted = [
         c for c in harness.fake.calls_to("chat.postMessage") if c.params.get("thread_ts") == ts
@@ -347,8 +344,7 @@ async def test_a_channel_names_its_approvers_and_thresholds(harness: BotHarness)
     chan_approver = "U0CHANAPP01"
     await configure(harness, CHANNEL, approvers=[chan_approver], silent=0.99, notify=0.98)
     ts = "1700004700.000100"
-    await harness.mention(MONGOLIA_Q, ts=ts)
-    state = await harness.run_in(ts)
+    state = await harness.ask(MONGOLIA_Q, ts=ts)
     assert state.policy.approvers == [chan_approver]
     assert state.policy.thresholds is not None
     assert (state.policy.thresholds.silent, state.policy.thresholds.notify) == (0.99, 0.98)

@@ -82,8 +82,7 @@ async def test_a_double_click_resumes_once_and_tells_the_second_clicker(
 async def test_a_mention_delivered_as_message_and_app_mention_answers_once(
     harness: BotHarness,
 ) -> None:
-    await harness.mention(LATEST_Q, ts=TS)
-    paused = await harness.run_in(TS)
+    paused = await harness.ask(LATEST_Q, ts=TS)
     assert paused.status is RunStatus.PAUSED
     reply_ts = "1700005000.000200"
     text = f"<@{DEFAULT_BOT_USER_ID}> Beacon Server"
@@ -99,8 +98,7 @@ async def test_a_mention_delivered_as_message_and_app_mention_answers_once(
 
 
 async def test_the_bots_own_messages_do_not_answer_its_questions(harness: BotHarness) -> None:
-    await harness.mention(LATEST_Q, ts=TS)
-    before = await harness.run_in(TS)
+    before = await harness.ask(LATEST_Q, ts=TS)
     envelope = message_envelope(
         text="Which product or component do you mean?",
         user=DEFAULT_BOT_USER_ID,

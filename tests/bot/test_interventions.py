@@ -40,8 +40,7 @@ async def test_escalation_is_answered_by_a_thread_reply_from_the_asker(
     harness: BotHarness,
 ) -> None:
     harness.fake.workspace.add_user(ASKER, name="alice")
-    await harness.mention(MONGOLIA_Q, ts=TS)
-    state = await harness.run_in(TS)
+    state = await harness.ask(MONGOLIA_Q, ts=TS)
     assert state.status is RunStatus.PAUSED
     assert state.pending is not None and state.pending.kind is InterventionKind.ESCALATE
     assert state.replan_history, "it replans before escalating"
@@ -100,8 +99,7 @@ async def test_ask_user_reply_continues_from_the_product_faq(harness: BotHarness
 
 
 async def test_chatter_in_a_thread_without_a_pause_changes_nothing(harness: BotHarness) -> None:
-    await harness.mention("How many vacation days do new employees get?", ts=TS)
-    before = await harness.run_in(TS)
+    before = await harness.ask("How many vacation days do new employees get?", ts=TS)
 
     reply = await harness.thread_reply("thanks!", thread_ts=TS, ts="1700003000.000200")
 
@@ -142,8 +140,7 @@ async def test_option_button_answers_an_ask_user_pause(harness: BotHarness) -> N
 async def test_a_click_from_someone_else_is_refused_and_changes_nothing(
     harness: BotHarness,
 ) -> None:
-    await harness.mention(COMPARE_Q, ts=TS)
-    before = await harness.run_in(TS)
+    before = await harness.ask(COMPARE_Q, ts=TS)
     plan = await harness.plan_message(before)
 
     reply = await harness.click(
@@ -160,8 +157,7 @@ async def test_a_click_from_someone_else_is_refused_and_changes_nothing(
 
 
 async def test_a_thread_reply_from_someone_else_is_refused(harness: BotHarness) -> None:
-    await harness.mention(LATEST_Q, ts=TS)
-    before = await harness.run_in(TS)
+    before = await harness.ask(LATEST_Q, ts=TS)
 
     await harness.thread_reply("Beacon CLI", thread_ts=TS, ts="1700003000.000200", user=OTHER)
 

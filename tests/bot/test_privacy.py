@@ -36,8 +36,7 @@ async def test_status_of_a_run_is_for_its_asker_approvers_and_channel(
 ) -> None:
     harness = await make_harness(approvers=[APPROVER])
     harness.fake.workspace.set_members(CHANNEL, [ASKER, OTHER])  # checked with Slack
-    await harness.mention(VACATION_Q, ts=TS)
-    state = await harness.run_in(TS)
+    state = await harness.ask(VACATION_Q, ts=TS)
 
     async def sees(user: str, channel: str) -> bool:
         reply = await harness.command(f"status {state.run_id}", user=user, channel=channel)

@@ -137,8 +137,7 @@ async def test_a_button_value_that_is_not_ours_gets_an_ephemeral_error(
 
 
 async def test_an_unknown_action_id_gets_a_helpful_ephemeral(harness: BotHarness) -> None:
-    await harness.mention(VACATION_Q, ts=TS)
-    state = await harness.run_in(TS)
+    state = await harness.ask(VACATION_Q, ts=TS)
     value = ids.ButtonValue(run_id=state.run_id).encode()
 
     reply = await harness.click("grace_self_destruct", value, thread_ts=TS)

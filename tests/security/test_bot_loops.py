@@ -54,8 +54,7 @@ async def test_a_mention_with_no_user_or_a_bot_message_subtype_starts_no_run(
 
 
 async def test_a_bot_reply_never_answers_a_paused_run(harness: BotHarness) -> None:
-    await harness.mention(MONGOLIA_Q, ts=TS)
-    state = await harness.run_in(TS)
+    state = await harness.ask(MONGOLIA_Q, ts=TS)
     assert state.pending is not None, "this question pauses for a person"
     before = state.pending.intervention_id
     reply = message_envelope(text="proceed", ts="1700220003.000100", thread_ts=TS, user=ASKER)
@@ -89,8 +88,7 @@ async def test_runs_per_thread_per_minute_are_capped_with_one_reply(
     secure: SecureFactory,
 ) -> None:
     h = await secure(slack={"runs_per_thread_per_minute": 1})
-    await h.mention(VACATION_Q, ts=TS)
-    first = await h.run_in(TS)
+    first = await h.ask(VACATION_Q, ts=TS)
     assert first.status.is_final or first.pending is not None
     if first.pending is not None:
         await h.command(f"cancel {first.run_id}")

@@ -70,8 +70,7 @@ async def test_a_deeply_nested_body_is_refused(harness: BotHarness) -> None:
 
 
 async def test_another_channels_thread_ts_starts_a_fresh_run(harness: BotHarness) -> None:
-    await harness.mention(VACATION_Q, ts=TS)
-    first = await harness.run_in(TS)
+    first = await harness.ask(VACATION_Q, ts=TS)
     envelope = app_mention_envelope(
         text=VACATION_Q, ts="1700290001.000100", thread_ts=TS, channel=ELSEWHERE
     )
