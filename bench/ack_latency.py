@@ -62,19 +62,19 @@ from slack_sdk.web.async_client import AsyncWebClient
 from agent.knowledge.ingest import SAMPLE_KB_DIR, ingest_paths
 from bot.service.settings import LLMSettings, Settings
 from bot.service.wiring import build_services
+from bot.simulator.requests import (
+    JSON_CONTENT_TYPE,
+    app_mention_envelope,
+    json_body,
+    signed_headers,
+)
+from bot.simulator.webapi import FakeSlack
 from bot.slack.compose import Bot, create_bot
 from bot.slack.front import FrontRuntime, start_front
 from bot.slack.runners import http_app
 from storage.inbox import InboxItem, SqlInbox
 from storage.run_store import SqlRunStore
 from tests.databases import Cluster, fresh_database
-from tests.fakes.fake_slack import (
-    JSON_CONTENT_TYPE,
-    FakeSlack,
-    app_mention_envelope,
-    json_body,
-    signed_headers,
-)
 from tests.faults.helpers import unsettled
 
 SECRET = "bench-signing-secret-0123456789abcdef"
@@ -296,7 +296,7 @@ class OneProcess:
         return 0.0
 
     async def outcomes(self, expected: int) -> str:
-        runs = await self.bot.services.store.list_runs(limit=expected + 100)
+        runs = await self.bot.services.store.runs.list_runs(limit=expected + 100)
         return _outcomes(Counter(r.status.value for r in runs))
 
     async def close(self) -> None:
@@ -345,7 +345,7 @@ class TwoProcesses:
         return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
     async def outcomes(self, expected: int) -> str:
-        runs = await SqlRunStore(self.runtime.front.engine).list_runs(limit=expected + 100)
+        runs = await SqlRunStore(self.runtime.front.engine).runs.list_runs(limit=expected + 100)
         return _outcomes(Counter(r.status.value for r in runs))
 
     async def close(self) -> None:

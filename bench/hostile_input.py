@@ -20,8 +20,8 @@ from pathlib import Path
 
 import aiohttp
 
+from bot.simulator.webapi import FakeSlack
 from tests.durable.helpers import grace_env
-from tests.fakes.fake_slack import FakeSlack
 from tests.faults.helpers import free_port, start_server
 from tests.faults.hostile import SECRET, catalogue, send
 

@@ -6,7 +6,7 @@
 
 Each scenario runs real `grace serve` processes in HTTP mode, as Slack would drive them:
 the bench signs `app_mention` events and POSTs them to `/slack/events`; the replicas post
-their answers to a local fake Slack Web API (`tests/fakes/fake_slack.py`) and ask a fake
+their answers to a local fake Slack Web API (`bot/simulator/webapi.py`) and ask a fake
 Gemini server (`tests/fakes/fake_gemini.py`) through the real google-genai client
 (`GRACE_LLM__PROVIDER=gemini`, `GRACE_LLM__BASE_URL`), which answers every
 generateContent call after `--model-delay` seconds (a plan, an answer, an evaluation:
@@ -57,6 +57,10 @@ from typing import Any
 
 import aiohttp
 
+from bot.simulator.requests import JSON_CONTENT_TYPE, app_mention_envelope, signed_headers
+from bot.simulator.requests import json_body as slack_json
+from bot.simulator.webapi import FakeSlack
+from bot.simulator.workspace import WorkspaceEvent
 from tests.bot.conftest import has_feedback_buttons
 from tests.databases import Cluster, fresh_database
 from tests.fakes.fake_gemini import (
@@ -68,14 +72,6 @@ from tests.fakes.fake_gemini import (
     sample_from_schema,
 )
 from tests.fakes.fake_gemini import json_body as gemini_json
-from tests.fakes.fake_slack import (
-    JSON_CONTENT_TYPE,
-    FakeSlack,
-    WorkspaceEvent,
-    app_mention_envelope,
-    signed_headers,
-)
-from tests.fakes.fake_slack import json_body as slack_json
 from tests.fakes.vacation_run import (
     ANSWER,
     EVALUATION,

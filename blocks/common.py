@@ -18,7 +18,6 @@ from slack_sdk.models.blocks import (
 )
 
 from agent.schemas import (
-    ConfidenceScore,
     InterventionLevel,
     RunStatus,
     StepStatus,
@@ -111,13 +110,6 @@ def badge(score: float | None, level: InterventionLevel | None) -> str:
         return "⚪ not scored"
     shown = level or level_for(score)
     return f"{LEVEL_WORDS[shown]} {score:.2f}"
-
-
-def weakest_factors(detail: ConfidenceScore | None, count: int = 3) -> list[tuple[str, float]]:
-    """The `count` lowest factors of a score: what to show when asking a human why."""
-    if detail is None:
-        return []
-    return sorted(detail.breakdown.items(), key=lambda kv: (kv[1], kv[0]))[:count]
 
 
 def factor_text(items: Iterable[tuple[str, float]]) -> str:

@@ -400,11 +400,6 @@ async def current_revision(url: str) -> str | None:
         await engine.dispose()
 
 
-def run_sync_migrate(url: str, *, revision: str = "head") -> None:
-    """`migrate` for synchronous callers (a CLI command, a container entrypoint)."""
-    asyncio.run(migrate(url, revision=revision))
-
-
 # --------------------------------------------------------------------------- write faults
 
 WRITE_RETRY_DEADLINE_S = 900.0

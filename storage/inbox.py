@@ -223,11 +223,6 @@ class SqlInbox(SqlStore):
             )
             return rowcount(result) == 1
 
-    async def count_pending(self) -> int:
-        async with self._reads.begin() as session:
-            rows = await session.scalars(select(InboxRow.id).where(InboxRow.status == PENDING))
-            return len(list(rows))
-
     @retried_write
     async def prune(self, *, before: datetime) -> int:
         """Forget processed requests older than `before` (Slack stops retrying after minutes)."""

@@ -3,7 +3,8 @@ take one store — the agent's `agent.ports.RunStore`, the Slack layer, the CLI,
 sweeper. It holds one store per aggregate, sharing an engine and a write-health
 monitor, and passes each call on; the work is in:
 
-- storage/runs.py — runs, versions (compare-and-set), queries, the audit trail;
+- storage/runs.py — runs, versions (compare-and-set), queries, the audit trail (lists of
+  runs are asked of it directly: `store.runs.list_runs`);
 - storage/leases.py — which worker drives a run, until when;
 - storage/interventions.py — claiming (answering, expiring) the questions runs wait on;
 - storage/message_refs.py — where a run's Slack messages are, and digests of them;
@@ -67,18 +68,6 @@ class SqlRunStore:
 
     async def load(self, run_id: str) -> RunState | None:
         return await self.runs.load(run_id)
-
-    async def list_runs(
-        self,
-        *,
-        status: RunStatus | None = None,
-        channel_id: str | None = None,
-        asker: str | None = None,
-        limit: int = 50,
-    ) -> list[RunState]:
-        return await self.runs.list_runs(
-            status=status, channel_id=channel_id, asker=asker, limit=limit
-        )
 
     async def latest_run_in_thread(self, thread: ThreadKey) -> RunState | None:
         return await self.runs.latest_run_in_thread(thread)

@@ -57,14 +57,7 @@ async def run_feedback(args: argparse.Namespace, services: Services) -> int:
             f"Run {state.run_id} has no answer yet; feedback is for answers.",
             ExitCode.BAD_INPUT,
         )
-    reply = await record_feedback(
-        store=services.store,
-        orchestrator=services.orchestrator,
-        settings=services.settings,
-        state=state,
-        user=args.user,
-        up=args.vote == "up",
-    )
+    reply = await record_feedback(services, state=state, user=args.user, up=args.vote == "up")
     print(reply.text)
     return 0
 

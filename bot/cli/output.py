@@ -49,7 +49,7 @@ async def load_run(services: Services, run_id: str, reader: str | None = None) -
         return state
     prefix = short_id_prefix(run_id) if state is None else None
     if prefix is not None:
-        recent = await services.store.list_runs(limit=SHORT_ID_SEARCH)
+        recent = await services.store.runs.list_runs(limit=SHORT_ID_SEARCH)
         matches = [r for r in recent if r.run_id.startswith(prefix) and readable(r)]
         if len(matches) == 1:
             return matches[0]

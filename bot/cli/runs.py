@@ -17,7 +17,7 @@ async def run_runs(args: argparse.Namespace, services: Services) -> int:
     from bot.cli.report import run_json
 
     status = RunStatus(args.status) if args.status else None
-    states = await services.store.list_runs(status=status)
+    states = await services.store.runs.list_runs(status=status)
     if args.json:
         print(json.dumps([run_json(s) for s in states], ensure_ascii=False))
         return 0

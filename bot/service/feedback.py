@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import timedelta
+from typing import Protocol
 
 from agent.config import Thresholds
 from agent.feedback_quorum import FeedbackQuorum
@@ -34,19 +35,23 @@ NOT_COUNTED = (
 )
 
 
+class VoteCounters(Protocol):
+    """The running parts a vote needs: the Slack layer's `BotDeps` and the command
+    line's `Services` both have them."""
+
+    store: SqlRunStore
+    orchestrator: Orchestrator
+    settings: Settings
+
+
 async def record_feedback(
-    *,
-    store: SqlRunStore,
-    orchestrator: Orchestrator,
-    settings: Settings,
-    state: RunState,
-    user: str,
-    up: bool,
+    parts: VoteCounters, *, state: RunState, user: str, up: bool
 ) -> FeedbackReply:
     """Store the vote and, when it counts, let the adjuster look at the fair window of
     counted votes (a quorum of people, none filling it alone); the message quotes the
     thresholds exactly as stored. `settings.feedback` says whose votes count, the quorum
     and the hourly limit; `settings.intervention` how the thresholds move."""
+    store, orchestrator, settings = parts.store, parts.orchestrator, parts.settings
     if state.overall_confidence is None:
         return FeedbackReply(f"Run {state.run_id} has no answer yet; feedback is for answers.")
     config = settings.intervention

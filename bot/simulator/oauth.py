@@ -10,7 +10,7 @@ from __future__ import annotations
 import base64
 import secrets
 import time
-from dataclasses import dataclass
+from dataclasses import KW_ONLY, dataclass, field
 from typing import Any
 
 from bot.simulator.workspace import WorkspaceError
@@ -45,26 +45,19 @@ class _Token:
     expires_at: float | None  # time.time(); None: does not expire
 
 
+@dataclass(eq=False)
 class FakeOAuth:
     """The OAuth half of the fake Slack: codes, tokens, refresh tokens, revocation."""
 
-    def __init__(
-        self,
-        client_id: str = "111.222",
-        client_secret: str = "fake-client-secret",
-        *,
-        rotation: bool = False,
-        expires_in: int = 43200,
-        app_id: str = "A_GRACE",
-    ) -> None:
-        self.client_id = client_id
-        self.client_secret = client_secret
-        self.rotation = rotation
-        self.expires_in = expires_in
-        self.app_id = app_id
-        self._codes: dict[str, _Grant] = {}
-        self.tokens: dict[str, _Token] = {}
-        self._refresh: dict[str, FakeTeam] = {}
+    client_id: str = "111.222"
+    client_secret: str = "fake-client-secret"
+    _: KW_ONLY
+    rotation: bool = False
+    expires_in: int = 43200
+    app_id: str = "A_GRACE"
+    tokens: dict[str, _Token] = field(default_factory=dict, init=False)
+    _codes: dict[str, _Grant] = field(default_factory=dict, init=False)
+    _refresh: dict[str, FakeTeam] = field(default_factory=dict, init=False)
 
     # ------------------------------------------------------------------ Slack's pages
 

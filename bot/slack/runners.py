@@ -71,7 +71,7 @@ def http_app(bot: Bot) -> web.Application:
         reason = bot.services.store.health.problem()
         if reason is None:
             try:
-                await bot.services.store.list_runs(limit=1)
+                await bot.services.store.runs.list_runs(limit=1)
             except Exception:
                 log.exception("health check: reading the database failed")
                 reason = "database unavailable"

@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import KW_ONLY, dataclass, field
 
 from agent.errors import VectorStoreError
 from agent.llm.offline import OfflineModel
@@ -156,64 +156,54 @@ class SearchCall:
     failed: bool = False
 
 
+@dataclass(eq=False)
 class ControlledKB:
-    """A `KnowledgeBase` in front of a real one that can fail or be slow on purpose.
+    """A `KnowledgeBase` in front of a real one that can fail or be slow on purpose."""
 
-    - `fail_times`: the first N searches raise `VectorStoreError` (-1: every search);
-    - `fail_when`: searches whose query matches raise `VectorStoreError`;
-    - `delay` / `delay_times`: the first N searches sleep `delay` seconds first;
-    - `barrier`: searches wait until this many have started (records a broken barrier)."""
-
-    def __init__(
-        self,
-        inner: KnowledgeBase,
-        *,
-        fail_times: int = 0,
-        fail_when: Callable[[str], bool] | None = None,
-        delay: float = 0.0,
-        delay_times: int = 0,
-        barrier: int = 0,
-        barrier_timeout: float = 2.0,
-    ) -> None:
-        self._inner = inner
-        self._fail_times = fail_times
-        self._fail_when = fail_when
-        self._delay = delay
-        self._delay_times = delay_times
-        self._barrier = barrier
-        self._barrier_timeout = barrier_timeout
-        self._arrived = 0
-        self._all_arrived = asyncio.Event()
-        self.barrier_broken = False
-        self.calls: list[SearchCall] = []
+    inner: KnowledgeBase
+    _: KW_ONLY
+    fail_times: int = 0
+    """The first N searches raise `VectorStoreError` (-1: every search)."""
+    fail_when: Callable[[str], bool] | None = None
+    """Searches whose query matches raise `VectorStoreError`."""
+    delay: float = 0.0
+    delay_times: int = 0
+    """The first `delay_times` searches sleep `delay` seconds first."""
+    barrier: int = 0
+    """Searches wait until this many have started (a broken barrier is recorded)."""
+    barrier_timeout: float = 2.0
+    barrier_broken: bool = field(default=False, init=False)
+    calls: list[SearchCall] = field(default_factory=list, init=False)
+    _arrived: int = field(default=0, init=False)
+    _all_arrived: asyncio.Event = field(default_factory=asyncio.Event, init=False)
 
     @property
     def default_collection(self) -> str:
-        return self._inner.default_collection
+        return self.inner.default_collection
 
     async def collections(self) -> list[str]:
-        return await self._inner.collections()
+        return await self.inner.collections()
 
     async def search(self, query: str, *, collection: str | None, limit: int) -> list[Source]:
         call = SearchCall(query=query, collection=collection, started=time.perf_counter())
         self.calls.append(call)
         index = len(self.calls)
         try:
-            if self._barrier:
+            if self.barrier:
                 self._arrived += 1
-                if self._arrived >= self._barrier:
+                if self._arrived >= self.barrier:
                     self._all_arrived.set()
                 try:
-                    await asyncio.wait_for(self._all_arrived.wait(), self._barrier_timeout)
+                    await asyncio.wait_for(self._all_arrived.wait(), self.barrier_timeout)
                 except TimeoutError:
                     self.barrier_broken = True
-            if index <= self._delay_times:
-                await asyncio.sleep(self._delay)
-            failing = self._fail_times < 0 or index <= self._fail_times
-            if failing or (self._fail_when is not None and self._fail_when(query)):
+            if index <= self.delay_times:
+                await asyncio.sleep(self.delay)
+            failing = self.fail_times < 0 or index <= self.fail_times
+            if failing or (self.fail_when is not None and self.fail_when(query)):
                 call.failed = True
                 raise VectorStoreError("Qdrant (test double) is unreachable while searching")
-            return await self._inner.search(query, collection=collection, limit=limit)
+            return await self.inner.search(query, collection=collection, limit=limit)
         finally:
             call.ended = time.perf_counter()
 

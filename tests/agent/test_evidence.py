@@ -22,6 +22,12 @@ from agent.intervention import ambiguity_options
 from agent.llm.offline import NOT_FOUND, extract_answer
 from agent.schemas import AnswerFeatures, Source
 
+
+def passage(source: str, text: str) -> Source:
+    """A passage of `source` as search ranks an ordinary match (score 10, similarity 0.7)."""
+    return Source(source=source, score=10.0, similarity=0.7, text=text)
+
+
 TRAVEL = Source(
     source="travel.md",
     score=12.0,
@@ -42,11 +48,9 @@ GIFTS = Source(
         "Anniversary gift budget:\n\n- Year 1: $50 USD\n- Year 2: $100 USD\n- Year 3: $150 USD\n"
     ),
 )
-CURRENT = Source(
-    source="time-off.md",
-    score=10.0,
-    similarity=0.7,
-    text="PTO › Approval\n\nFor more than 10 business days in a row, ask your Department Head.",
+CURRENT = passage(
+    "time-off.md",
+    "PTO › Approval\n\nFor more than 10 business days in a row, ask your Department Head.",
 )
 STALE = Source(
     source="time-off_2022-12-19.md",
@@ -90,27 +94,19 @@ def test_the_sentence_holding_the_fact_is_quoted_with_its_citation() -> None:
 
 
 def test_the_questions_own_figures_and_sentence_initial_words_are_no_answer() -> None:
-    meetings = Source(
-        source="1-1.md",
-        score=10.0,
-        similarity=0.7,
-        text=(
-            "1-1 meetings › How we do them\n\n"
-            "Every manager has a 1-1 with each of their direct reports. "
-            "In most cases, 1-1s should be weekly recurring 25-minute meetings."
-        ),
+    meetings = passage(
+        "1-1.md",
+        "1-1 meetings › How we do them\n\n"
+        "Every manager has a 1-1 with each of their direct reports. "
+        "In most cases, 1-1s should be weekly recurring 25-minute meetings.",
     )
     answer = extract_answer("how long is a normal 1:1 with my manager?", [meetings], japanese=False)
     assert "25-minute" in answer
-    assets = Source(
-        source="assets.md",
-        score=10.0,
-        similarity=0.7,
-        text=(
-            "Assets › Inventory of assets\n\n"
-            "Assets associated with information shall be kept in an inventory of assets. "
-            "This inventory will live in our endpoint management system, Jamf."
-        ),
+    assets = passage(
+        "assets.md",
+        "Assets › Inventory of assets\n\n"
+        "Assets associated with information shall be kept in an inventory of assets. "
+        "This inventory will live in our endpoint management system, Jamf.",
     )
     evidence = gather("which tool do we keep the asset inventory in?", [assets])
     typed = {u.text.split()[0]: u.typed for u in evidence.units}
@@ -118,16 +114,12 @@ def test_the_questions_own_figures_and_sentence_initial_words_are_no_answer() ->
 
 
 def test_the_figure_a_sentence_or_two_away_completes_an_answer_without_one() -> None:
-    faq = Source(
-        source="mental-health.md",
-        score=10.0,
-        similarity=0.7,
-        text=(
-            "Mental health › FAQ\n\n"
-            "A: Unfortunately, not at this time. The maximum annual amount is $250 per "
-            "teammate.\n\n**Q: How can I use the stipend?**\n\n"
-            "A: The stipend covers therapy sessions, meditation classes and mental health apps."
-        ),
+    faq = passage(
+        "mental-health.md",
+        "Mental health › FAQ\n\n"
+        "A: Unfortunately, not at this time. The maximum annual amount is $250 per "
+        "teammate.\n\n**Q: How can I use the stipend?**\n\n"
+        "A: The stipend covers therapy sessions, meditation classes and mental health apps.",
     )
     answer = extract_answer(
         "does the company pay for therapy or meditation apps? how much?", [faq], japanese=False
@@ -338,15 +330,11 @@ def test_how_much_of_a_thing_is_a_quantity_and_release_asks_a_version_only_as_th
 
 
 def test_the_thing_asked_about_is_not_where_it_is() -> None:
-    home = Source(
-        source="home.md",
-        score=10.0,
-        similarity=0.7,
-        text=(
-            "Home › Files\n\n"
-            "Cargo stores downloaded dependencies in the home directory. "
-            "By default, the home is located in $HOME/.store/."
-        ),
+    home = passage(
+        "home.md",
+        "Home › Files\n\n"
+        "Cargo stores downloaded dependencies in the home directory. "
+        "By default, the home is located in $HOME/.store/.",
     )
     evidence = gather("where does cargo put downloaded dependencies?", [home])
     typed = {u.text.split()[0]: u.typed for u in evidence.units}
@@ -354,15 +342,11 @@ def test_the_thing_asked_about_is_not_where_it_is() -> None:
 
 
 def test_a_definition_is_quoted_with_the_default_stated_after_it() -> None:
-    conf = Source(
-        source="adduser.md",
-        score=10.0,
-        similarity=0.7,
-        text=(
-            "adduser.conf › DIR_MODE\n\n"
-            "The permissions mode for home directories of non-system users. "
-            "Defaults to 0700. Note that some configurations will require changes."
-        ),
+    conf = passage(
+        "adduser.md",
+        "adduser.conf › DIR_MODE\n\n"
+        "The permissions mode for home directories of non-system users. "
+        "Defaults to 0700. Note that some configurations will require changes.",
     )
     answer = extract_answer(
         "what permissions do new home directories of non-system users get?", [conf], japanese=False
@@ -379,20 +363,16 @@ def test_a_full_stop_inside_parentheses_ends_no_sentence() -> None:
     assert units == ["The low mark for ZONE_LO (resp. ZONE_HI) is 40 (resp. 90)."]
 
 
-SPOOL = Source(
-    source="spool.md",
-    score=10.0,
-    similarity=0.7,
-    text=(
-        "spool.conf › Options\n\n"
-        "delay:n Sets how long the spooler waits for a printer to answer before it moves "
-        "the job to another printer. "
-        "Measured in seconds, the default is SP_DELAY (currently 7).\n\n"
-        "tries:n Sets how many times the spooler sends a job to a printer before giving up "
-        "and reporting an error. The default is SP_TRIES (currently 4).\n\n"
-        "mode:m Sets the permissions of new spool files. Defaults to 0640.\n\n"
-        "dirmode:m Sets the permissions of new spool directories. Defaults to 0750.\n"
-    ),
+SPOOL = passage(
+    "spool.md",
+    "spool.conf › Options\n\n"
+    "delay:n Sets how long the spooler waits for a printer to answer before it moves "
+    "the job to another printer. "
+    "Measured in seconds, the default is SP_DELAY (currently 7).\n\n"
+    "tries:n Sets how many times the spooler sends a job to a printer before giving up "
+    "and reporting an error. The default is SP_TRIES (currently 4).\n\n"
+    "mode:m Sets the permissions of new spool files. Defaults to 0640.\n\n"
+    "dirmode:m Sets the permissions of new spool directories. Defaults to 0750.\n",
 )
 
 

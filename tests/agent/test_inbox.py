@@ -12,7 +12,7 @@ from agent.inbox import (
     waited_on,
 )
 from agent.schemas import InterventionStatus, RunState, RunStatus
-from tests.blocks import samples
+from tests import samples
 
 ASKER = "U0ASKER001"
 APPROVER = "U0APPROVER"

@@ -22,22 +22,7 @@ from agent.schemas import (
     Source,
     utcnow,
 )
-
-QUESTION = "What is the capital of Mongolia?"
-
-
-def _verified(*, age_days: float = 0, review_days: float = 180) -> VerifiedAnswer:
-    at = utcnow() - timedelta(days=age_days)
-    return VerifiedAnswer(
-        answer_id="ab12cd34",
-        question=QUESTION,
-        answer="It is Ulaanbaatar.",
-        verified_by="U0APPROVER3",
-        verified_by_name="alice",
-        verified_at=at,
-        review_by=at + timedelta(days=review_days),
-        permalink="https://example.slack.com/archives/C1/p1",
-    )
+from tests.samples import VERIFIED_QUESTION, verified_answer
 
 
 def _passage(answer: VerifiedAnswer) -> Source:
@@ -46,27 +31,27 @@ def _passage(answer: VerifiedAnswer) -> Source:
 
 
 def test_a_fresh_verified_answer_is_cited_by_who_verified_it_and_is_strong() -> None:
-    passage = _passage(_verified())
+    passage = _passage(verified_answer())
     today = utcnow()
     assert passage.citation == f"Verified by @alice on {today.day} {today:%b %Y}"
-    answer = extract_answer(QUESTION, [passage], japanese=False)
+    answer = extract_answer(VERIFIED_QUESTION, [passage], japanese=False)
     assert answer == f"It is Ulaanbaatar. [Source: {passage.source}]"
-    features = answer_features(QUESTION, answer, [passage])
+    features = answer_features(VERIFIED_QUESTION, answer, [passage])
     assert features.verified and features.as_map() == {"verified": 1.0}
     assert calibrated(features, "offline") == VERIFIED_CONFIDENCE
 
 
 def test_past_its_review_date_it_is_not_strong_and_the_answer_says_so() -> None:
-    passage = _passage(_verified(age_days=200))
+    passage = _passage(verified_answer(verified_at=utcnow() - timedelta(days=200)))
     assert passage.citation.endswith("(past its review date)")
-    answer = extract_answer(QUESTION, [passage], japanese=False)
+    answer = extract_answer(VERIFIED_QUESTION, [passage], japanese=False)
     assert answer.startswith(f"It is Ulaanbaatar. [Source: {passage.source}]")
     assert "past its review date" in answer
-    assert not answer_features(QUESTION, answer, [passage]).verified
+    assert not answer_features(VERIFIED_QUESTION, answer, [passage]).verified
 
 
 def test_only_the_same_question_is_answered_from_it() -> None:
-    passage = _passage(_verified())
+    passage = _passage(verified_answer())
     assert "Ulaanbaatar" in extract_answer(
         "What's the capital of Mongolia", [passage], japanese=False
     )
@@ -76,7 +61,7 @@ def test_only_the_same_question_is_answered_from_it() -> None:
 
 def _answered(**changes: object) -> RunState:
     state = RunState(
-        query=QUESTION,
+        query=VERIFIED_QUESTION,
         status=RunStatus.ANSWERED,
         final_answer="It is Ulaanbaatar. [Source: @U1 (reply in thread)]\n",
         level=InterventionLevel.NOTIFY,

@@ -6,8 +6,9 @@ from agent.schemas import InterventionLevel, RunStatus, Source
 from blocks import ids
 from blocks.answer import answer_fallback_text, answer_messages, feedback_ack, to_mrkdwn
 from blocks.ids import ButtonValue
-from tests.blocks import samples
-from tests.blocks.samples import actions_of, all_text, assert_valid
+from blocks.limits import to_payload
+from tests import samples
+from tests.blocks.payloads import actions_of, all_text, assert_valid, walk
 
 
 def test_short_answer_is_one_message_with_everything() -> None:
@@ -32,7 +33,7 @@ def test_short_answer_is_one_message_with_everything() -> None:
     down = ButtonValue.decode(element["negative_button"]["value"])
     assert (up.run_id, up.helpful) == (state.run_id, True)
     assert (down.run_id, down.helpful) == (state.run_id, False)
-    details = next(d for d in samples.walk(payload) if d.get("action_id") == ids.DETAILS)
+    details = next(d for d in walk(payload) if d.get("action_id") == ids.DETAILS)
     assert ButtonValue.decode(details["value"]).run_id == state.run_id
 
 
@@ -70,12 +71,10 @@ def test_30000_char_answer_keeps_all_content_within_limits() -> None:
     messages = answer_messages(state)
     for message in messages:
         assert_valid(message)
-    texts = [
-        b["text"]["text"] for m in messages for b in samples.to_payload(m) if b["type"] == "section"
-    ]
+    texts = [b["text"]["text"] for m in messages for b in to_payload(m) if b["type"] == "section"]
     joined = " ".join(texts)
     assert joined.split()[: len(answer.split())] == answer.split()
-    assert actions_of(samples.to_payload(messages[-1])) == [ids.DETAILS, ids.FEEDBACK]
+    assert actions_of(to_payload(messages[-1])) == [ids.DETAILS, ids.FEEDBACK]
 
 
 def test_very_long_answer_spans_several_messages() -> None:
@@ -85,12 +84,12 @@ def test_very_long_answer_spans_several_messages() -> None:
     assert len(messages) >= 4
     for message in messages:
         assert_valid(message)
-    assert "part 1 of" in all_text(samples.to_payload(messages[0]))
+    assert "part 1 of" in all_text(to_payload(messages[0]))
     for message in messages[:-1]:
-        assert actions_of(samples.to_payload(message)) == []
+        assert actions_of(to_payload(message)) == []
     words_out = []
     for message in messages:
-        for block in samples.to_payload(message):
+        for block in to_payload(message):
             if block["type"] == "section" and not block["text"]["text"].startswith("*Sources*"):
                 if block["text"]["text"].startswith("*How sure I am:*"):
                     continue
@@ -121,7 +120,7 @@ def test_confidence_says_what_to_do_not_how_alarming() -> None:
     ]:
         state = samples.state(answer="a")
         state.level = level
-        text = all_text(samples.to_payload(answer_messages(state)[0]))
+        text = all_text(to_payload(answer_messages(state)[0]))
         assert words in text
         assert "🔴" not in text and level.value not in text
     # An unsure answer says why in one sentence (the sample's score has a tool failure).

@@ -20,9 +20,9 @@ from blocks.home import (
     needed,
 )
 from blocks.limits import validate_view
-from tests.blocks import samples
+from tests import samples
 
-from .samples import all_text
+from .payloads import all_text
 
 LINK = "https://acme.slack.com/archives/C0GENERAL1/p1000100?thread_ts=1.000100&cid=C0GENERAL1"
 

@@ -23,8 +23,8 @@ from blocks.intervention import (
     modify_modal,
 )
 from blocks.limits import validate_view
-from tests.blocks import samples
-from tests.blocks.samples import actions_of, all_text, assert_valid, walk
+from tests import samples
+from tests.blocks.payloads import actions_of, all_text, assert_valid, walk
 
 
 def test_confirm_message_says_what_was_found_why_unsure_and_what_choices_do() -> None:

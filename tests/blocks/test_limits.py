@@ -17,7 +17,7 @@ from blocks.limits import (
     truncate,
     validate_message,
 )
-from tests.blocks.samples import words
+from tests.samples import words
 
 
 def test_truncate_keeps_short_text() -> None:

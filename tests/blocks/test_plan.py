@@ -17,8 +17,8 @@ from blocks import ids
 from blocks.ids import ButtonValue
 from blocks.plan import fallback_text, outcome_text, plan_message
 from blocks.status import run_detail_blocks
-from tests.blocks import samples
-from tests.blocks.samples import actions_of, all_text, assert_valid
+from tests import samples
+from tests.blocks.payloads import actions_of, all_text, assert_valid, walk
 
 
 def test_plan_message_shows_steps_with_status_and_confidence() -> None:
@@ -50,7 +50,7 @@ def test_plan_message_offers_run_edit_cancel_for_pending_approval() -> None:
     state = samples.state(pending=samples.plan_approval("x"), status=RunStatus.PAUSED)
     payload = assert_valid(plan_message(state))
     assert actions_of(payload) == [ids.PLAN_RUN, ids.PLAN_EDIT, ids.PLAN_CANCEL]
-    button = next(d for d in samples.walk(payload) if d.get("action_id") == ids.PLAN_RUN)
+    button = next(d for d in walk(payload) if d.get("action_id") == ids.PLAN_RUN)
     value = ButtonValue.decode(button["value"])
     assert value.run_id == state.run_id
     assert state.pending is not None

@@ -13,7 +13,8 @@ from blocks.plan_card import (
     title_chunk,
 )
 from bot.simulator.streams import check_chunks
-from tests.blocks import samples
+from tests import samples
+from tests.blocks.payloads import assert_valid
 
 
 def test_each_step_is_a_task_whose_status_follows_the_step() -> None:
@@ -90,7 +91,7 @@ def test_a_long_plan_is_capped() -> None:
 
 def test_the_plan_message_is_a_plan_block_of_task_cards() -> None:
     run = samples.state(n_steps=5)
-    payload = samples.assert_valid(plan_card_message(run))
+    payload = assert_valid(plan_card_message(run))
     (plan,) = [b for b in payload if b["type"] == "plan"]
     assert [t["type"] for t in plan["tasks"]] == ["task_card"] * 5
     assert plan["tasks"][0]["output"]["type"] == "rich_text"

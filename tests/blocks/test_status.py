@@ -11,8 +11,8 @@ from blocks.status import (
     stats_blocks,
     thresholds_blocks,
 )
-from tests.blocks import samples
-from tests.blocks.samples import all_text, assert_valid
+from tests import samples
+from tests.blocks.payloads import all_text, assert_valid
 
 
 def test_help_lists_every_command() -> None:

@@ -6,25 +6,19 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-from agent.schemas import RunStatus, Source, Verification, utcnow
+from agent.schemas import RunStatus, Source, utcnow
 from blocks import ids
 from blocks.answer import answer_messages
-
-from .samples import actions_of, all_text, assert_valid, state
+from tests.blocks.payloads import actions_of, all_text, assert_valid
+from tests.samples import VERIFIED_PERMALINK, state, verified_answer
 
 
 def _verified_source(age_days: float) -> Source:
-    at = utcnow() - timedelta(days=age_days)
-    verification = Verification(
-        answer_id="ab12cd34",
-        question="What is the capital of Mongolia?",
-        verified_by="alice",
-        verified_at=at,
-        review_by=at + timedelta(days=180),
-        permalink="https://example.slack.com/archives/C1/p1700000000000100",
-    )
+    saved = verified_answer(verified_at=utcnow() - timedelta(days=age_days))
     return Source(
-        source="verified answer ab12cd34", text="It is Ulaanbaatar.", verified=verification
+        source=f"verified answer {saved.answer_id}",
+        text=saved.answer,
+        verified=saved.verification(),
     )
 
 
@@ -44,7 +38,7 @@ def test_a_verified_source_is_cited_by_who_verified_it_and_flagged_when_overdue(
     )
     text = all_text(assert_valid(answer_messages(fresh)[-1]))
     assert "Verified by @alice on" in text
-    assert "https://example.slack.com/archives/C1/p1700000000000100" in text
+    assert VERIFIED_PERMALINK in text
     assert "past its review date" not in text
 
     overdue = fresh.model_copy(update={"sources": [_verified_source(200)]})

@@ -20,7 +20,7 @@ import shutil
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import aiohttp
 import pytest
@@ -31,7 +31,7 @@ from slack_sdk.models.views import View
 from agent.knowledge.ingest import SAMPLE_KB_DIR, ingest_paths
 from agent.knowledge.qdrant_kb import open_knowledge_base
 from agent.ports import LanguageModel
-from agent.schemas import InterventionLevel, RunState, RunStatus, ThreadKey
+from agent.schemas import InterventionKind, InterventionLevel, RunState, RunStatus, ThreadKey
 from blocks import ids
 from blocks.limits import (
     MAX_BUTTON_TEXT,
@@ -42,23 +42,10 @@ from blocks.limits import (
 )
 from bot.service.settings import LLMSettings, Settings, SlackSettings
 from bot.service.wiring import build_services
-from bot.slack.compose import Bot, create_bot
-from bot.slack.delivery.plan_stream import PlanDisplay
-from bot.slack.runners import http_app
-from storage.run_store import SqlRunStore
-from tests.fakes.fake_slack import (
-    DEFAULT_APP_ID,
-    DEFAULT_BOT_USER_ID,
-    DEFAULT_CHANNEL_ID,
-    DEFAULT_TEAM_ID,
-    DEFAULT_USER_ID,
+from bot.simulator.home import app_home_opened_envelope
+from bot.simulator.requests import (
     FORM_CONTENT_TYPE,
     JSON_CONTENT_TYPE,
-    FakeSlack,
-    RecordedCall,
-    StoredMessage,
-    agent_session_stopped_envelope,
-    app_home_opened_envelope,
     app_mention_envelope,
     block_actions_payload,
     form_body,
@@ -69,6 +56,20 @@ from tests.fakes.fake_slack import (
     slash_command_form,
     view_submission_payload,
 )
+from bot.simulator.sessions import agent_session_stopped_envelope
+from bot.simulator.webapi import FakeSlack, RecordedCall
+from bot.simulator.workspace import (
+    DEFAULT_APP_ID,
+    DEFAULT_BOT_USER_ID,
+    DEFAULT_CHANNEL_ID,
+    DEFAULT_TEAM_ID,
+    DEFAULT_USER_ID,
+    StoredMessage,
+)
+from bot.slack.compose import Bot, create_bot
+from bot.slack.delivery.plan_stream import PlanDisplay
+from bot.slack.runners import http_app
+from storage.run_store import SqlRunStore
 from tests.shared_dirs import built_once
 
 SECRET = "test-signing-secret-0123456789"
@@ -179,6 +180,23 @@ class Reply:
         return json.loads(self.text)
 
 
+class PausedQuestion(NamedTuple):
+    """A run paused on a question to a person (`BotHarness.paused_question`)."""
+
+    state: RunState
+    message: StoredMessage
+    """The message asking it."""
+
+
+class PlanToApprove(NamedTuple):
+    """A run paused on its plan (`BotHarness.plan_to_approve`)."""
+
+    state: RunState
+    plan: StoredMessage
+    run_value: str
+    """The Run button's value, to click it with."""
+
+
 class BotHarness:
     """One running bot behind its real HTTP endpoint, and a signed-request client."""
 
@@ -285,6 +303,11 @@ class BotHarness:
     ) -> Reply:
         envelope = app_mention_envelope(text=text, ts=ts, user=user, thread_ts=thread_ts)
         return await self.event(envelope, settle=settle)
+
+    async def ask(self, text: str, *, ts: str, user: str = ASKER) -> RunState:
+        """Mention GRACE with `text` at `ts` (a new thread in CHANNEL): the run it started."""
+        await self.mention(text, ts=ts, user=user)
+        return await self.run_in(ts)
 
     async def thread_reply(self, text: str, *, thread_ts: str, ts: str, user: str = ASKER) -> Reply:
         return await self.event(message_envelope(text=text, ts=ts, thread_ts=thread_ts, user=user))
@@ -399,7 +422,7 @@ class BotHarness:
         return state
 
     async def runs_in(self, thread_ts: str, channel: str = CHANNEL) -> list[RunState]:
-        runs = await self.store.list_runs(channel_id=channel, limit=500)
+        runs = await self.store.runs.list_runs(channel_id=channel, limit=500)
         return [r for r in runs if r.thread.thread_ts == thread_ts]
 
     async def plan_message(self, state: RunState) -> StoredMessage:
@@ -418,6 +441,26 @@ class BotHarness:
         ref = await self.store.get_message_ref(run_id=state.run_id, kind="answer")
         assert ref is not None, f"run {state.run_id} has no answer message"
         return self.fake.message(*ref)
+
+    async def paused_question(
+        self, text: str, *, ts: str, kind: InterventionKind | None = None
+    ) -> PausedQuestion:
+        """Ask `text` in a new thread at `ts`, a question GRACE pauses on to ask a person
+        (a question of `kind`, when given): the paused run and the message asking."""
+        state = await self.ask(text, ts=ts)
+        assert state.pending is not None, f"run {state.run_id} is {state.status}, not paused"
+        assert kind is None or state.pending.kind is kind, state.pending.kind
+        return PausedQuestion(
+            state, await self.intervention_message(state, state.pending.intervention_id)
+        )
+
+    async def plan_to_approve(self, *, ts: str) -> PlanToApprove:
+        """Ask COMPARE_Q (GRACE plans it and asks whether to run the plan) in a new thread
+        at `ts`: the paused run, its plan message and the value of its Run button."""
+        state = await self.ask(COMPARE_Q, ts=ts)
+        assert state.pending is not None, f"run {state.run_id} is {state.status}, not paused"
+        plan = await self.plan_message(state)
+        return PlanToApprove(state, plan, button_values(plan)[ids.PLAN_RUN])
 
     def thread(self, thread_ts: str, channel: str = CHANNEL) -> list[StoredMessage]:
         return self.fake.thread(channel, thread_ts)

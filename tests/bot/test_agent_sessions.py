@@ -11,10 +11,10 @@ import pytest
 
 from agent.llm.offline import OfflineModel
 from agent.schemas import InterventionKind, RunStatus
+from bot.simulator.sessions import AgentSession
 from bot.slack.delivery.sessions import SET_STATUS
 from bot.slack.listeners.agent_view import STOP_REFUSED, stopped_by
 from tests.agent.doubles import GatedModel
-from tests.fakes.fake_slack import AgentSession
 
 from .conftest import (
     APPROVER,
@@ -85,8 +85,7 @@ async def test_a_paused_then_answered_run_is_suspended_while_it_waits(
     harness: BotHarness,
 ) -> None:
     ts = "1700020000.000200"
-    await harness.mention(MONGOLIA_Q, ts=ts)
-    state = await harness.run_in(ts)
+    state = await harness.ask(MONGOLIA_Q, ts=ts)
     assert state.status is RunStatus.PAUSED
     assert state.pending is not None and state.pending.kind is InterventionKind.ESCALATE
     assert history(harness, ts) == ["processing", "suspended"]
@@ -136,8 +135,7 @@ async def test_stop_while_working_cancels_at_once_and_says_who(
 
 async def test_stop_while_paused_cancels_the_run(harness: BotHarness) -> None:
     ts = "1700020000.000500"
-    await harness.mention(COMPARE_Q, ts=ts)
-    state = await harness.run_in(ts)
+    state = await harness.ask(COMPARE_Q, ts=ts)
     assert state.status is RunStatus.PAUSED and state.pending is not None
     assert history(harness, ts)[-1] == "suspended"
 
@@ -163,8 +161,7 @@ async def test_an_approver_may_stop_someone_elses_run(make_harness: HarnessFacto
 
 async def test_someone_elses_stop_is_refused_and_the_run_goes_on(harness: BotHarness) -> None:
     ts = "1700020000.000700"
-    await harness.mention(COMPARE_Q, ts=ts)
-    before = await harness.run_in(ts)
+    before = await harness.ask(COMPARE_Q, ts=ts)
     assert before.status is RunStatus.PAUSED
 
     await stop(harness, ts, user=OTHER)

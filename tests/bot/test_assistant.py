@@ -20,13 +20,11 @@ from agent.schemas import (
     RunStatus,
 )
 from blocks import ids
+from bot.simulator.assistant import AssistantThread
+from bot.simulator.requests import message_envelope
 from bot.slack.assistant_prompts import document_questions, welcome
 from bot.slack.delivery.assistant_status import ASSISTANT_REF, status_for
 from bot.slack.listeners.assistant import READING
-from tests.fakes.fake_slack import (
-    AssistantThread,
-    message_envelope,
-)
 
 from .conftest import (
     ASKER,
@@ -105,7 +103,7 @@ async def test_a_new_thread_gets_a_greeting_and_prompts_from_the_knowledge_base(
     assert f"<@{ASKER}>" in greeting[0].text and "the knowledge base" in greeting[0].text
     assert kb.default_collection not in greeting[0].text, "the collection's name is internal"
     assert f"({len(documents)} documents)" in greeting[0].text or "documents)" in greeting[0].text
-    assert not await harness.store.list_runs(limit=5), "a greeting is not a run"
+    assert not await harness.store.runs.list_runs(limit=5), "a greeting is not a run"
 
     # Slack delivers it again under another event id (or the inbox replays it): one greeting
     await harness.bot.intake.resume()

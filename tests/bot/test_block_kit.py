@@ -15,7 +15,7 @@ from slack_sdk.models.views import View
 
 from blocks import ids
 from blocks.limits import BlockLimitError, validate_view
-from tests.fakes.fake_slack import FakeSlack
+from bot.simulator.webapi import FakeSlack
 
 from .conftest import (
     COMPARE_Q,
@@ -41,8 +41,7 @@ async def test_every_kind_of_message_is_valid_block_kit(
         :3990
     ]
     await harness.mention(long_question, ts="1700008000.000002")
-    await harness.mention(COMPARE_Q, ts="1700008000.000003")
-    approval = await harness.run_in("1700008000.000003")
+    approval = await harness.ask(COMPARE_Q, ts="1700008000.000003")
     plan = await harness.plan_message(approval)
     buttons = button_values(plan)
     await harness.click(ids.PLAN_RUN, buttons[ids.PLAN_RUN], message=plan, user=OTHER)

@@ -45,10 +45,8 @@ def message_text_of(blocks: list[dict[str, object]]) -> str:
 async def test_an_escalation_speaks_plainly_and_details_open_the_numbers(
     harness: BotHarness,
 ) -> None:
-    await harness.mention(MONGOLIA_Q, ts=TS)
-    state = await harness.run_in(TS)
-    assert state.pending is not None and state.pending.kind is InterventionKind.ESCALATE
-    card = await harness.intervention_message(state, state.pending.intervention_id)
+    state, card = await harness.paused_question(MONGOLIA_Q, ts=TS, kind=InterventionKind.ESCALATE)
+    assert state.pending is not None
     text = message_text(card)
 
     assert "I need your help to answer this" in text
@@ -96,10 +94,10 @@ async def test_a_confirm_card_says_what_each_choice_does(harness: BotHarness) ->
 async def test_a_clarifying_question_is_not_an_alarm_and_the_plan_shows_the_answer(
     harness: BotHarness,
 ) -> None:
-    await harness.mention(LATEST_Q, ts=TS)
-    paused = await harness.run_in(TS)
-    assert paused.pending is not None and paused.pending.kind is InterventionKind.ASK_USER
-    question = await harness.intervention_message(paused, paused.pending.intervention_id)
+    paused, question = await harness.paused_question(
+        LATEST_Q, ts=TS, kind=InterventionKind.ASK_USER
+    )
+    assert paused.pending is not None
     text = message_text(question)
     assert "❓ *A quick question before I go on*" in text
     assert "the product the user means" not in text and "🔴" not in text

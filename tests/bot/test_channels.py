@@ -14,6 +14,7 @@ import pytest
 from agent.schemas import InterventionKind, RunState, RunStatus, utcnow
 from blocks import channel_config as cfg
 from bot.service.channels import ChannelService
+from bot.simulator.requests import app_mention_envelope, message_envelope, view_submission_payload
 from bot.slack.reminders import remind_once
 from storage.channel_settings import ChannelUpdate
 from tests.bot.conftest import (
@@ -26,11 +27,6 @@ from tests.bot.conftest import (
     BotHarness,
     HarnessFactory,
     message_text,
-)
-from tests.fakes.fake_slack import (
-    app_mention_envelope,
-    message_envelope,
-    view_submission_payload,
 )
 
 FACILITY_CHANNEL = "C0FACILITY1"
@@ -109,8 +105,7 @@ async def test_an_escalation_calls_the_channel_experts_and_reminds_them_once(
 ) -> None:
     await configure(harness, CHANNEL, experts=[EXPERT, GROUP])
     ts = "1700004100.000100"
-    await harness.mention(MONGOLIA_Q, ts=ts)
-    state = await harness.run_in(ts)
+    state = await harness.ask(MONGOLIA_Q, ts=ts)
     assert state.pending is not None and state.pending.kind is InterventionKind.ESCALATE
     assert EXPERT in state.pending.allowed_responders
 
@@ -148,8 +143,7 @@ async def test_a_member_of_an_expert_group_may_answer_the_escalation(
     harness.fake.workspace.set_usergroup(GROUP, [member])
     await configure(harness, CHANNEL, experts=[GROUP])
     ts = "1700004150.000100"
-    await harness.mention(MONGOLIA_Q, ts=ts)
-    state = await harness.run_in(ts)
+    state = await harness.ask(MONGOLIA_Q, ts=ts)
     assert state.pending is not None and state.pending.kind is InterventionKind.ESCALATE
     assert state.pending.allowed_groups == [GROUP]
     assert member not in state.pending.allowed_responders
@@ -171,10 +165,7 @@ async def test_a_member_of_an_expert_group_may_answer_the_escalation(
 
 async def test_a_channel_without_experts_mentions_nobody(harness: BotHarness) -> None:
     ts = "1700004200.000100"
-    await harness.mention(MONGOLIA_Q, ts=ts)
-    state = await harness.run_in(ts)
-    assert state.pending is not None
-    question = await harness.intervention_message(state, state.pending.intervention_id)
+    _, question = await harness.paused_question(MONGOLIA_Q, ts=ts)
     assert "<!subteam^" not in message_text(question) and "🔔" not in message_text(question)
     assert await remind_once(harness.bot.deps, now=utcnow() + timedelta(days=1)) == []
 
@@ -204,8 +195,7 @@ async def test_a_channel_that_answers_every_question(harness: BotHarness) -> Non
 async def test_ephemeral_answers_go_to_the_asker_alone(harness: BotHarness) -> None:
     await configure(harness, CHANNEL, reply_mode="ephemeral")
     ts = "1700004400.000100"
-    await harness.mention(VACATION_Q, ts=ts)
-    state = await harness.run_in(ts)
+    state = await harness.ask(VACATION_Q, ts=ts)
     assert state.status is RunStatus.ANSWERED
     posted = [
         c for c in harness.fake.calls_to("chat.postMessage") if c.params.get("thread_ts") == ts
@@ -359,8 +349,7 @@ async def test_a_channel_names_its_approvers_and_thresholds(harness: BotHarness)
     chan_approver = "U0CHANAPP01"
     await configure(harness, CHANNEL, approvers=[chan_approver], silent=0.99, notify=0.98)
     ts = "1700004700.000100"
-    await harness.mention(MONGOLIA_Q, ts=ts)
-    state = await harness.run_in(ts)
+    state = await harness.ask(MONGOLIA_Q, ts=ts)
     assert state.policy.approvers == [chan_approver]
     assert state.policy.thresholds is not None
     assert (state.policy.thresholds.silent, state.policy.thresholds.notify) == (0.99, 0.98)

@@ -7,7 +7,7 @@ from typing import Any
 
 from agent.schemas import RunStatus
 from blocks import ids
-from tests.fakes.fake_slack import app_mention_envelope
+from bot.simulator.requests import app_mention_envelope
 
 from .conftest import (
     APPROVER,
@@ -76,8 +76,7 @@ async def test_status_lists_my_runs_and_status_all_the_channels(harness: BotHarn
 
 
 async def test_commands_accept_the_short_run_id_of_the_footer(harness: BotHarness) -> None:
-    await harness.mention(VACATION_Q, ts=TS)
-    state = await harness.run_in(TS)
+    state = await harness.ask(VACATION_Q, ts=TS)
     answer = await harness.answer_message(state)
     short = state.run_id[:6]
     assert f"run `{short}`" in message_text(answer)
@@ -91,8 +90,7 @@ async def test_commands_accept_the_short_run_id_of_the_footer(harness: BotHarnes
 
 
 async def test_status_of_one_run_shows_its_detail(harness: BotHarness) -> None:
-    await harness.mention(VACATION_Q, ts=TS)
-    state = await harness.run_in(TS)
+    state = await harness.ask(VACATION_Q, ts=TS)
 
     body = ephemeral_body(await harness.command(f"status {state.run_id}"))
 
@@ -107,8 +105,7 @@ async def test_status_of_one_run_shows_its_detail(harness: BotHarness) -> None:
 async def test_cancel_is_for_the_asker_or_an_approver(make_harness: HarnessFactory) -> None:
     harness = await make_harness(approvers=[APPROVER])
     harness.fake.workspace.set_members(CHANNEL, [ASKER, OTHER])  # OTHER may read the run
-    await harness.mention(COMPARE_Q, ts=TS)
-    state = await harness.run_in(TS)
+    state = await harness.ask(COMPARE_Q, ts=TS)
     plan = await harness.plan_message(state)
 
     refused = ephemeral_body(await harness.command(f"cancel {state.run_id}", user=OTHER))
@@ -133,8 +130,7 @@ async def test_cancel_is_for_the_asker_or_an_approver(make_harness: HarnessFacto
 
 
 async def test_retry_starts_a_new_run_in_the_same_thread(harness: BotHarness) -> None:
-    await harness.mention(COMPARE_Q, ts=TS)
-    first = await harness.run_in(TS)
+    first = await harness.ask(COMPARE_Q, ts=TS)
 
     early = ephemeral_body(await harness.command(f"retry {first.run_id}"))
     assert "still paused" in early["text"]

@@ -8,7 +8,8 @@ import asyncio
 
 from agent.schemas import RunStatus
 from blocks.common import short_id
-from tests.fakes.fake_slack import FORM_CONTENT_TYPE, FakeSlack, form_body, slash_command_form
+from bot.simulator.requests import FORM_CONTENT_TYPE, form_body, slash_command_form
+from bot.simulator.webapi import FakeSlack
 
 from .conftest import CHANNEL, VACATION_Q, BotHarness, has_feedback_buttons
 

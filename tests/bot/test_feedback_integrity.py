@@ -16,8 +16,8 @@ from agent.config import InterventionConfig, Thresholds
 from agent.schemas import RunState
 from blocks import ids
 from bot.service.settings import FeedbackSettings, load_settings
+from bot.simulator.webapi import FakeSlack
 from tests.bot.conftest import ASKER, OTHER, BotHarness, make_settings, stored_answers
-from tests.fakes.fake_slack import FakeSlack
 
 VOTES = 14
 RATE = 0.01

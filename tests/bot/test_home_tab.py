@@ -13,8 +13,8 @@ from typing import Any
 from agent.schemas import InterventionKind, RunStatus
 from blocks import ids
 from blocks.common import LEVEL_WORDS
+from bot.simulator.requests import app_mention_envelope
 from storage.channel_settings import ChannelUpdate
-from tests.fakes.fake_slack import app_mention_envelope
 
 from .conftest import (
     APPROVER,
@@ -81,8 +81,7 @@ async def test_a_paused_run_waits_in_its_approvers_inbox_not_in_an_unrelated_use
 ) -> None:
     harness = await make_harness(approvers=[APPROVER])
     harness.fake.workspace.set_members(CHANNEL, [ASKER, OTHER])
-    await harness.mention(COMPARE_Q, ts=TS)
-    state = await harness.run_in(TS)
+    state = await harness.ask(COMPARE_Q, ts=TS)
     assert state.status is RunStatus.PAUSED and state.pending is not None
     assert state.pending.kind is InterventionKind.PLAN_APPROVAL
     plan = await harness.plan_message(state)
@@ -112,8 +111,7 @@ async def test_a_paused_run_waits_in_its_approvers_inbox_not_in_an_unrelated_use
 async def test_the_askers_recent_questions_with_status_and_confidence(
     harness: BotHarness,
 ) -> None:
-    await harness.mention(VACATION_Q, ts=TS)
-    state = await harness.run_in(TS)
+    state = await harness.ask(VACATION_Q, ts=TS)
     assert state.status is RunStatus.ANSWERED and state.level is not None
 
     await open_home(harness, ASKER)
@@ -156,8 +154,7 @@ async def test_the_inbox_is_published_again_when_the_run_pauses_and_is_answered(
     make_harness: HarnessFactory,
 ) -> None:
     harness = await make_harness(approvers=[APPROVER])
-    await harness.mention(COMPARE_Q, ts=TS)
-    state = await harness.run_in(TS)
+    state = await harness.ask(COMPARE_Q, ts=TS)
     assert state.status is RunStatus.PAUSED
 
     # Nobody opened the tab: the pause itself published it, for the asker and approver.

@@ -7,20 +7,15 @@ import re
 
 from agent.schemas import InterventionStatus, RunStatus
 from blocks import ids
-from tests.fakes.fake_slack import (
-    DEFAULT_BOT_USER_ID,
-    FakeSlack,
-    app_mention_envelope,
-    message_envelope,
-)
+from bot.simulator.requests import app_mention_envelope, message_envelope
+from bot.simulator.webapi import FakeSlack
+from bot.simulator.workspace import DEFAULT_BOT_USER_ID
 
 from .conftest import (
     ASKER,
-    COMPARE_Q,
     LATEST_Q,
     VACATION_Q,
     BotHarness,
-    button_values,
     has_feedback_buttons,
     is_plan_message,
 )
@@ -62,11 +57,8 @@ def _started_step_ids(messages: list[str]) -> list[int]:
 async def test_a_double_click_resumes_once_and_tells_the_second_clicker(
     harness: BotHarness,
 ) -> None:
-    await harness.mention(COMPARE_Q, ts=TS)
-    paused = await harness.run_in(TS)
+    paused, plan, value = await harness.plan_to_approve(ts=TS)
     assert paused.pending is not None
-    plan = await harness.plan_message(paused)
-    value = button_values(plan)[ids.PLAN_RUN]
 
     replies = await asyncio.gather(
         harness.click(ids.PLAN_RUN, value, message=plan, settle=False),
@@ -90,8 +82,7 @@ async def test_a_double_click_resumes_once_and_tells_the_second_clicker(
 async def test_a_mention_delivered_as_message_and_app_mention_answers_once(
     harness: BotHarness,
 ) -> None:
-    await harness.mention(LATEST_Q, ts=TS)
-    paused = await harness.run_in(TS)
+    paused = await harness.ask(LATEST_Q, ts=TS)
     assert paused.status is RunStatus.PAUSED
     reply_ts = "1700005000.000200"
     text = f"<@{DEFAULT_BOT_USER_ID}> Beacon Server"
@@ -107,8 +98,7 @@ async def test_a_mention_delivered_as_message_and_app_mention_answers_once(
 
 
 async def test_the_bots_own_messages_do_not_answer_its_questions(harness: BotHarness) -> None:
-    await harness.mention(LATEST_Q, ts=TS)
-    before = await harness.run_in(TS)
+    before = await harness.ask(LATEST_Q, ts=TS)
     envelope = message_envelope(
         text="Which product or component do you mean?",
         user=DEFAULT_BOT_USER_ID,

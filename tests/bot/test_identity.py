@@ -11,17 +11,17 @@ from pathlib import Path
 import pytest
 
 from agent.errors import InvalidInputError, NetworkError
-from bot.slack.compose import create_bot
-from tests.bot.conftest import BotHarness, make_settings
-from tests.durable.helpers import grace_async, grace_env
-from tests.fakes.fake_slack import (
-    DEFAULT_CHANNEL_ID,
+from bot.simulator.requests import (
     JSON_CONTENT_TYPE,
-    FakeSlack,
     app_mention_envelope,
     event_envelope,
     json_body,
 )
+from bot.simulator.webapi import FakeSlack
+from bot.simulator.workspace import DEFAULT_CHANNEL_ID
+from bot.slack.compose import create_bot
+from tests.bot.conftest import BotHarness, make_settings
+from tests.durable.helpers import grace_async, grace_env
 
 BURST = 50
 

@@ -40,8 +40,7 @@ async def test_escalation_is_answered_by_a_thread_reply_from_the_asker(
     harness: BotHarness,
 ) -> None:
     harness.fake.workspace.add_user(ASKER, name="alice")
-    await harness.mention(MONGOLIA_Q, ts=TS)
-    state = await harness.run_in(TS)
+    state = await harness.ask(MONGOLIA_Q, ts=TS)
     assert state.status is RunStatus.PAUSED
     assert state.pending is not None and state.pending.kind is InterventionKind.ESCALATE
     assert state.replan_history, "it replans before escalating"
@@ -85,10 +84,7 @@ async def test_escalation_is_answered_by_a_thread_reply_from_the_asker(
 
 
 async def test_ask_user_reply_continues_from_the_product_faq(harness: BotHarness) -> None:
-    await harness.mention(LATEST_Q, ts=TS)
-    state = await harness.run_in(TS)
-    assert state.pending is not None and state.pending.kind is InterventionKind.ASK_USER
-    question = await harness.intervention_message(state, state.pending.intervention_id)
+    state, question = await harness.paused_question(LATEST_Q, ts=TS, kind=InterventionKind.ASK_USER)
     assert "Which product" in message_text(question)
 
     await harness.thread_reply("Beacon Server", thread_ts=TS, ts="1700003000.000200")
@@ -103,8 +99,7 @@ async def test_ask_user_reply_continues_from_the_product_faq(harness: BotHarness
 
 
 async def test_chatter_in_a_thread_without_a_pause_changes_nothing(harness: BotHarness) -> None:
-    await harness.mention("How many vacation days do new employees get?", ts=TS)
-    before = await harness.run_in(TS)
+    before = await harness.ask("How many vacation days do new employees get?", ts=TS)
 
     reply = await harness.thread_reply("thanks!", thread_ts=TS, ts="1700003000.000200")
 
@@ -115,10 +110,10 @@ async def test_chatter_in_a_thread_without_a_pause_changes_nothing(harness: BotH
 
 
 async def test_option_button_answers_an_ask_user_pause(harness: BotHarness) -> None:
-    await harness.mention(LATEST_Q, ts=TS)
-    paused = await harness.run_in(TS)
-    assert paused.pending is not None and paused.pending.kind is InterventionKind.ASK_USER
-    question = await harness.intervention_message(paused, paused.pending.intervention_id)
+    paused, question = await harness.paused_question(
+        LATEST_Q, ts=TS, kind=InterventionKind.ASK_USER
+    )
+    assert paused.pending is not None
     buttons = button_values(question)
     labels = paused.pending.options
     server = labels.index("What is the latest version of Beacon Server?")
@@ -145,8 +140,7 @@ async def test_option_button_answers_an_ask_user_pause(harness: BotHarness) -> N
 async def test_a_click_from_someone_else_is_refused_and_changes_nothing(
     harness: BotHarness,
 ) -> None:
-    await harness.mention(COMPARE_Q, ts=TS)
-    before = await harness.run_in(TS)
+    before = await harness.ask(COMPARE_Q, ts=TS)
     plan = await harness.plan_message(before)
 
     reply = await harness.click(
@@ -163,8 +157,7 @@ async def test_a_click_from_someone_else_is_refused_and_changes_nothing(
 
 
 async def test_a_thread_reply_from_someone_else_is_refused(harness: BotHarness) -> None:
-    await harness.mention(LATEST_Q, ts=TS)
-    before = await harness.run_in(TS)
+    before = await harness.ask(LATEST_Q, ts=TS)
 
     await harness.thread_reply("Beacon CLI", thread_ts=TS, ts="1700003000.000200", user=OTHER)
 
@@ -193,10 +186,7 @@ async def test_a_configured_approver_may_answer(make_harness: HarnessFactory) ->
 
 
 async def test_escalate_cancel_stops_the_run(harness: BotHarness) -> None:
-    await harness.mention(MONGOLIA_Q, ts=TS)
-    state = await harness.run_in(TS)
-    assert state.pending is not None
-    question = await harness.intervention_message(state, state.pending.intervention_id)
+    state, question = await harness.paused_question(MONGOLIA_Q, ts=TS)
 
     await harness.click(
         ids.ESCALATE_CANCEL, button_values(question)[ids.ESCALATE_CANCEL], message=question

@@ -21,12 +21,8 @@ from agent.schemas import RunState, RunStatus, ThreadKey
 from blocks import ids
 from bot.service.settings import LLMSettings, Settings, SlackSettings
 from bot.simulator.oauth import FakeOAuth, FakeTeam
-from storage.installations import SqlInstallationStore
-from storage.sealing import new_key
-from storage.tables import OAuthStateRow
-from tests.fakes.fake_slack import (
+from bot.simulator.requests import (
     FORM_CONTENT_TYPE,
-    FakeSlack,
     app_mention_envelope,
     block_actions_payload,
     event_envelope,
@@ -34,6 +30,10 @@ from tests.fakes.fake_slack import (
     interactive_body,
     slash_command_form,
 )
+from bot.simulator.webapi import FakeSlack
+from storage.installations import SqlInstallationStore
+from storage.sealing import new_key
+from storage.tables import OAuthStateRow
 
 from .conftest import SECRET, BotHarness, assert_valid_block_kit, button_values
 
@@ -410,18 +410,29 @@ async def test_an_expired_token_is_refreshed_before_the_answer(bot: OAuthHarness
 # --------------------------------------------------------------------------- restart
 
 
-async def test_a_restart_recovers_paused_runs_of_both_teams_with_their_tokens(
-    bot: OAuthHarness,
-) -> None:
+async def paused_in_both_teams(
+    bot: OAuthHarness, threads: dict[FakeTeam, str]
+) -> dict[FakeTeam, RunState]:
+    """Both teams install GRACE and each asks, in its thread, a question it pauses on."""
     await bot.install(TEAM_A)
     await bot.install(TEAM_B)
-    threads = {TEAM_A: "1700000900.000100", TEAM_B: "1700000950.000100"}
-    plans = {}
-    asked = {}
+    paused = {}
     for team, ts in threads.items():
         await bot.mention_in(team, PAUSING, ts)
         state = await bot.run_of(team, ts)
         assert state.status is RunStatus.PAUSED and state.pending is not None
+        paused[team] = state
+    return paused
+
+
+async def test_a_restart_recovers_paused_runs_of_both_teams_with_their_tokens(
+    bot: OAuthHarness,
+) -> None:
+    threads = {TEAM_A: "1700000900.000100", TEAM_B: "1700000950.000100"}
+    plans = {}
+    asked = {}
+    for team, state in (await paused_in_both_teams(bot, threads)).items():
+        assert state.pending is not None
         plans[team] = await bot.plan_message(state)
         asked[team] = state.pending.intervention_id
 
@@ -566,12 +577,8 @@ async def test_after_a_restart_the_sweeper_expires_both_teams_pauses_with_their_
     from bot.service.sweeper import sweep_once
     from storage.tables import InterventionRow
 
-    await bot.install(TEAM_A)
-    await bot.install(TEAM_B)
     threads = {TEAM_A: "1700001600.000100", TEAM_B: "1700001700.000100"}
-    for team, ts in threads.items():
-        await bot.mention_in(team, PAUSING, ts)
-        assert (await bot.run_of(team, ts)).status is RunStatus.PAUSED
+    await paused_in_both_teams(bot, threads)
 
     await bot.restart()
     bot.fake.reset_calls()

@@ -13,7 +13,8 @@ from agent.schemas import (
 )
 from blocks import ids
 from blocks.limits import validate_view
-from tests.fakes.fake_slack import FakeSlack, StoredMessage
+from bot.simulator.webapi import FakeSlack
+from bot.simulator.workspace import StoredMessage
 
 from .conftest import (
     ASKER,

@@ -17,9 +17,10 @@ from typing import Any
 from agent.llm.offline import OfflineModel
 from agent.schemas import RunStatus, utcnow
 from blocks.common import short_id
+from bot.simulator.webapi import FakeSlack, RecordedCall
+from bot.simulator.workspace import StoredMessage
 from bot.slack.delivery.plan_stream import REFUSED
 from bot.slack.dev import PacedModel
-from tests.fakes.fake_slack import FakeSlack, RecordedCall, StoredMessage
 
 from .conftest import (
     ASKER,
@@ -78,8 +79,7 @@ async def test_the_plan_streams_tasks_through_their_states_then_the_answer(
     make_harness: HarnessFactory, fake: FakeSlack
 ) -> None:
     harness = await make_harness(plan_display="auto", llm=PacedModel(OfflineModel(), 0.2))
-    await harness.mention(VACATION_Q, ts=TS)
-    state = await harness.run_in(TS)
+    state = await harness.ask(VACATION_Q, ts=TS)
     assert state.status is RunStatus.ANSWERED and state.plan is not None
 
     calls = _stream_calls(fake)
@@ -137,8 +137,7 @@ async def test_a_workspace_that_refuses_streaming_gets_the_plan_card_message(
 ) -> None:
     fake.workspace.refuse_streaming = "feature_not_enabled"
     harness = await make_harness(plan_display="auto")
-    await harness.mention(VACATION_Q, ts=TS)
-    state = await harness.run_in(TS)
+    state = await harness.ask(VACATION_Q, ts=TS)
     assert state.status is RunStatus.ANSWERED and state.plan is not None
     assert len(fake.calls_to("chat.startStream")) == 1
     assert fake.calls_to("chat.appendStream") == fake.calls_to("chat.stopStream") == []
@@ -172,8 +171,7 @@ async def test_a_refusal_to_stream_outlives_a_restart_until_it_expires(
     assert len(fake.calls_to("chat.startStream")) == 1
 
     await harness.restart()
-    await harness.mention(VACATION_Q, ts=TS2)
-    state = await harness.run_in(TS2)
+    state = await harness.ask(VACATION_Q, ts=TS2)
     assert state.status is RunStatus.ANSWERED
     assert len(fake.calls_to("chat.startStream")) == 1, "remembered across the restart"
     assert any(b["type"] == "plan" for b in (await harness.plan_message(state)).blocks)
@@ -184,8 +182,7 @@ async def test_a_refusal_to_stream_outlives_a_restart_until_it_expires(
     await harness.store.note_workspace(TEAM, REFUSED, "feature_not_enabled", until=until)
     fake.workspace.refuse_streaming = None
     await harness.restart()
-    await harness.mention(VACATION_Q, ts=TS3)
-    streamed = await harness.run_in(TS3)
+    streamed = await harness.ask(VACATION_Q, ts=TS3)
     assert streamed.status is RunStatus.ANSWERED
     assert len(fake.calls_to("chat.startStream")) == 2
     (message,) = harness.thread(TS3)
@@ -197,8 +194,7 @@ async def test_a_server_error_mid_stream_is_retried_and_the_answer_arrives_once(
 ) -> None:
     harness = await make_harness(plan_display="auto", llm=PacedModel(OfflineModel(), 0.1))
     fake.fail_next("chat.appendStream", 500)
-    await harness.mention(VACATION_Q, ts=TS)
-    state = await harness.run_in(TS)
+    state = await harness.ask(VACATION_Q, ts=TS)
     assert state.status is RunStatus.ANSWERED
 
     appends = fake.calls_to("chat.appendStream")
@@ -245,8 +241,7 @@ async def test_an_answer_slack_carried_out_but_answered_500_shows_once(
     fake.add_method("chat.appendStream", append)
     fake.add_method("chat.stopStream", stop)
     harness = await make_harness(plan_display="auto")
-    await harness.mention(VACATION_Q, ts=TS)
-    state = await harness.run_in(TS)
+    state = await harness.ask(VACATION_Q, ts=TS)
     assert state.status is RunStatus.ANSWERED
 
     stops = fake.calls_to("chat.stopStream")
@@ -345,8 +340,7 @@ async def test_a_pause_stops_the_stream_and_the_plan_goes_on_below_it(
     on, its plan is the edited plan message below the pause (as in a workspace that does
     not stream) and the answer a message below that, where the person reads on."""
     harness = await make_harness(plan_display="auto")
-    await harness.mention(MONGOLIA_Q, ts=TS)
-    paused = await harness.run_in(TS)
+    paused = await harness.ask(MONGOLIA_Q, ts=TS)
     assert paused.pending is not None
     stream, pause = harness.thread(TS)
     assert not stream.streaming, "stopped while it waits for a person"

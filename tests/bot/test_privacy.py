@@ -36,8 +36,7 @@ async def test_status_of_a_run_is_for_its_asker_approvers_and_channel(
 ) -> None:
     harness = await make_harness(approvers=[APPROVER])
     harness.fake.workspace.set_members(CHANNEL, [ASKER, OTHER])  # checked with Slack
-    await harness.mention(VACATION_Q, ts=TS)
-    state = await harness.run_in(TS)
+    state = await harness.ask(VACATION_Q, ts=TS)
 
     async def sees(user: str, channel: str) -> bool:
         reply = await harness.command(f"status {state.run_id}", user=user, channel=channel)
@@ -59,10 +58,10 @@ async def test_status_of_a_run_is_for_its_asker_approvers_and_channel(
 
 
 async def test_an_option_index_out_of_range_changes_nothing(harness: BotHarness) -> None:
-    await harness.mention(LATEST_Q, ts=TS)
-    paused = await harness.run_in(TS)
-    assert paused.pending is not None and paused.pending.kind is InterventionKind.ASK_USER
-    question = await harness.intervention_message(paused, paused.pending.intervention_id)
+    paused, question = await harness.paused_question(
+        LATEST_Q, ts=TS, kind=InterventionKind.ASK_USER
+    )
+    assert paused.pending is not None
     value = button_values(question)[ids.option_action_id(0)]
 
     reply = await harness.click(ids.option_action_id(999), value, message=question)

@@ -9,8 +9,9 @@ import json
 from agent.llm.offline import OfflineModel
 from agent.schemas import RunStatus
 from blocks import ids
+from bot.simulator.requests import message_envelope
+from bot.simulator.webapi import FakeSlack
 from tests.agent.doubles import GatedModel
-from tests.fakes.fake_slack import FakeSlack, message_envelope
 
 from .conftest import (
     ASKER,
@@ -84,8 +85,7 @@ async def test_mention_is_acked_then_planned_edited_and_answered_in_its_thread(
 
 
 async def test_feedback_buttons_record_the_vote_and_thank_the_user(harness: BotHarness) -> None:
-    await harness.mention(VACATION_Q, ts=TS)
-    state = await harness.run_in(TS)
+    state = await harness.ask(VACATION_Q, ts=TS)
     answer = await harness.answer_message(state)
     reply = await harness.vote(answer, up=True)
 
@@ -114,14 +114,13 @@ async def test_a_plain_channel_message_without_mention_is_ignored(harness: BotHa
     reply = await harness.event(envelope)
 
     assert reply.status == 200
-    assert await harness.store.list_runs() == []
+    assert await harness.store.runs.list_runs() == []
 
 
 async def test_follow_up_mention_in_a_finished_thread_starts_a_run_with_its_context(
     harness: BotHarness,
 ) -> None:
-    await harness.mention(VACATION_Q, ts=TS)
-    first = await harness.run_in(TS)
+    first = await harness.ask(VACATION_Q, ts=TS)
     assert first.status is RunStatus.ANSWERED
 
     await harness.mention(
@@ -140,8 +139,7 @@ async def test_follow_up_mention_in_a_finished_thread_starts_a_run_with_its_cont
 
 
 async def test_mention_in_a_paused_thread_is_the_answer_to_the_pause(harness: BotHarness) -> None:
-    await harness.mention(LATEST_Q, ts=TS)
-    paused = await harness.run_in(TS)
+    paused = await harness.ask(LATEST_Q, ts=TS)
     assert paused.status is RunStatus.PAUSED
 
     await harness.mention("Beacon Server", ts="1700001000.000500", thread_ts=TS)

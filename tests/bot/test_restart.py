@@ -5,10 +5,9 @@ from __future__ import annotations
 
 from agent.schemas import RunStatus
 from blocks import ids
-from tests.fakes.fake_slack import FakeSlack
+from bot.simulator.webapi import FakeSlack
 
 from .conftest import (
-    COMPARE_Q,
     LATEST_Q,
     BotHarness,
     button_values,
@@ -24,11 +23,8 @@ TS = "1700004000.000100"
 async def test_plan_approval_survives_a_restart_and_the_same_plan_message_is_edited(
     harness: BotHarness, fake: FakeSlack
 ) -> None:
-    await harness.mention(COMPARE_Q, ts=TS)
-    before = await harness.run_in(TS)
+    before, plan, value = await harness.plan_to_approve(ts=TS)
     assert before.status is RunStatus.PAUSED
-    plan = await harness.plan_message(before)
-    value = button_values(plan)[ids.PLAN_RUN]
     first_bot = harness.bot
 
     await harness.restart()
@@ -55,10 +51,8 @@ async def test_plan_approval_survives_a_restart_and_the_same_plan_message_is_edi
 
 
 async def test_a_thread_reply_after_a_restart_answers_the_question(harness: BotHarness) -> None:
-    await harness.mention(LATEST_Q, ts=TS)
-    paused = await harness.run_in(TS)
-    assert paused.status is RunStatus.PAUSED and paused.pending is not None
-    question = await harness.intervention_message(paused, paused.pending.intervention_id)
+    paused, question = await harness.paused_question(LATEST_Q, ts=TS)
+    assert paused.status is RunStatus.PAUSED
 
     await harness.restart()
     await harness.thread_reply("Beacon Server", thread_ts=TS, ts="1700004000.000200")

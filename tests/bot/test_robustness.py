@@ -17,12 +17,9 @@ from pydantic import SecretStr
 
 from blocks import ids
 from blocks.limits import MAX_SECTION_TEXT
-from bot.slack.compose import create_bot
-from bot.slack.runners import http_app
-from tests.fakes.fake_slack import (
+from bot.simulator.requests import (
     FORM_CONTENT_TYPE,
     JSON_CONTENT_TYPE,
-    FakeSlack,
     app_mention_envelope,
     block_actions_payload,
     event_envelope,
@@ -33,6 +30,9 @@ from tests.fakes.fake_slack import (
     slash_command_form,
     view_submission_payload,
 )
+from bot.simulator.webapi import FakeSlack
+from bot.slack.compose import create_bot
+from bot.slack.runners import http_app
 
 from .conftest import (
     ASKER,
@@ -76,7 +76,7 @@ async def test_bad_signature_and_stale_timestamp_are_401(
         reply = await harness.post(sent, headers)
         assert reply.status == 401, f"{name}: {reply.status} {reply.text}"
 
-    assert await harness.store.list_runs() == []
+    assert await harness.store.runs.list_runs() == []
     assert not [c for c in fake.calls if c.method.startswith("chat.")]
     await assert_still_serving(harness)
 
@@ -118,7 +118,7 @@ async def test_malformed_requests_get_4xx_or_200_never_500(harness: BotHarness) 
     assert not bad, f"these malformed requests were not refused cleanly: {bad}"
     assert results["invalid JSON"] == 400
     assert results["payload garbage"] == 400
-    assert await harness.store.list_runs() == []
+    assert await harness.store.runs.list_runs() == []
     await assert_still_serving(harness)
 
 
@@ -137,8 +137,7 @@ async def test_a_button_value_that_is_not_ours_gets_an_ephemeral_error(
 
 
 async def test_an_unknown_action_id_gets_a_helpful_ephemeral(harness: BotHarness) -> None:
-    await harness.mention(VACATION_Q, ts=TS)
-    state = await harness.run_in(TS)
+    state = await harness.ask(VACATION_Q, ts=TS)
     value = ids.ButtonValue(run_id=state.run_id).encode()
 
     reply = await harness.click("grace_self_destruct", value, thread_ts=TS)
@@ -198,7 +197,7 @@ async def test_a_40000_character_question_gets_a_clear_reply_and_no_run(
     reply = await harness.mention(question, ts=TS)
 
     assert reply.status == 200
-    assert await harness.store.list_runs() == []
+    assert await harness.store.runs.list_runs() == []
     thread = harness.thread(TS)
     assert len(thread) == 1
     message = thread[0]

@@ -10,8 +10,8 @@ from pathlib import Path
 
 from agent.schemas import RunState, utcnow
 from bot.service.settings import SlackSettings
+from bot.simulator.webapi import FakeSlack
 from tests.durable.helpers import stored_runs
-from tests.fakes.fake_slack import FakeSlack
 
 from .conftest import VACATION_Q, BotHarness, has_feedback_buttons, make_settings
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.fakes.fake_slack import FakeSlack
+from bot.simulator.webapi import FakeSlack
 
 from .conftest import APPROVER, BotHarness, make_settings
 from .test_commands import ephemeral_body, shown

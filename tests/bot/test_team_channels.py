@@ -16,15 +16,15 @@ from agent.schemas import RunState, RunStatus, ThreadKey
 from blocks import channel_config as cfg
 from bot.service.channels import ChannelService
 from bot.simulator.oauth import FakeOAuth, FakeTeam
-from storage.channel_settings import ChannelUpdate
-from tests.fakes.fake_slack import (
+from bot.simulator.requests import (
     FORM_CONTENT_TYPE,
-    FakeSlack,
     form_body,
     message_envelope,
     slash_command_form,
     view_submission_payload,
 )
+from bot.simulator.webapi import FakeSlack
+from storage.channel_settings import ChannelUpdate
 
 from .conftest import FACILITIES, assert_valid_block_kit
 from .test_oauth import (

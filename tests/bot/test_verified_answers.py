@@ -37,8 +37,7 @@ def _today() -> str:
 
 async def _answered_by_a_reply(harness: BotHarness) -> None:
     """A question the knowledge base cannot answer, escalated, answered by a reply."""
-    await harness.mention(MONGOLIA_Q, ts=TS)
-    state = await harness.run_in(TS)
+    state = await harness.ask(MONGOLIA_Q, ts=TS)
     assert state.status is RunStatus.PAUSED, state.status
     await harness.thread_reply(REPLY, thread_ts=TS, ts="1700009000.000200")
     state = await proceed_through_confirms(harness, TS)
@@ -88,8 +87,7 @@ async def test_a_saved_reply_answers_the_next_thread_citing_who_verified_it(
     assert len(await harness.store.verified.recent()) == 1
 
     # A new thread asking the same thing: answered from the verified answer, no pause.
-    await harness.mention(MONGOLIA_Q, ts=LATER)
-    later = await harness.run_in(LATER)
+    later = await harness.ask(MONGOLIA_Q, ts=LATER)
     assert later.status is RunStatus.ANSWERED, later.error
     assert later.interventions == [], "no escalation: the verified answer answers it"
     assert "Ulaanbaatar" in later.final_answer
@@ -129,8 +127,7 @@ async def test_grace_verified_lists_and_forget_removes_for_approvers_only(
     assert "No verified answer" in unknown["text"]
 
     # Gone from the knowledge base too: the question escalates again.
-    await harness.mention(MONGOLIA_Q, ts=LATER)
-    state = await harness.run_in(LATER)
+    state = await harness.ask(MONGOLIA_Q, ts=LATER)
     assert state.status is RunStatus.PAUSED
     assert not any(s.verified for s in state.sources)
 

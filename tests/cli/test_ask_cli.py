@@ -221,7 +221,7 @@ def test_a_short_id_two_runs_share_is_refused_as_ambiguous(env: dict[str, str]) 
 
     from storage.db import make_engine
     from storage.run_store import SqlRunStore
-    from tests.storage.helpers import make_state
+    from tests.samples import make_state
 
     async def two_runs_sharing_a_prefix() -> None:
         engine = make_engine(f"sqlite+aiosqlite:///{env['GRACE_DATA_DIR']}/grace.db")

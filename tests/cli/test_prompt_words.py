@@ -9,7 +9,7 @@ from agent.errors import InvalidInputError
 from agent.schemas import InterventionKind
 from bot.cli.answers import option_index
 from bot.cli.prompts import prompt_lines
-from tests.blocks import samples
+from tests import samples
 
 
 def test_a_confirm_prompt_says_what_was_found_and_why_without_numbers() -> None:

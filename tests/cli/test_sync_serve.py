@@ -8,8 +8,8 @@ import json
 from pathlib import Path
 
 from agent.knowledge.qdrant_kb import open_knowledge_base
+from bot.simulator.webapi import FakeSlack
 from tests.durable.helpers import grace_env, grace_here_async
-from tests.fakes.fake_slack import FakeSlack
 from tests.faults.helpers import serve_env, start_server, wait_until
 
 

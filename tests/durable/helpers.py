@@ -150,7 +150,7 @@ async def stored_runs(url: str, *, limit: int = 100) -> list[RunState]:
     (as another process would see them)."""
     engine = make_engine(url)
     try:
-        return await SqlRunStore(engine).list_runs(limit=limit)
+        return await SqlRunStore(engine).runs.list_runs(limit=limit)
     finally:
         await engine.dispose()
 

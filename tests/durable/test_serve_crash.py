@@ -13,8 +13,8 @@ import aiohttp
 import pytest
 
 from agent.schemas import RunStatus
+from bot.simulator.webapi import FakeSlack
 from tests.durable.helpers import stored_runs
-from tests.fakes.fake_slack import FakeSlack
 from tests.faults.helpers import (
     answers,
     mention,

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from bot.simulator.webapi import FakeSlack
 from tests.durable.helpers import run_grace
-from tests.fakes.fake_slack import FakeSlack
 from tests.faults.helpers import free_port, serve_env
 
 

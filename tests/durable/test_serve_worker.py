@@ -16,14 +16,9 @@ from pathlib import Path
 import aiohttp
 
 from bot.service.worker_process import MAX_QUICK_FAILURES, restart_delay
+from bot.simulator.requests import FORM_CONTENT_TYPE, form_body, signed_headers, slash_command_form
+from bot.simulator.webapi import FakeSlack
 from tests.databases import sqlite_url
-from tests.fakes.fake_slack import (
-    FORM_CONTENT_TYPE,
-    FakeSlack,
-    form_body,
-    signed_headers,
-    slash_command_form,
-)
 from tests.faults.helpers import (
     SECRET,
     answers,

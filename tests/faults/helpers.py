@@ -20,6 +20,14 @@ from sqlalchemy import func, or_, select
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from agent.schemas import RunStatus
+from bot.simulator.requests import (
+    JSON_CONTENT_TYPE,
+    app_mention_envelope,
+    json_body,
+    signed_headers,
+)
+from bot.simulator.webapi import FakeSlack
+from bot.simulator.workspace import DEFAULT_CHANNEL_ID
 from storage.db import make_engine, reader
 from storage.inbox import PENDING
 from storage.tables import DeliveryRow, InboxRow, RunRow
@@ -27,14 +35,6 @@ from tests.bot.conftest import SECRET, has_feedback_buttons
 from tests.durable.helpers import free_port as free_port  # re-exported for the fault tests
 from tests.durable.helpers import grace_env
 from tests.durable.helpers import wait_until as wait_until  # re-exported
-from tests.fakes.fake_slack import (
-    DEFAULT_CHANNEL_ID,
-    JSON_CONTENT_TYPE,
-    FakeSlack,
-    app_mention_envelope,
-    json_body,
-    signed_headers,
-)
 from tests.fakes.vacation_run import QUESTION
 
 

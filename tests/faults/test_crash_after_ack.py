@@ -10,7 +10,7 @@ from pathlib import Path
 import aiohttp
 import pytest
 
-from tests.fakes.fake_slack import FakeSlack
+from bot.simulator.webapi import FakeSlack
 
 from .helpers import (
     Delivery,

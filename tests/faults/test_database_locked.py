@@ -14,7 +14,7 @@ from pathlib import Path
 import aiohttp
 from sqlalchemy.engine import make_url
 
-from tests.fakes.fake_slack import FakeSlack
+from bot.simulator.webapi import FakeSlack
 
 from .helpers import (
     answers,

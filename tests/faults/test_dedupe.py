@@ -8,8 +8,8 @@ from pathlib import Path
 
 import aiohttp
 
+from bot.simulator.webapi import FakeSlack
 from tests.durable.helpers import stored_runs
-from tests.fakes.fake_slack import FakeSlack
 
 from .helpers import answers, mention, send, serve_env, serving, wait_answered
 

@@ -11,8 +11,8 @@ from pathlib import Path
 import aiohttp
 import pytest
 
+from bot.simulator.webapi import FakeSlack
 from tests.durable.helpers import grace_env
-from tests.fakes.fake_slack import FakeSlack
 from tests.faults.helpers import serving
 from tests.faults.hostile import (
     JSON_TYPE,

@@ -12,8 +12,9 @@ from urllib.parse import parse_qs, urlparse
 import aiohttp
 
 from bot.simulator.oauth import FakeOAuth, FakeTeam
+from bot.simulator.requests import app_mention_envelope
+from bot.simulator.webapi import FakeSlack
 from storage.sealing import new_key
-from tests.fakes.fake_slack import FakeSlack, app_mention_envelope
 from tests.faults.helpers import Delivery, send, serve_env, serving, start_server, wait_until
 
 TEAMS = (

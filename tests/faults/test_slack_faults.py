@@ -11,8 +11,9 @@ from pathlib import Path
 
 import aiohttp
 
+from bot.simulator.webapi import FakeSlack
+from bot.simulator.workspace import DEFAULT_CHANNEL_ID
 from tests.bot.conftest import is_plan_message
-from tests.fakes.fake_slack import DEFAULT_CHANNEL_ID, FakeSlack
 
 from .helpers import answers, mention, send, serve_env, serving, wait_answered, wait_until
 

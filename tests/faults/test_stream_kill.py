@@ -10,7 +10,8 @@ from typing import Any
 import aiohttp
 import pytest
 
-from tests.fakes.fake_slack import DEFAULT_CHANNEL_ID, FakeSlack, RecordedCall
+from bot.simulator.webapi import FakeSlack, RecordedCall
+from bot.simulator.workspace import DEFAULT_CHANNEL_ID
 
 from .helpers import (
     Server,

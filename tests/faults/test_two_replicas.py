@@ -16,22 +16,21 @@ import pytest
 
 from agent.schemas import RunStatus
 from blocks import ids
-from bot.simulator.workspace import StoredMessage
-from storage.db import make_engine
-from storage.run_store import SqlRunStore
-from tests.bot.conftest import SECRET
-from tests.durable.helpers import copy_data_dir
-from tests.fakes.fake_slack import (
-    DEFAULT_CHANNEL_ID,
+from bot.simulator.requests import (
     FORM_CONTENT_TYPE,
     JSON_CONTENT_TYPE,
-    FakeSlack,
     block_actions_payload,
     interactive_body,
     json_body,
     message_envelope,
     signed_headers,
 )
+from bot.simulator.webapi import FakeSlack
+from bot.simulator.workspace import DEFAULT_CHANNEL_ID, StoredMessage
+from storage.db import make_engine
+from storage.run_store import SqlRunStore
+from tests.bot.conftest import SECRET
+from tests.durable.helpers import copy_data_dir
 
 from .helpers import (
     Delivery,
@@ -214,7 +213,7 @@ async def test_two_replicas_answer_each_question_once_through_a_kill_9(
     engine = make_engine(fresh_db_url)
     try:
         store = SqlRunStore(engine)
-        runs = await store.list_runs(limit=QUESTIONS * 2)
+        runs = await store.runs.list_runs(limit=QUESTIONS * 2)
         assert sorted(r.thread.thread_ts for r in runs) == threads, "one run per question"
         assert {r.status for r in runs} == {RunStatus.ANSWERED}
         for run in runs:

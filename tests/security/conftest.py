@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from bot.simulator.webapi import FakeSlack
 from tests.bot.conftest import (  # noqa: F401  (fixtures)
     BotHarness,
     HarnessFactory,
@@ -20,7 +21,6 @@ from tests.bot.conftest import (  # noqa: F401  (fixtures)
     make_settings,
     started,
 )
-from tests.fakes.fake_slack import FakeSlack
 
 SecureFactory = Callable[..., Awaitable[BotHarness]]
 

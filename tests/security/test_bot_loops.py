@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from bot.simulator.requests import app_mention_envelope, message_envelope
 from tests.bot.conftest import ASKER, MONGOLIA_Q, OTHER, VACATION_Q, BotHarness
-from tests.fakes.fake_slack import app_mention_envelope, message_envelope
 
 from .conftest import SecureFactory
 
@@ -26,7 +26,7 @@ def from_bot(envelope: dict[str, Any], *, user: str | None = OTHER_BOT_USER) -> 
 
 
 async def runs(h: BotHarness) -> int:
-    return len(await h.store.list_runs(limit=500))
+    return len(await h.store.runs.list_runs(limit=500))
 
 
 async def test_ten_bot_mentions_in_one_thread_start_no_run(harness: BotHarness) -> None:
@@ -50,12 +50,11 @@ async def test_a_mention_with_no_user_or_a_bot_message_subtype_starts_no_run(
     subtype["event"]["subtype"] = "bot_message"
     assert (await harness.event(subtype)).status == 200
     assert await runs(harness) == 0
-    assert not [r for r in await harness.store.list_runs(limit=50) if r.asker == ""]
+    assert not [r for r in await harness.store.runs.list_runs(limit=50) if r.asker == ""]
 
 
 async def test_a_bot_reply_never_answers_a_paused_run(harness: BotHarness) -> None:
-    await harness.mention(MONGOLIA_Q, ts=TS)
-    state = await harness.run_in(TS)
+    state = await harness.ask(MONGOLIA_Q, ts=TS)
     assert state.pending is not None, "this question pauses for a person"
     before = state.pending.intervention_id
     reply = message_envelope(text="proceed", ts="1700220003.000100", thread_ts=TS, user=ASKER)
@@ -89,8 +88,7 @@ async def test_runs_per_thread_per_minute_are_capped_with_one_reply(
     secure: SecureFactory,
 ) -> None:
     h = await secure(slack={"runs_per_thread_per_minute": 1})
-    await h.mention(VACATION_Q, ts=TS)
-    first = await h.run_in(TS)
+    first = await h.ask(VACATION_Q, ts=TS)
     assert first.status.is_final or first.pending is not None
     if first.pending is not None:
         await h.command(f"cancel {first.run_id}")

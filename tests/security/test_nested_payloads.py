@@ -36,8 +36,7 @@ async def test_a_proceed_click_with_a_hostile_value_is_answered_once_and_dropped
     harness: BotHarness, value: str, caplog: pytest.LogCaptureFixture
 ) -> None:
     caplog.set_level(logging.INFO)
-    await harness.mention(COMPARE_Q, ts=TS)
-    state = await harness.run_in(TS)
+    state = await harness.ask(COMPARE_Q, ts=TS)
     plan = await harness.plan_message(state)
     assert ids.PLAN_RUN in button_values(plan)
     reply = await harness.click(ids.PLAN_RUN, value, message=plan)

@@ -15,8 +15,8 @@ from agent.safety import sanitize_answer
 from blocks.answer import to_mrkdwn
 from blocks.limits import escape_mrkdwn
 from blocks.sanitize import INVISIBLE, document_text, quoted, rewrite_links, scrub
+from bot.simulator.webapi import FakeSlack
 from tests.bot.conftest import BotHarness
-from tests.fakes.fake_slack import FakeSlack
 
 from .conftest import SecureFactory
 

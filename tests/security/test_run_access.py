@@ -6,9 +6,9 @@ word, so neither Details nor short-id prefixes reveal that a hidden run exists."
 from __future__ import annotations
 
 from blocks import ids
+from bot.simulator.requests import app_mention_envelope
 from tests.bot.conftest import APPROVER, ASKER, OTHER, VACATION_Q, BotHarness
 from tests.durable.helpers import grace_env, grace_here_async
-from tests.fakes.fake_slack import app_mention_envelope
 
 from .conftest import SecureFactory
 

@@ -10,9 +10,9 @@ import json
 
 from agent.schemas import InterventionStatus
 from blocks import ids
+from bot.simulator.requests import JSON_CONTENT_TYPE, app_mention_envelope
 from bot.slack.conversation import REFUSAL
-from tests.bot.conftest import ASKER, COMPARE_Q, OTHER, VACATION_Q, BotHarness, button_values
-from tests.fakes.fake_slack import JSON_CONTENT_TYPE, app_mention_envelope
+from tests.bot.conftest import ASKER, OTHER, VACATION_Q, BotHarness
 
 ELSEWHERE = "C0ELSEWHERE9"
 TS = "1700290000.000100"
@@ -21,11 +21,8 @@ TS = "1700290000.000100"
 async def test_nobody_answers_another_persons_run_whatever_ids_they_forge(
     harness: BotHarness,
 ) -> None:
-    await harness.mention(COMPARE_Q, ts=TS)
-    state = await harness.run_in(TS)
+    state, plan, value = await harness.plan_to_approve(ts=TS)
     assert state.pending is not None
-    plan = await harness.plan_message(state)
-    value = button_values(plan)[ids.PLAN_RUN]
     await harness.click(ids.PLAN_RUN, value, message=plan, user=OTHER)
     forged = ids.ButtonValue(
         run_id=state.run_id, intervention_id=state.pending.intervention_id
@@ -45,10 +42,7 @@ async def test_a_replayed_event_is_one_run(harness: BotHarness) -> None:
 
 
 async def test_a_flood_of_clicks_resumes_once(harness: BotHarness) -> None:
-    await harness.mention(COMPARE_Q, ts=TS)
-    state = await harness.run_in(TS)
-    plan = await harness.plan_message(state)
-    value = button_values(plan)[ids.PLAN_RUN]
+    state, plan, value = await harness.plan_to_approve(ts=TS)
     replies = await asyncio.gather(
         *(harness.click(ids.PLAN_RUN, value, message=plan, settle=False) for _ in range(40))
     )
@@ -76,8 +70,7 @@ async def test_a_deeply_nested_body_is_refused(harness: BotHarness) -> None:
 
 
 async def test_another_channels_thread_ts_starts_a_fresh_run(harness: BotHarness) -> None:
-    await harness.mention(VACATION_Q, ts=TS)
-    first = await harness.run_in(TS)
+    first = await harness.ask(VACATION_Q, ts=TS)
     envelope = app_mention_envelope(
         text=VACATION_Q, ts="1700290001.000100", thread_ts=TS, channel=ELSEWHERE
     )

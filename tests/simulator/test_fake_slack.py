@@ -20,14 +20,9 @@ from blocks.ids import ButtonValue, ModalMetadata
 from blocks.intervention import modify_modal
 from blocks.limits import to_payload
 from blocks.plan import fallback_text, plan_message
-from tests.blocks import samples
-from tests.fakes.fake_slack import (
-    DEFAULT_BOT_USER_ID,
+from bot.simulator.requests import (
     FORM_CONTENT_TYPE,
     JSON_CONTENT_TYPE,
-    FakeSlack,
-    SlackWorkspace,
-    WorkspaceEvent,
     app_mention_envelope,
     block_actions_payload,
     form_body,
@@ -39,6 +34,9 @@ from tests.fakes.fake_slack import (
     slash_command_form,
     view_submission_payload,
 )
+from bot.simulator.webapi import FakeSlack
+from bot.simulator.workspace import DEFAULT_BOT_USER_ID, SlackWorkspace, WorkspaceEvent
+from tests import samples
 
 CHANNEL = "C0GENERAL1"
 SECRET = "test-signing-secret"

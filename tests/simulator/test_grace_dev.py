@@ -211,7 +211,7 @@ async def test_the_bot_ignores_its_own_messages_and_edits(dev: DevEnvironment, p
     assert any(e.get("bot_id") for e in events)
     assert any(e.get("subtype") == "message_changed" for e in events)
     assert all(d.acked for d in dev.simulator.socket_mode.deliveries)
-    assert len(await dev.bot.services.store.list_runs()) == 1
+    assert len(await dev.bot.services.store.runs.list_runs()) == 1
 
 
 async def test_a_busy_port_is_a_clear_error(tmp_path: Path) -> None:

@@ -11,7 +11,8 @@ from slack_sdk.errors import SlackApiError
 from slack_sdk.models.messages.chunk import MarkdownTextChunk, PlanUpdateChunk, TaskUpdateChunk
 from slack_sdk.web.async_client import AsyncWebClient
 
-from tests.fakes.fake_slack import DEFAULT_CHANNEL_ID, FakeSlack, SlackWorkspace
+from bot.simulator.webapi import FakeSlack
+from bot.simulator.workspace import DEFAULT_CHANNEL_ID, SlackWorkspace
 
 CHANNEL = DEFAULT_CHANNEL_ID
 

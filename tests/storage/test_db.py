@@ -8,7 +8,7 @@ from sqlalchemy.engine import make_url
 
 from storage.db import database_url, make_engine, migrate
 from storage.run_store import SqlRunStore
-from tests.storage.helpers import make_state
+from tests.samples import make_state
 
 
 @pytest.mark.parametrize(

@@ -16,7 +16,7 @@ from agent.schemas import RunStatus
 from storage.db import make_engine
 from storage.errors import DatabaseUnreachableError
 from storage.run_store import SqlRunStore
-from tests.storage.helpers import make_state
+from tests.samples import make_state
 
 
 @pytest.mark.parametrize("db_backend", ["postgresql"])

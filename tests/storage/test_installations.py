@@ -15,7 +15,7 @@ from storage.run_store import SqlRunStore
 from storage.sealing import Sealer, SealError, new_key
 from storage.tables import InstallationRow, OAuthStateRow
 from storage.team_data import SqlTeamData
-from tests.storage.helpers import make_state
+from tests.samples import make_state
 
 
 def _installation(

@@ -19,7 +19,7 @@ from agent.schemas import (
     utcnow,
 )
 from storage.run_store import SqlRunStore
-from tests.storage.helpers import answered, make_request, make_state
+from tests.samples import answered, make_request, make_state
 
 
 def _answer(user: str) -> InterventionAnswer:

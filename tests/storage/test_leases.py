@@ -11,7 +11,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from agent.schemas import RunStatus, utcnow
 from storage.run_store import SqlRunStore
 from storage.tables import RunRow
-from tests.storage.helpers import make_state
+from tests.samples import make_state
 
 
 async def test_only_the_lease_holder_renews_and_renewing_is_not_a_new_version(

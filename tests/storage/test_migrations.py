@@ -21,7 +21,7 @@ from storage.db import alembic_config, current_revision, make_engine, migrate
 from storage.run_store import SqlRunStore
 from storage.tables import Base
 from storage.workspace_notes import SqlWorkspaceNotes
-from tests.storage.helpers import make_state
+from tests.samples import make_state
 
 HEAD = "0012_installations"
 

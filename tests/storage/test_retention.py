@@ -24,7 +24,7 @@ from storage.tables import (
     RunEventRow,
     RunRow,
 )
-from tests.storage.helpers import make_state
+from tests.samples import make_state
 
 
 async def _count(engine: AsyncEngine, table: type, run_id: str) -> int:

@@ -12,7 +12,7 @@ from agent.memory_store import InMemoryRunStore
 from agent.ports import RunStore
 from storage.run_store import SqlRunStore
 from storage.sql import SqlStore
-from tests.storage.helpers import make_state
+from tests.samples import make_state
 
 
 def _port_methods() -> list[str]:

@@ -17,7 +17,7 @@ from agent.schemas import RunState, RunStatus, ThreadKey, TokenUsage, utcnow
 from storage.db import make_engine
 from storage.ledger import SqlUsageLedger
 from storage.run_store import SqlRunStore
-from tests.storage.helpers import make_state
+from tests.samples import make_state
 
 
 @pytest.fixture
@@ -84,11 +84,11 @@ async def test_queries_by_status_channel_and_thread(store: SqlRunStore) -> None:
     assert latest is not None and latest.run_id == follow_up.run_id
     assert await store.latest_run_in_thread(ThreadKey(channel_id="C9", thread_ts="x")) is None
 
-    newest_first = await store.list_runs()
+    newest_first = await store.runs.list_runs()
     assert [s.run_id for s in newest_first] == [follow_up.run_id, elsewhere.run_id, old.run_id]
-    assert [s.run_id for s in await store.list_runs(channel_id="C2")] == [elsewhere.run_id]
-    assert [s.run_id for s in await store.list_runs(status=RunStatus.ANSWERED)] == [old.run_id]
-    assert len(await store.list_runs(limit=2)) == 2
+    assert [s.run_id for s in await store.runs.list_runs(channel_id="C2")] == [elsewhere.run_id]
+    assert [s.run_id for s in await store.runs.list_runs(status=RunStatus.ANSWERED)] == [old.run_id]
+    assert len(await store.runs.list_runs(limit=2)) == 2
     running = await store.runs_with_status(RunStatus.RUNNING)
     assert [s.run_id for s in running] == [elsewhere.run_id, follow_up.run_id]
 

@@ -18,7 +18,7 @@ from agent.schemas import (
 from storage.ledger import SqlUsageLedger
 from storage.run_store import SqlRunStore
 from storage.tables import UsageRow
-from tests.storage.helpers import make_state
+from tests.samples import make_state
 
 
 async def test_stats_on_a_known_dataset(store: SqlRunStore, ledger: SqlUsageLedger) -> None:

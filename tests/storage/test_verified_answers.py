@@ -8,21 +8,12 @@ from datetime import timedelta
 from agent.ports import VerifiedAnswer
 from agent.schemas import utcnow
 from storage.run_store import SqlRunStore
+from tests.samples import verified_answer
 
 
 def _answer(answer_id: str, *, run_id: str | None, minutes: int = 0) -> VerifiedAnswer:
     at = utcnow() + timedelta(minutes=minutes)
-    return VerifiedAnswer(
-        answer_id=answer_id,
-        question="What is the capital of Mongolia?",
-        answer="Ulaanbaatar.",
-        verified_by="U0APPROVER3",
-        verified_by_name="alice",
-        verified_at=at,
-        review_by=at + timedelta(days=180),
-        permalink="https://example.slack.com/archives/C1/p1700003000000100",
-        run_id=run_id,
-    )
+    return verified_answer(answer_id=answer_id, verified_at=at, run_id=run_id)
 
 
 async def test_saved_once_per_run_listed_newest_first_and_removed(store: SqlRunStore) -> None:

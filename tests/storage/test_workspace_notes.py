@@ -32,4 +32,4 @@ async def test_a_workspace_note_holds_until_it_expires(store: SqlRunStore) -> No
     long_team = "E" + "9" * 80
     await store.note_workspace(long_team, "stream_refused", "x", until=now + timedelta(hours=1))
     assert (await store.workspace_note(long_team, "stream_refused") or ("", now))[0] == "x"
-    assert await store.list_runs(limit=5) == []
+    assert await store.runs.list_runs(limit=5) == []

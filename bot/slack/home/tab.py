@@ -73,13 +73,20 @@ REDIRECT = "https://slack.com/app_redirect"
 `channel` and `team`)."""
 
 
-class RunReader(Protocol):
-    """The part of the run store the Home tabs read (`storage.run_store.SqlRunStore`):
-    the runs waiting, or one person's, newest first."""
+class RunLister(Protocol):
+    """The runs waiting, or one person's, newest first (`storage.runs.SqlRuns`)."""
 
     async def list_runs(
         self, *, status: RunStatus | None = None, asker: str | None = None, limit: int
     ) -> list[RunState]: ...
+
+
+class RunReader(Protocol):
+    """The part of the run store the Home tabs read (`storage.run_store.SqlRunStore`):
+    its runs, and where their messages are."""
+
+    @property
+    def runs(self) -> RunLister: ...
 
     async def get_message_ref(self, *, run_id: str, kind: str) -> tuple[str, str] | None: ...
 
@@ -235,7 +242,7 @@ class HomeTabs:
 
     async def view_for(self, user: str) -> View:
         """The Home tab `user` should see now: only runs they may see."""
-        paused = await self.store.list_runs(status=RunStatus.PAUSED, limit=WAITING_SEARCH)
+        paused = await self.store.runs.list_runs(status=RunStatus.PAUSED, limit=WAITING_SEARCH)
         waiting: list[WaitingRun] = []
         for state in paused:
             if state.origin is RunOrigin.COMMAND_LINE or state.pending is None:
@@ -255,7 +262,7 @@ class HomeTabs:
             waiting.append(WaitingRun(state=state, role=role, link=await self._pause_link(state)))
         waiting.sort(key=lambda w: w.since)
         recent: list[RecentRun] = []
-        for state in await self.store.list_runs(asker=user, limit=RECENT_SEARCH):
+        for state in await self.store.runs.list_runs(asker=user, limit=RECENT_SEARCH):
             if len(recent) >= MAX_RECENT:
                 break
             if state.origin is RunOrigin.COMMAND_LINE or not of_acting_team(state):

@@ -126,14 +126,7 @@ async def handle_click(deps: BotDeps, client: AsyncWebClient, click: ClickData) 
         await tell("This feedback button is damaged; nothing was recorded.")
         return
     if up is not None and (click.action_id in _FEEDBACK or click.action_id == ids.FEEDBACK):
-        reply = await record_feedback(
-            store=deps.store,
-            orchestrator=deps.orchestrator,
-            settings=deps.settings,
-            state=state,
-            user=click.user,
-            up=up,
-        )
+        reply = await record_feedback(deps, state=state, user=click.user, up=up)
         await deps.publisher.ephemeral(
             click.channel,
             click.user,

@@ -147,7 +147,7 @@ async def find_run(deps: BotDeps, ref: str, user: str, channel: str) -> RunState
     if prefix is None:
         return not_found(ref)
     for scope in (channel, None):
-        runs = await deps.store.list_runs(channel_id=scope, limit=SHORT_ID_SEARCH)
+        runs = await deps.store.runs.list_runs(channel_id=scope, limit=SHORT_ID_SEARCH)
         matches = [
             r for r in runs if r.run_id.startswith(prefix) and await deps.access.may_read(r, user)
         ]
@@ -181,7 +181,7 @@ async def handle_grace(
         return
 
     if sub == "status" and arg is None:
-        recent = await deps.store.list_runs(limit=MINE_SEARCH)
+        recent = await deps.store.runs.list_runs(limit=MINE_SEARCH)
         runs = [r for r in recent if r.asker == user and of_acting_team(r)][:RUNS_LISTED]
         late = await _undelivered(deps, channel)
         text = f"Your {len(runs)} recent runs"
@@ -190,7 +190,7 @@ async def handle_grace(
         await _ack_blocks(ack, text, runs_list_blocks(runs, undelivered=late))
         return
     if sub == "status" and arg is not None and arg.lower() == "all":
-        listed = await deps.store.list_runs(channel_id=channel, limit=RUNS_LISTED)
+        listed = await deps.store.runs.list_runs(channel_id=channel, limit=RUNS_LISTED)
         runs = [r for r in listed if await deps.access.may_read(r, user)]  # members: all
         blocks = runs_list_blocks(
             runs,
@@ -241,7 +241,7 @@ async def handle_grace(
         since = datetime.combine(utcnow().date(), time.min, tzinfo=utcnow().tzinfo)
         if user not in deps.settings.approvers:
             # Workspace-wide figures are for approvers; everyone else sees their own.
-            recent = await deps.store.list_runs(limit=MINE_SEARCH)
+            recent = await deps.store.runs.list_runs(limit=MINE_SEARCH)
             mine = [
                 r for r in recent if r.asker == user and r.created_at >= since and of_acting_team(r)
             ]

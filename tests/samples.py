@@ -1,13 +1,17 @@
-"""Domain objects for the Block Kit tests, built directly with the schema models."""
+"""Domain objects built directly with the schema models, for the tests of every layer.
+
+Two runs, for two jobs: `state()` is a run as the Block Kit tests render it (every step
+status, long text on demand); `make_state()` is a run as the storage tests round-trip it
+(a collection, user inputs, replans and an intervention awaiting an answer). And one
+verified answer, as the agent cites it, the blocks show it and storage keeps it.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
-from typing import Any
 
-from slack_sdk.models.blocks import Block
-
+from agent.ports import VerifiedAnswer
 from agent.schemas import (
     ActionType,
     ConfidenceScore,
@@ -15,6 +19,7 @@ from agent.schemas import (
     InterventionKind,
     InterventionLevel,
     InterventionRequest,
+    InterventionStatus,
     PlanStep,
     ReplanRecord,
     ReplanStrategy,
@@ -26,15 +31,7 @@ from agent.schemas import (
     StepStatus,
     ThreadKey,
     TokenUsage,
-)
-from blocks.limits import (
-    MAX_BLOCKS_PER_MESSAGE,
-    MAX_BUTTON_TEXT,
-    MAX_BUTTON_VALUE,
-    MAX_HEADER_TEXT,
-    MAX_SECTION_TEXT,
-    to_payload,
-    validate_message,
+    utcnow,
 )
 
 WORDS = "alpha beta gamma delta epsilon zeta eta theta iota kappa lambda mu".split()
@@ -213,40 +210,138 @@ def state(
     return run
 
 
-def walk(value: Any) -> Iterator[dict[str, Any]]:
-    """Every dict inside a payload, depth first."""
-    if isinstance(value, dict):
-        yield value
-        for child in value.values():
-            yield from walk(child)
-    elif isinstance(value, list):
-        for child in value:
-            yield from walk(child)
+# ---- runs as the storage tests round-trip them ----------------------------------------
 
 
-def assert_valid(blocks: Sequence[Block]) -> list[dict[str, Any]]:
-    """Slack would accept `blocks` as one message; checked twice (sdk + by hand)."""
-    validate_message(blocks)
-    payload = to_payload(blocks)
-    assert 1 <= len(payload) <= MAX_BLOCKS_PER_MESSAGE
-    for block in payload:
-        if block["type"] == "section" and "text" in block:
-            assert 0 < len(block["text"]["text"]) <= MAX_SECTION_TEXT
-        if block["type"] == "header":
-            assert len(block["text"]["text"]) <= MAX_HEADER_TEXT
-        for element in walk(block):
-            if element.get("type") == "button":
-                assert len(element["text"]["text"]) <= MAX_BUTTON_TEXT
-                assert len(element.get("value", "")) <= MAX_BUTTON_VALUE
-    return payload
+def make_request(
+    run_id: str,
+    *,
+    step_id: int | None = 2,
+    expires_in: timedelta | None = timedelta(hours=24),
+    now: datetime | None = None,
+) -> InterventionRequest:
+    now = now or utcnow()
+    return InterventionRequest(
+        run_id=run_id,
+        step_id=step_id,
+        kind=InterventionKind.CONFIRM,
+        level=InterventionLevel.CONFIRM,
+        question="Proceed with the answer? 有給休暇",
+        reason="confidence 0.55 is below 0.7",
+        options=["Proceed", "Modify", "Cancel"],
+        confidence=ConfidenceScore(score=0.55, breakdown={"search_quality": 0.6}),
+        allowed_responders=["U_ASKER", "U_APPROVER"],
+        created_at=now,
+        expires_at=(now + expires_in) if expires_in is not None else None,
+    )
 
 
-def all_text(payload: list[dict[str, Any]]) -> str:
-    """Every text string of a payload joined, to search what a reader sees."""
-    texts = [d["text"] for d in walk(payload) if isinstance(d.get("text"), str)]
-    return "\n".join(texts)
+def make_state(
+    *,
+    thread_ts: str = "1700000000.000100",
+    channel_id: str = "C1",
+    status: RunStatus = RunStatus.PAUSED,
+    replans: int = 1,
+    with_intervention: bool = True,
+    created_at: datetime | None = None,
+) -> RunState:
+    """A run with a plan, step results, replan history and (optionally) a pending pause."""
+    state = RunState(
+        query="How many days of paid leave do I get? 有給休暇は何日？",
+        asker="U_ASKER",
+        thread=ThreadKey(team_id="T1", channel_id=channel_id, thread_ts=thread_ts),
+        collection="hr",
+        status=status,
+        llm_model="offline",
+    )
+    if created_at is not None:
+        state.created_at = created_at
+    state.plan = ExecutionPlan(
+        original_query=state.query,
+        complexity=0.4,
+        estimated_steps=2,
+        steps=[
+            PlanStep(step_id=1, action=ActionType.RAG_SEARCH, description="search", query="leave"),
+            PlanStep(
+                step_id=2,
+                action=ActionType.REASONING,
+                description="answer",
+                depends_on=[1],
+                fallback=ActionType.WEB_SEARCH,
+            ),
+        ],
+    )
+    source = Source(source="hr/leave.md", text="20 days", chunk_id="c1", similarity=0.8)
+    state.step_results = {
+        1: StepResult(
+            step_id=1,
+            action=ActionType.RAG_SEARCH,
+            status=StepStatus.SUCCESS,
+            output="found",
+            confidence=0.8,
+            confidence_detail=ConfidenceScore(score=0.8, penalties=["single source ×0.9"]),
+            sources=[source],
+            token_usage=TokenUsage(input_tokens=10, output_tokens=5, calls=1, cost_usd=0.001),
+        ),
+        2: StepResult(
+            step_id=2,
+            action=ActionType.REASONING,
+            status=StepStatus.PARTIAL,
+            output="20 days [Source: hr/leave.md]",
+            confidence=0.55,
+            level=InterventionLevel.CONFIRM,
+            sources=[source],
+        ),
+    }
+    state.replan_history = [
+        ReplanRecord(
+            trigger=ReplanTrigger.LOW_CONFIDENCE,
+            strategy=ReplanStrategy.PARTIAL,
+            reason=f"replan {i}",
+            failed_step_id=2,
+            old_steps=["search", "answer"],
+            new_steps=["search", "answer better"],
+        )
+        for i in range(replans)
+    ]
+    state.token_usage = TokenUsage(input_tokens=100, output_tokens=50, calls=3, cost_usd=0.02)
+    state.overall_confidence = 0.55
+    state.level = InterventionLevel.CONFIRM
+    state.user_inputs = ["the Tokyo office"]
+    if with_intervention:
+        request = make_request(state.run_id)
+        state.interventions = [request]
+        state.pending = request
+    return state
 
 
-def actions_of(payload: list[dict[str, Any]]) -> list[str]:
-    """The action ids of every interactive element, in order."""
-    return [d["action_id"] for d in walk(payload) if "action_id" in d]
+def answered(request: InterventionRequest, user: str) -> InterventionRequest:
+    """A copy of `request` as the orchestrator would hold it after a local answer."""
+    return request.model_copy(
+        update={"status": InterventionStatus.ANSWERED, "answered_by": user, "answered_at": utcnow()}
+    )
+
+
+# ---- a verified answer ---------------------------------------------------------------
+
+VERIFIED_QUESTION = "What is the capital of Mongolia?"
+VERIFIED_PERMALINK = "https://example.slack.com/archives/C1/p1700000000000100"
+
+
+def verified_answer(
+    *, answer_id: str = "ab12cd34", verified_at: datetime | None = None, run_id: str | None = None
+) -> VerifiedAnswer:
+    """A person's answer that alice (an approver) saved at `verified_at` (default now), to
+    be reviewed 180 days later."""
+    at = verified_at or utcnow()
+    return VerifiedAnswer(
+        answer_id=answer_id,
+        question=VERIFIED_QUESTION,
+        answer="It is Ulaanbaatar.",
+        verified_by="U0APPROVER3",
+        verified_by_name="alice",
+        verified_at=at,
+        review_by=at + timedelta(days=180),
+        permalink=VERIFIED_PERMALINK,
+        run_id=run_id,
+    )
