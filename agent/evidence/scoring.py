@@ -362,7 +362,13 @@ def select(evidence: Evidence, *, max_units: int = MAX_UNITS) -> list[Unit]:
                 held |= evidence.kinds_in(unit.text)
                 continue
         typed_yet = any(c.typed for c in chosen)
-        if not typed_yet and unit.typed and same_doc and unit.score >= FIGURE_MATE * best.score:
+        if (
+            not typed_yet
+            and unit.typed
+            and same_doc
+            and unit.score >= FIGURE_MATE * best.score
+            and _own_coverage(evidence, unit) >= FIGURE_MATE * _own_coverage(evidence, best)
+        ):
             chosen.append(unit)
             covered |= new
             break
@@ -383,6 +389,13 @@ def select(evidence: Evidence, *, max_units: int = MAX_UNITS) -> list[Unit]:
             )
             chosen = [best, closest, *chosen[1:]][:max_units]
     return _with_defaults(evidence, chosen, max_units)
+
+
+def _own_coverage(evidence: Evidence, unit: Unit) -> float:
+    """How much of the question a unit's own words cover, its heading aside: a heading
+    ("Why are refunds slow?") lifts every sentence under it alike, the one about
+    another thing too ("In May the office moved." for "when do refunds arrive?")."""
+    return evidence.coverage(unit.tokens)
 
 
 def _with_defaults(evidence: Evidence, chosen: list[Unit], max_units: int) -> list[Unit]:

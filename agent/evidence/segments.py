@@ -5,15 +5,22 @@ from __future__ import annotations
 
 import re
 
+from agent.knowledge.chunking import question_lines
 from agent.knowledge.tokenize import normalize_text
 
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'(*_\[$#])|(?<=[。！？])")
+_SENTENCE_END = re.compile(
+    r"(?<=[.!?])(?<!\bi\.e\.)(?<!\be\.g\.)(?<!\bie\.)(?<!\beg\.)\s+(?=[A-Z0-9\"'(*_\[$#])"
+    r"|(?<=[。！？])"
+)
+"""A sentence ends at a full stop before a capital, a digit or a quote, but not after
+"i.e." or "e.g.": "… with a short vowel, ie. \"bin\" (not \"bine\")" is one sentence."""
 _INLINE_ITEM = re.compile(r"(?<!\d)\s+[-•*]\s+(?=\S)")
 _ITEM_PREFIX = re.compile(r"^\s*(?:[-*•+](?=\s)|\d+[.)]|[(（]\d+[)）]|[QA][:：])\s*")
 _TABLE_SEPARATOR = re.compile(r"^\|?\s*:?-+:?\s*(\|\s*:?-+:?\s*)*\|?$")
 _HTML_COMMENT = re.compile(r"<!--.*?(?:-->|$)", re.S)
 _MARKUP = re.compile(r"\*\*|__|`|\[([^\]]*)\]\([^)]*\)")
 _QUOTE = re.compile(r"(?:^|\s)>\s*(?:\[!\w+\]\s*)?|\[!\w+\]")
+_RULE = re.compile(r"^[-=*_~]{3,}$")
 
 
 LEAD_IN_CHARS = 200
@@ -54,7 +61,9 @@ def split_blocks(text: str) -> list[tuple[str, str, int]]:
     heading = ""
     if lines and lines[0].strip() and not re.search(r"[.。!?！？]$", lines[0].strip()):
         first = lines[0].strip()
-        if " › " in first or first.startswith("#") or len(lines) > 1:
+        # A heading stands on its own line; a plain-text passage's first line is often
+        # the start of a wrapped sentence ("The widget stores its cache in the"), no title.
+        if " › " in first or first.startswith("#") or (len(lines) > 1 and not lines[1].strip()):
             heading = first.lstrip("#").strip()
             lines = lines[1:]
     out: list[tuple[str, str, int]] = []
@@ -63,13 +72,25 @@ def split_blocks(text: str) -> list[tuple[str, str, int]]:
     paragraph: list[str] = []
 
     in_item = False
+    # An FAQ's question is the subject of the answer below it: "Why is the build slow?"
+    # then "Caching is off by default." The question's words are the answer's context,
+    # as a heading's would be, until the next question, heading or rule line.
+    subject = ""
+    asked_last = False  # the paragraph just ended was a question (one may follow another)
 
     def flush() -> None:
-        nonlocal in_item
-        in_item = False
-        if paragraph:
-            _sentences_into(" ".join(paragraph), heading, lead, out)
-            paragraph.clear()
+        nonlocal in_item, subject, asked_last
+        was_item, in_item = in_item, False
+        if not paragraph:
+            return
+        asked, rest = ([], paragraph) if was_item or in_code else _question_lines(paragraph)
+        if asked:
+            question = _clean(" ".join(asked))
+            subject = f"{subject} {question}" if asked_last else question
+        asked_last = bool(asked) and not rest
+        if rest:
+            _sentences_into(" ".join(rest), _join(heading, subject), lead, out)
+        paragraph.clear()
 
     in_code = False
     for raw in lines:
@@ -106,6 +127,14 @@ def split_blocks(text: str) -> list[tuple[str, str, int]]:
         if line.startswith("#"):
             flush()
             heading = _join(heading.split(" › ")[0] if heading else "", line.lstrip("#").strip())
+            lead = subject = ""
+            continue
+        if _RULE.match(line):
+            # "-----" between FAQ entries ends an answer; "=====" under a question
+            # underlines it (a Setext heading), so that question stays the subject.
+            flush()
+            subject = subject if asked_last else ""
+            asked_last = False
             lead = ""
             continue
         if _ITEM_PREFIX.match(raw) and not re.match(r"^\s*\d+\.\d", raw):
@@ -135,6 +164,13 @@ def split_blocks(text: str) -> list[tuple[str, str, int]]:
         paragraph.append(line)
     flush()
     return out
+
+
+def _question_lines(lines: list[str]) -> tuple[list[str], list[str]]:
+    """The question a paragraph opens with, and the rest: "2.3. Why does it hang?" on
+    one line, its answer on the next, with no blank line between."""
+    asked = question_lines(lines)
+    return lines[:asked], lines[asked:]
 
 
 def _join(*parts: str) -> str:

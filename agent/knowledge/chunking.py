@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import html
 import re
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import TextIO
 
@@ -31,6 +31,7 @@ __all__ = [
     "DocumentFacts",
     "Line",
     "markdown_chunks",
+    "question_lines",
     "read_lines",
     "split_long",
     "text_chunks",
@@ -134,26 +135,56 @@ def split_long(paragraph: str, size: int) -> list[str]:
     return [piece.strip() for piece in _pieces(paragraph, size) if piece.strip()]
 
 
+QUESTION_CHARS = 300
+"""An FAQ's question is shorter than this; a longer run of lines ending in a question
+mark is prose that asks in passing."""
+_ASKS = re.compile(r"[?？]!?\s*$")
+
+
+def question_lines(lines: Sequence[str]) -> int:
+    """How many of a paragraph's first lines are the question it opens with (0: none):
+    "How do I reset it?" alone, or "2.3. Why does the build\nhang?" with its answer on
+    the next line. An FAQ's answer is read under its question."""
+    length = 0
+    for index, line in enumerate(lines):
+        length += len(line) + 1
+        if length > QUESTION_CHARS:
+            break
+        if _ASKS.search(line):
+            return index + 1
+    return 0
+
+
 class _Packer:
-    """Greedily packs paragraphs into chunks of at most `size` characters."""
+    """Greedily packs paragraphs into chunks of at most `size` characters. A paragraph
+    opening with a question starts a new chunk (unless the chunk holds only questions so
+    far), so an FAQ's answer is kept with its question rather than the one before it."""
 
     def __init__(self, size: int) -> None:
         self.size = size
         self._current: list[str] = []
         self._length = 0
+        self._asking = False
 
     def add(self, paragraph: str) -> Iterator[str]:
+        lines = paragraph.split("\n")
+        asked = question_lines(lines)
+        if asked and self._current and not self._asking:
+            yield from self.flush()
+        asking = asked == len(lines) and (self._asking or not self._current)
         pieces = [paragraph] if len(paragraph) <= self.size else split_long(paragraph, self.size)
         for piece in pieces:
             if self._current and self._length + len(piece) + 2 > self.size:
                 yield from self.flush()
             self._current.append(piece)
             self._length += len(piece) + 2
+        self._asking = asking
 
     def flush(self) -> Iterator[str]:
         if self._current:
             yield "\n\n".join(self._current)
         self._current, self._length = [], 0
+        self._asking = False
 
 
 def _cell_text(raw: str) -> str:
