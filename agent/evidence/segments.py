@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 
-from agent.knowledge.chunking import question_lines
+from agent.knowledge.chunking import QUESTION_CHARS, question_lines
 from agent.knowledge.tokenize import normalize_text
 
 _SENTENCE_END = re.compile(
@@ -21,6 +21,7 @@ _HTML_COMMENT = re.compile(r"<!--.*?(?:-->|$)", re.S)
 _MARKUP = re.compile(r"\*\*|__|`|\[([^\]]*)\]\([^)]*\)")
 _QUOTE = re.compile(r"(?:^|\s)>\s*(?:\[!\w+\]\s*)?|\[!\w+\]")
 _RULE = re.compile(r"^[-=*_~]{3,}$")
+_QUESTION_PREFIX = re.compile(r"^\s*[QＱ][:：]")
 
 
 LEAD_IN_CHARS = 200
@@ -59,7 +60,12 @@ def split_blocks(text: str) -> list[tuple[str, str, int]]:
     text = _HTML_COMMENT.sub(" ", text)  # a template's instructions, not its content
     lines = normalize_text(text).replace("\r", "").split("\n")
     heading = ""
-    if lines and lines[0].strip() and not re.search(r"[.。!?！？]$", lines[0].strip()):
+    if (
+        lines
+        and lines[0].strip()
+        and not re.search(r"[.。!?！？]$", lines[0].strip())
+        and not _RULE.match(lines[0].strip())
+    ):
         first = lines[0].strip()
         # A heading stands on its own line; a plain-text passage's first line is often
         # the start of a wrapped sentence ("The widget stores its cache in the"), no title.
@@ -75,15 +81,38 @@ def split_blocks(text: str) -> list[tuple[str, str, int]]:
     # An FAQ's question is the subject of the answer below it: "Why is the build slow?"
     # then "Caching is off by default." The question's words are the answer's context,
     # as a heading's would be, until the next question, heading or rule line.
+    # An entry after a rule line may open with its problem stated, not asked ("-----",
+    # "The printer shows error 5.", then the fix): that short first paragraph is held,
+    # and becomes the subject if an answer follows it, else is quoted as it is.
     subject = ""
     asked_last = False  # the paragraph just ended was a question (one may follow another)
+    entry_start = False  # a rule line was just passed
+    held: list[str] = []
+
+    def release() -> None:
+        """The held paragraph had no answer after it: it is content after all."""
+        if held:
+            _sentences_into(" ".join(held), _join(heading, subject), lead, out)
+            held.clear()
 
     def flush() -> None:
-        nonlocal in_item, subject, asked_last
+        nonlocal in_item, subject, asked_last, entry_start
         was_item, in_item = in_item, False
         if not paragraph:
             return
-        asked, rest = ([], paragraph) if was_item or in_code else _question_lines(paragraph)
+        plain = not (was_item or in_code)
+        asked, rest = _question_lines(paragraph) if plain else ([], paragraph)
+        if held and asked:
+            release()
+        elif held:
+            subject = _clean(" ".join(held))
+            held.clear()
+        if entry_start and plain and not asked and len(" ".join(paragraph)) <= QUESTION_CHARS:
+            entry_start = False
+            held.extend(paragraph)
+            paragraph.clear()
+            return
+        entry_start = False
         if asked:
             question = _clean(" ".join(asked))
             subject = f"{subject} {question}" if asked_last else question
@@ -126,6 +155,7 @@ def split_blocks(text: str) -> list[tuple[str, str, int]]:
         header = []
         if line.startswith("#"):
             flush()
+            release()
             heading = _join(heading.split(" › ")[0] if heading else "", line.lstrip("#").strip())
             lead = subject = ""
             continue
@@ -133,6 +163,8 @@ def split_blocks(text: str) -> list[tuple[str, str, int]]:
             # "-----" between FAQ entries ends an answer; "=====" under a question
             # underlines it (a Setext heading), so that question stays the subject.
             flush()
+            release()
+            entry_start = not asked_last
             subject = subject if asked_last else ""
             asked_last = False
             lead = ""
@@ -144,7 +176,8 @@ def split_blocks(text: str) -> list[tuple[str, str, int]]:
                 lead = _clean(item)
                 continue
             paragraph.append(item)  # its indented continuation lines join it
-            in_item = True
+            # "Q: Can I …?" is an FAQ's question, not a list item
+            in_item = not _QUESTION_PREFIX.match(raw)
             continue
         if in_item and paragraph and raw[:1].isspace():
             paragraph.append(line)  # "- Travel is booked\n  through the portal."
@@ -163,6 +196,7 @@ def split_blocks(text: str) -> list[tuple[str, str, int]]:
         lead = "" if not paragraph else lead
         paragraph.append(line)
     flush()
+    release()
     return out
 
 

@@ -139,6 +139,7 @@ QUESTION_CHARS = 300
 """An FAQ's question is shorter than this; a longer run of lines ending in a question
 mark is prose that asks in passing."""
 _ASKS = re.compile(r"[?？]!?\s*$")
+_RULE = re.compile(r"^\s*[-=*_~]{3,}\s*$")
 
 
 def question_lines(lines: Sequence[str]) -> int:
@@ -156,32 +157,72 @@ def question_lines(lines: Sequence[str]) -> int:
 
 
 class _Packer:
-    """Greedily packs paragraphs into chunks of at most `size` characters. A paragraph
-    opening with a question starts a new chunk (unless the chunk holds only questions so
-    far), so an FAQ's answer is kept with its question rather than the one before it."""
+    """Greedily packs paragraphs into chunks of at most `size` characters.
+
+    FAQs: a paragraph opening with a question starts a new chunk (unless the chunk holds
+    only questions so far), and so does a rule line between entries, so an answer is
+    kept with what it answers rather than with the entry before it. An answer too long
+    for one chunk repeats its entry's opening (the question, or the rule and the problem
+    stated after it) at the top of the next, as a Markdown chunk repeats its heading."""
 
     def __init__(self, size: int) -> None:
         self.size = size
         self._current: list[str] = []
         self._length = 0
         self._asking = False
+        self._entry: list[str] = []
+        """The current FAQ entry's opening paragraphs."""
+        self._entry_open = False
+        """A rule line was just added: a short paragraph next states the entry's problem."""
 
     def add(self, paragraph: str) -> Iterator[str]:
         lines = paragraph.split("\n")
+        underline = len(lines) == 2 and not re.search(r"[.!。]\s*$", lines[0])
+        if len(lines) > 1 and _RULE.match(lines[-1]) and not underline:
+            # "…the last answer.\n-----": the rule opens the next entry, not this one.
+            # (Under a heading's line it underlines it: "Setup\n=====".)
+            yield from self.add("\n".join(lines[:-1]).rstrip())
+            yield from self.add(lines[-1].strip())
+            return
         asked = question_lines(lines)
+        rule = bool(_RULE.match(lines[0]))
         if asked and self._current and not self._asking:
             yield from self.flush()
+        elif rule and self._length >= _MIN_BUDGET:
+            yield from self.flush()
         asking = asked == len(lines) and (self._asking or not self._current)
+        self._note_entry(lines, asked, rule)
         pieces = [paragraph] if len(paragraph) <= self.size else split_long(paragraph, self.size)
         for piece in pieces:
             if self._current and self._length + len(piece) + 2 > self.size:
                 yield from self.flush()
+                self._reopen(len(piece))
             self._current.append(piece)
             self._length += len(piece) + 2
         self._asking = asking
 
+    def _note_entry(self, lines: list[str], asked: int, rule: bool) -> None:
+        if asked:
+            question = "\n".join(lines[:asked])
+            self._entry = [*self._entry, question] if self._asking else [question]
+            self._entry_open = False
+        elif rule:
+            self._entry, self._entry_open = ["\n".join(lines)], True
+        elif self._entry_open:
+            text = "\n".join(lines)
+            if len(text) <= QUESTION_CHARS:
+                self._entry.append(text)
+            self._entry_open = False
+
+    def _reopen(self, room: int) -> None:
+        """A new chunk in the middle of an entry starts with the entry's opening."""
+        length = sum(len(part) + 2 for part in self._entry)
+        if self._entry and not self._entry_open and length + room + 2 <= self.size:
+            self._current = list(self._entry)
+            self._length = length
+
     def flush(self) -> Iterator[str]:
-        if self._current:
+        if self._current and not all(_RULE.match(part) for part in self._current):
             yield "\n\n".join(self._current)
         self._current, self._length = [], 0
         self._asking = False

@@ -594,3 +594,29 @@ def test_a_sentence_goes_on_after_ie_and_eg() -> None:
         'Say it with a short vowel, ie. "bin" (as in "tin").',
         "Pick a colour, e.g. Teal or so.",
     ]
+
+
+def test_a_q_prefixed_faq_question_is_the_answers_context() -> None:
+    text = "Q: Can I carry it over?\nA: No, it lapses in December.\n"
+    assert split_units(text) == [("No, it lapses in December.", "Can I carry it over?")]
+
+
+def test_an_entry_stating_its_problem_after_a_rule_is_the_answers_subject() -> None:
+    """FAQ entries between rule lines may state the problem instead of asking: "If you
+    press the red key, the program stops." The answer below is about it; the statement
+    itself is no answer. A short paragraph with nothing after it stays a sentence."""
+    text = (
+        "Intro to the list.\n\n"
+        "********\n\n"
+        "If you press the red key, the program\nstops at once.\n\n"
+        "The keyboard maps that key to a break. No bug here.\n\n"
+        "********\n\n"
+        "A closing note.\n"
+    )
+    subject = "If you press the red key, the program stops at once."
+    assert split_units(text) == [
+        ("Intro to the list.", ""),
+        ("The keyboard maps that key to a break.", subject),
+        ("No bug here.", subject),
+        ("A closing note.", ""),
+    ]

@@ -146,3 +146,38 @@ def test_a_numbered_question_with_its_answer_on_the_next_line_starts_a_chunk() -
         "1.1. How do I install it?\nRun the installer.",
         "1.2. Where are the logs\nkept?\nIn the log folder.",
     ]
+
+
+def test_a_rule_line_starts_a_chunk_with_the_entry_after_it() -> None:
+    filler = "The widget keeps a small cache of recent lookups on disk. " * 5
+    text = (
+        f"{filler.strip()}\n-------\n\n"
+        "If you press the red key, the program\nstops at once.\n\n"
+        "The keyboard maps that key to a break.\n"
+    )
+    chunks = [body for _, body in text_chunks(read_lines(io.StringIO(text)))]
+    assert chunks == [
+        filler.strip(),
+        "-------\n\nIf you press the red key, the program\nstops at once.\n\n"
+        "The keyboard maps that key to a break.",
+    ]
+
+
+def test_a_line_underlined_as_a_heading_keeps_its_underline_and_text_together() -> None:
+    filler = "The widget keeps a small cache of recent lookups on disk. " * 5
+    text = f"{filler.strip()}\n\nWhy is it slow?\n===============\n\nIt waits for the lock.\n"
+    chunks = [body for _, body in text_chunks(read_lines(io.StringIO(text)))]
+    assert chunks[-1] == "Why is it slow?\n===============\n\nIt waits for the lock."
+
+
+def test_an_faq_answer_too_long_for_a_chunk_repeats_its_question_on_the_next() -> None:
+    para = "The widget keeps a small cache of recent lookups on disk. " * 6
+    text = (
+        f"Why is the widget slow?\n\n{para}\n\n{para}\n\n{para}\n\n"
+        f"-----\n\nThe red key stops it.\n\n{para}\n\n{para}\n\n{para}\n"
+    )
+    chunks = [body for _, body in text_chunks(read_lines(io.StringIO(text)))]
+    assert len(chunks) == 4
+    assert all(len(c) <= CHUNK_CHARS for c in chunks)
+    assert [c.split("\n\n")[0] for c in chunks[:2]] == ["Why is the widget slow?"] * 2
+    assert [c.split("\n\n")[:2] for c in chunks[2:]] == [["-----", "The red key stops it."]] * 2
