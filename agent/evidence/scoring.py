@@ -207,7 +207,7 @@ def gather(query: str, passages: Sequence[Source]) -> Evidence:
     units: list[Unit] = []
     order = 0
     for rank, passage in enumerate(passages):
-        for text, context, block in split_blocks(passage.text):
+        for text, context, block in split_blocks(_quotable(passage)):
             if context not in headings:
                 headings[context] = terms(context)
             units.append(
@@ -305,6 +305,17 @@ def gather(query: str, passages: Sequence[Source]) -> Evidence:
             * (PASSAGE_PRIOR + (1 - PASSAGE_PRIOR) * relative)
         )
     return evidence
+
+
+def _quotable(passage: Source) -> str:
+    """A passage's text as its units are cut from. A verified answer's first line is the
+    question it was saved for: it answers that question alone (`verified_for`), so the
+    question is no subject that would lend its words to the answer for another one
+    ("the currency of X?" answered with "It is Y." saved for "the capital of X?")."""
+    if passage.verified is None:
+        return passage.text
+    first, _, rest = passage.text.partition("\n")
+    return rest if first.strip() == passage.verified.question.strip() else passage.text
 
 
 def select(evidence: Evidence, *, max_units: int = MAX_UNITS) -> list[Unit]:
