@@ -207,7 +207,7 @@ def gather(query: str, passages: Sequence[Source]) -> Evidence:
     units: list[Unit] = []
     order = 0
     for rank, passage in enumerate(passages):
-        for text, context, block in split_blocks(passage.text):
+        for text, context, block in split_blocks(_quotable(passage)):
             if context not in headings:
                 headings[context] = terms(context)
             units.append(
@@ -307,6 +307,17 @@ def gather(query: str, passages: Sequence[Source]) -> Evidence:
     return evidence
 
 
+def _quotable(passage: Source) -> str:
+    """A passage's text as its units are cut from. A verified answer's first line is the
+    question it was saved for: it answers that question alone (`verified_for`), so the
+    question is no subject that would lend its words to the answer for another one
+    ("the currency of X?" answered with "It is Y." saved for "the capital of X?")."""
+    if passage.verified is None:
+        return passage.text
+    first, _, rest = passage.text.partition("\n")
+    return rest if first.strip() == passage.verified.question.strip() else passage.text
+
+
 def select(evidence: Evidence, *, max_units: int = MAX_UNITS) -> list[Unit]:
     """The units that answer: the best one, then others that cover what it leaves out
     (the second half of a two-part question, the figure a heading-only match lacks)."""
@@ -362,7 +373,13 @@ def select(evidence: Evidence, *, max_units: int = MAX_UNITS) -> list[Unit]:
                 held |= evidence.kinds_in(unit.text)
                 continue
         typed_yet = any(c.typed for c in chosen)
-        if not typed_yet and unit.typed and same_doc and unit.score >= FIGURE_MATE * best.score:
+        if (
+            not typed_yet
+            and unit.typed
+            and same_doc
+            and unit.score >= FIGURE_MATE * best.score
+            and _own_coverage(evidence, unit) >= FIGURE_MATE * _own_coverage(evidence, best)
+        ):
             chosen.append(unit)
             covered |= new
             break
@@ -383,6 +400,13 @@ def select(evidence: Evidence, *, max_units: int = MAX_UNITS) -> list[Unit]:
             )
             chosen = [best, closest, *chosen[1:]][:max_units]
     return _with_defaults(evidence, chosen, max_units)
+
+
+def _own_coverage(evidence: Evidence, unit: Unit) -> float:
+    """How much of the question a unit's own words cover, its heading aside: a heading
+    ("Why are refunds slow?") lifts every sentence under it alike, the one about
+    another thing too ("In May the office moved." for "when do refunds arrive?")."""
+    return evidence.coverage(unit.tokens)
 
 
 def _with_defaults(evidence: Evidence, chosen: list[Unit], max_units: int) -> list[Unit]:

@@ -5,15 +5,23 @@ from __future__ import annotations
 
 import re
 
+from agent.knowledge.chunking import QUESTION_CHARS, question_lines
 from agent.knowledge.tokenize import normalize_text
 
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'(*_\[$#])|(?<=[。！？])")
+_SENTENCE_END = re.compile(
+    r"(?<=[.!?])(?<!\bi\.e\.)(?<!\be\.g\.)(?<!\bie\.)(?<!\beg\.)\s+(?=[A-Z0-9\"'(*_\[$#])"
+    r"|(?<=[。！？])"
+)
+"""A sentence ends at a full stop before a capital, a digit or a quote, but not after
+"i.e." or "e.g.": "… with a short vowel, ie. \"bin\" (not \"bine\")" is one sentence."""
 _INLINE_ITEM = re.compile(r"(?<!\d)\s+[-•*]\s+(?=\S)")
 _ITEM_PREFIX = re.compile(r"^\s*(?:[-*•+](?=\s)|\d+[.)]|[(（]\d+[)）]|[QA][:：])\s*")
 _TABLE_SEPARATOR = re.compile(r"^\|?\s*:?-+:?\s*(\|\s*:?-+:?\s*)*\|?$")
 _HTML_COMMENT = re.compile(r"<!--.*?(?:-->|$)", re.S)
 _MARKUP = re.compile(r"\*\*|__|`|\[([^\]]*)\]\([^)]*\)")
 _QUOTE = re.compile(r"(?:^|\s)>\s*(?:\[!\w+\]\s*)?|\[!\w+\]")
+_RULE = re.compile(r"^[-=*_~]{3,}$")
+_QUESTION_PREFIX = re.compile(r"^\s*[QＱ][:：]")
 
 
 LEAD_IN_CHARS = 200
@@ -52,9 +60,16 @@ def split_blocks(text: str) -> list[tuple[str, str, int]]:
     text = _HTML_COMMENT.sub(" ", text)  # a template's instructions, not its content
     lines = normalize_text(text).replace("\r", "").split("\n")
     heading = ""
-    if lines and lines[0].strip() and not re.search(r"[.。!?！？]$", lines[0].strip()):
+    if (
+        lines
+        and lines[0].strip()
+        and not re.search(r"[.。!?！？]$", lines[0].strip())
+        and not _RULE.match(lines[0].strip())
+    ):
         first = lines[0].strip()
-        if " › " in first or first.startswith("#") or len(lines) > 1:
+        # A heading stands on its own line; a plain-text passage's first line is often
+        # the start of a wrapped sentence ("The widget stores its cache in the"), no title.
+        if " › " in first or first.startswith("#") or (len(lines) > 1 and not lines[1].strip()):
             heading = first.lstrip("#").strip()
             lines = lines[1:]
     out: list[tuple[str, str, int]] = []
@@ -63,13 +78,48 @@ def split_blocks(text: str) -> list[tuple[str, str, int]]:
     paragraph: list[str] = []
 
     in_item = False
+    # An FAQ's question is the subject of the answer below it: "Why is the build slow?"
+    # then "Caching is off by default." The question's words are the answer's context,
+    # as a heading's would be, until the next question, heading or rule line.
+    # An entry after a rule line may open with its problem stated, not asked ("-----",
+    # "The printer shows error 5.", then the fix): that short first paragraph is held,
+    # and becomes the subject if an answer follows it, else is quoted as it is.
+    subject = ""
+    asked_last = False  # the paragraph just ended was a question (one may follow another)
+    entry_start = False  # a rule line was just passed
+    held: list[str] = []
+
+    def release() -> None:
+        """The held paragraph had no answer after it: it is content after all."""
+        if held:
+            _sentences_into(" ".join(held), _join(heading, subject), lead, out)
+            held.clear()
 
     def flush() -> None:
-        nonlocal in_item
-        in_item = False
-        if paragraph:
-            _sentences_into(" ".join(paragraph), heading, lead, out)
+        nonlocal in_item, subject, asked_last, entry_start
+        was_item, in_item = in_item, False
+        if not paragraph:
+            return
+        plain = not (was_item or in_code)
+        asked, rest = _question_lines(paragraph) if plain else ([], paragraph)
+        if held and asked:
+            release()
+        elif held:
+            subject = _clean(" ".join(held))
+            held.clear()
+        if entry_start and plain and not asked and len(" ".join(paragraph)) <= QUESTION_CHARS:
+            entry_start = False
+            held.extend(paragraph)
             paragraph.clear()
+            return
+        entry_start = False
+        if asked:
+            question = _clean(" ".join(asked))
+            subject = f"{subject} {question}" if asked_last else question
+        asked_last = bool(asked) and not rest
+        if rest:
+            _sentences_into(" ".join(rest), _join(heading, subject), lead, out)
+        paragraph.clear()
 
     in_code = False
     for raw in lines:
@@ -105,7 +155,18 @@ def split_blocks(text: str) -> list[tuple[str, str, int]]:
         header = []
         if line.startswith("#"):
             flush()
+            release()
             heading = _join(heading.split(" › ")[0] if heading else "", line.lstrip("#").strip())
+            lead = subject = ""
+            continue
+        if _RULE.match(line):
+            # "-----" between FAQ entries ends an answer; "=====" under a question
+            # underlines it (a Setext heading), so that question stays the subject.
+            flush()
+            release()
+            entry_start = not asked_last
+            subject = subject if asked_last else ""
+            asked_last = False
             lead = ""
             continue
         if _ITEM_PREFIX.match(raw) and not re.match(r"^\s*\d+\.\d", raw):
@@ -115,7 +176,8 @@ def split_blocks(text: str) -> list[tuple[str, str, int]]:
                 lead = _clean(item)
                 continue
             paragraph.append(item)  # its indented continuation lines join it
-            in_item = True
+            # "Q: Can I …?" is an FAQ's question, not a list item
+            in_item = not _QUESTION_PREFIX.match(raw)
             continue
         if in_item and paragraph and raw[:1].isspace():
             paragraph.append(line)  # "- Travel is booked\n  through the portal."
@@ -134,7 +196,15 @@ def split_blocks(text: str) -> list[tuple[str, str, int]]:
         lead = "" if not paragraph else lead
         paragraph.append(line)
     flush()
+    release()
     return out
+
+
+def _question_lines(lines: list[str]) -> tuple[list[str], list[str]]:
+    """The question a paragraph opens with, and the rest: "2.3. Why does it hang?" on
+    one line, its answer on the next, with no blank line between."""
+    asked = question_lines(lines)
+    return lines[:asked], lines[asked:]
 
 
 def _join(*parts: str) -> str:

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import html
 import re
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import TextIO
 
@@ -31,6 +31,7 @@ __all__ = [
     "DocumentFacts",
     "Line",
     "markdown_chunks",
+    "question_lines",
     "read_lines",
     "split_long",
     "text_chunks",
@@ -134,26 +135,97 @@ def split_long(paragraph: str, size: int) -> list[str]:
     return [piece.strip() for piece in _pieces(paragraph, size) if piece.strip()]
 
 
+QUESTION_CHARS = 300
+"""An FAQ's question is shorter than this; a longer run of lines ending in a question
+mark is prose that asks in passing."""
+_ASKS = re.compile(r"[?？]!?\s*$")
+_RULE = re.compile(r"^\s*[-=*_~]{3,}\s*$")
+
+
+def question_lines(lines: Sequence[str]) -> int:
+    """How many of a paragraph's first lines are the question it opens with (0: none):
+    "How do I reset it?" alone, or "2.3. Why does the build\nhang?" with its answer on
+    the next line. An FAQ's answer is read under its question."""
+    length = 0
+    for index, line in enumerate(lines):
+        length += len(line) + 1
+        if length > QUESTION_CHARS:
+            break
+        if _ASKS.search(line):
+            return index + 1
+    return 0
+
+
 class _Packer:
-    """Greedily packs paragraphs into chunks of at most `size` characters."""
+    """Greedily packs paragraphs into chunks of at most `size` characters.
+
+    FAQs: a paragraph opening with a question starts a new chunk (unless the chunk holds
+    only questions so far), and so does a rule line between entries, so an answer is
+    kept with what it answers rather than with the entry before it. An answer too long
+    for one chunk repeats its entry's opening (the question, or the rule and the problem
+    stated after it) at the top of the next, as a Markdown chunk repeats its heading."""
 
     def __init__(self, size: int) -> None:
         self.size = size
         self._current: list[str] = []
         self._length = 0
+        self._asking = False
+        self._entry: list[str] = []
+        """The current FAQ entry's opening paragraphs."""
+        self._entry_open = False
+        """A rule line was just added: a short paragraph next states the entry's problem."""
 
     def add(self, paragraph: str) -> Iterator[str]:
+        lines = paragraph.split("\n")
+        underline = len(lines) == 2 and not re.search(r"[.!。]\s*$", lines[0])
+        if len(lines) > 1 and _RULE.match(lines[-1]) and not underline:
+            # "…the last answer.\n-----": the rule opens the next entry, not this one.
+            # (Under a heading's line it underlines it: "Setup\n=====".)
+            yield from self.add("\n".join(lines[:-1]).rstrip())
+            yield from self.add(lines[-1].strip())
+            return
+        asked = question_lines(lines)
+        rule = bool(_RULE.match(lines[0]))
+        if asked and self._current and not self._asking:
+            yield from self.flush()
+        elif rule and self._length >= _MIN_BUDGET:
+            yield from self.flush()
+        asking = asked == len(lines) and (self._asking or not self._current)
+        self._note_entry(lines, asked, rule)
         pieces = [paragraph] if len(paragraph) <= self.size else split_long(paragraph, self.size)
         for piece in pieces:
             if self._current and self._length + len(piece) + 2 > self.size:
                 yield from self.flush()
+                self._reopen(len(piece))
             self._current.append(piece)
             self._length += len(piece) + 2
+        self._asking = asking
+
+    def _note_entry(self, lines: list[str], asked: int, rule: bool) -> None:
+        if asked:
+            question = "\n".join(lines[:asked])
+            self._entry = [*self._entry, question] if self._asking else [question]
+            self._entry_open = False
+        elif rule:
+            self._entry, self._entry_open = ["\n".join(lines)], True
+        elif self._entry_open:
+            text = "\n".join(lines)
+            if len(text) <= QUESTION_CHARS:
+                self._entry.append(text)
+            self._entry_open = False
+
+    def _reopen(self, room: int) -> None:
+        """A new chunk in the middle of an entry starts with the entry's opening."""
+        length = sum(len(part) + 2 for part in self._entry)
+        if self._entry and not self._entry_open and length + room + 2 <= self.size:
+            self._current = list(self._entry)
+            self._length = length
 
     def flush(self) -> Iterator[str]:
-        if self._current:
+        if self._current and not all(_RULE.match(part) for part in self._current):
             yield "\n\n".join(self._current)
         self._current, self._length = [], 0
+        self._asking = False
 
 
 def _cell_text(raw: str) -> str:

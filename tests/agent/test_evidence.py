@@ -480,3 +480,123 @@ def test_a_name_counts_as_mentioned_in_words_or_as_an_acronym_of_its_title() -> 
     assert not name_missing("can i sell copies?", title)  # no name in the question
     assert name_missing("can I sell BSD software?", title)
     assert name_missing("is the Apache licence compatible?", title)
+
+
+# ---------------------------------------------------------------- FAQ-shaped documents
+
+
+def test_an_faq_question_is_the_context_of_the_answer_below_it() -> None:
+    text = (
+        "How do I reset my badge?\n\n"
+        "\tVisit the front desk with photo ID.\n"
+        "\tIt takes a minute.\n\n"
+        "2.3. Where are the\nlogs kept?\nThey go to the archive folder.\n"
+    )
+    assert split_units(text) == [
+        ("Visit the front desk with photo ID.", "How do I reset my badge?"),
+        ("It takes a minute.", "How do I reset my badge?"),
+        ("They go to the archive folder.", "2.3. Where are the logs kept?"),
+    ]
+
+
+def test_consecutive_faq_questions_share_the_answer_and_a_rule_ends_it() -> None:
+    text = (
+        "Q. Why does the banner say beta?\n\n"
+        "Q. And why does the footer?\n\n"
+        "A. Both follow the release channel.\n\n"
+        "--------\n\n"
+        "Colours follow the theme.\n\n"
+        "Can I pick a theme?\n"
+        "===================\n\n"
+        "Yes, in the settings page.\n"
+    )
+    assert split_units(text) == [
+        (
+            "Both follow the release channel.",
+            "Q. Why does the banner say beta? Q. And why does the footer?",
+        ),
+        ("Colours follow the theme.", ""),
+        ("Yes, in the settings page.", "Can I pick a theme?"),
+    ]
+
+
+def test_a_wrapped_first_line_of_plain_text_is_no_heading() -> None:
+    """A plain-text passage starts mid-paragraph, its first line cut where the file was
+    wrapped: that line is the start of a sentence, not a title for the rest."""
+    text = "The widget keeps its cache in the\nsystem folder by default.\n\nIt holds a week."
+    assert split_units(text) == [
+        ("The widget keeps its cache in the system folder by default.", ""),
+        ("It holds a week.", ""),
+    ]
+    titled = "Widget › Cache\n\nIt holds a week."
+    assert split_units(titled) == [("It holds a week.", "Widget › Cache")]
+
+
+def test_the_answer_is_taken_under_the_faq_question_the_asker_means() -> None:
+    """The answer shares no word with the question: only its FAQ question does."""
+    faq = Source(
+        source="office-faq.txt",
+        score=5.0,
+        similarity=0.5,
+        text=(
+            "How do I reset my badge?\n\nVisit the front desk with photo ID.\n\n"
+            "How do I book a meeting room?\n\nOpen the calendar and pick a free slot.\n"
+        ),
+    )
+    answer = extract_answer("how can I book a meeting room?", [faq], japanese=False)
+    assert answer == "Open the calendar and pick a free slot. [Source: office-faq.txt]"
+
+
+def test_a_figure_is_not_quoted_beside_the_answer_for_its_heading_words_alone() -> None:
+    """Both passages sit under the heading "Refunds?": it lifts every sentence alike, so
+    a date about the shop must not ride along with the answer to "when … refund"."""
+    docs = [
+        Source(
+            source="refunds.md",
+            score=5.0,
+            similarity=0.5,
+            text="Refunds?\n\nA refund goes back to the card you paid with.\n",
+        ),
+        Source(
+            source="refunds.md",
+            score=1.0,
+            similarity=0.4,
+            text="Refunds?\n\nThe shop opened in March 2019.\n",
+        ),
+    ]
+    chosen = select(gather("when does a refund from the shop reach my card?", docs))
+    assert [u.text for u in chosen] == ["A refund goes back to the card you paid with."]
+
+
+def test_a_sentence_goes_on_after_ie_and_eg() -> None:
+    text = 'Say it with a short vowel, ie. "bin" (as in "tin"). Pick a colour, e.g. Teal or so.'
+    assert [u for u, _ in split_units(text)] == [
+        'Say it with a short vowel, ie. "bin" (as in "tin").',
+        "Pick a colour, e.g. Teal or so.",
+    ]
+
+
+def test_a_q_prefixed_faq_question_is_the_answers_context() -> None:
+    text = "Q: Can I carry it over?\nA: No, it lapses in December.\n"
+    assert split_units(text) == [("No, it lapses in December.", "Can I carry it over?")]
+
+
+def test_an_entry_stating_its_problem_after_a_rule_is_the_answers_subject() -> None:
+    """FAQ entries between rule lines may state the problem instead of asking: "If you
+    press the red key, the program stops." The answer below is about it; the statement
+    itself is no answer. A short paragraph with nothing after it stays a sentence."""
+    text = (
+        "Intro to the list.\n\n"
+        "********\n\n"
+        "If you press the red key, the program\nstops at once.\n\n"
+        "The keyboard maps that key to a break. No bug here.\n\n"
+        "********\n\n"
+        "A closing note.\n"
+    )
+    subject = "If you press the red key, the program stops at once."
+    assert split_units(text) == [
+        ("Intro to the list.", ""),
+        ("The keyboard maps that key to a break.", subject),
+        ("No bug here.", subject),
+        ("A closing note.", ""),
+    ]

@@ -105,3 +105,79 @@ def test_the_first_level_one_heading_is_the_document_title() -> None:
     facts = DocumentFacts()
     _md("## Intro\n\ntext\n\n# **Real title**\n\nmore\n\n# Second\n\nx", facts)
     assert facts.title == "Real title"
+
+
+def test_an_faq_question_starts_a_chunk_with_its_answer() -> None:
+    """A question is kept with the answer below it, not left at the end of the chunk
+    before (where its answer, in the next chunk, would lose what it answers)."""
+    filler = "The widget keeps a small cache of recent lookups on disk. " * 10
+    text = (
+        f"Why is the widget slow at start?\n\n{filler.strip()}\n\n"
+        "How do I clear the cache?\n\nDelete the folder named in the settings page.\n"
+    )
+    chunks = [body for _, body in text_chunks(read_lines(io.StringIO(text)))]
+    assert len(text) < CHUNK_CHARS  # one chunk, were questions not chunk starts
+    assert chunks[-1].startswith("How do I clear the cache?\n\nDelete the folder")
+    assert chunks[0].startswith("Why is the widget slow at start?")
+
+
+def test_consecutive_faq_questions_share_their_answer_chunk() -> None:
+    text = (
+        "Intro text about widgets.\n\n"
+        "Q. Why does the banner say beta?\n\n"
+        "Q. Why does the footer say beta?\n\n"
+        "A. Both follow the release channel you picked.\n"
+    )
+    chunks = [body for _, body in text_chunks(read_lines(io.StringIO(text)))]
+    assert chunks == [
+        "Intro text about widgets.",
+        "Q. Why does the banner say beta?\n\nQ. Why does the footer say beta?\n\n"
+        "A. Both follow the release channel you picked.",
+    ]
+
+
+def test_a_numbered_question_with_its_answer_on_the_next_line_starts_a_chunk() -> None:
+    text = (
+        "1.1. How do I install it?\nRun the installer.\n\n"
+        "1.2. Where are the logs\nkept?\nIn the log folder.\n"
+    )
+    chunks = [body for _, body in text_chunks(read_lines(io.StringIO(text)))]
+    assert chunks == [
+        "1.1. How do I install it?\nRun the installer.",
+        "1.2. Where are the logs\nkept?\nIn the log folder.",
+    ]
+
+
+def test_a_rule_line_starts_a_chunk_with_the_entry_after_it() -> None:
+    filler = "The widget keeps a small cache of recent lookups on disk. " * 5
+    text = (
+        f"{filler.strip()}\n-------\n\n"
+        "If you press the red key, the program\nstops at once.\n\n"
+        "The keyboard maps that key to a break.\n"
+    )
+    chunks = [body for _, body in text_chunks(read_lines(io.StringIO(text)))]
+    assert chunks == [
+        filler.strip(),
+        "-------\n\nIf you press the red key, the program\nstops at once.\n\n"
+        "The keyboard maps that key to a break.",
+    ]
+
+
+def test_a_line_underlined_as_a_heading_keeps_its_underline_and_text_together() -> None:
+    filler = "The widget keeps a small cache of recent lookups on disk. " * 5
+    text = f"{filler.strip()}\n\nWhy is it slow?\n===============\n\nIt waits for the lock.\n"
+    chunks = [body for _, body in text_chunks(read_lines(io.StringIO(text)))]
+    assert chunks[-1] == "Why is it slow?\n===============\n\nIt waits for the lock."
+
+
+def test_an_faq_answer_too_long_for_a_chunk_repeats_its_question_on_the_next() -> None:
+    para = "The widget keeps a small cache of recent lookups on disk. " * 6
+    text = (
+        f"Why is the widget slow?\n\n{para}\n\n{para}\n\n{para}\n\n"
+        f"-----\n\nThe red key stops it.\n\n{para}\n\n{para}\n\n{para}\n"
+    )
+    chunks = [body for _, body in text_chunks(read_lines(io.StringIO(text)))]
+    assert len(chunks) == 4
+    assert all(len(c) <= CHUNK_CHARS for c in chunks)
+    assert [c.split("\n\n")[0] for c in chunks[:2]] == ["Why is the widget slow?"] * 2
+    assert [c.split("\n\n")[:2] for c in chunks[2:]] == [["-----", "The red key stops it."]] * 2
