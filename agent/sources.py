@@ -72,6 +72,9 @@ class FileMemo(BaseModel):
     sha256: str
     skipped: str | None = None
     """Why it could not be ingested (then it has no chunks), or None."""
+    chunking: str = ""
+    """The chunker version its chunks were cut with (`CHUNKING_VERSION`; empty: before
+    versions were kept)."""
 
 
 def source_id(location: str) -> str:

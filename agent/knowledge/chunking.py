@@ -37,6 +37,10 @@ __all__ = [
     "text_chunks",
 ]
 
+CHUNKING_VERSION = "2"
+"""Bumped whenever the same file would be cut into other chunks (version 2: FAQ entries
+start chunks). `grace sync` reads a file again when its chunks were cut by another
+version, even if the file itself has not changed."""
 CHUNK_CHARS = 800
 LINE_CAP = 4 * CHUNK_CHARS
 """Longer lines arrive in pieces of at most this many characters."""

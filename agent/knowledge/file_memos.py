@@ -11,6 +11,7 @@ import hashlib
 from collections.abc import Iterable
 from pathlib import Path
 
+from agent.knowledge.chunking import CHUNKING_VERSION
 from agent.knowledge.chunks import SkippedFile
 from agent.knowledge.ingest import scan_files
 from agent.sources import FileMemo
@@ -33,7 +34,11 @@ def memo_of(path: Path) -> FileMemo:
     """A file's memo now; `OSError` when it cannot be read."""
     stat = path.stat()
     return FileMemo(
-        source=path.name, size=stat.st_size, mtime_ns=stat.st_mtime_ns, sha256=file_digest(path)
+        source=path.name,
+        size=stat.st_size,
+        mtime_ns=stat.st_mtime_ns,
+        sha256=file_digest(path),
+        chunking=CHUNKING_VERSION,
     )
 
 

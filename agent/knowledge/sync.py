@@ -23,6 +23,7 @@ from pathlib import Path
 from pydantic import BaseModel
 
 from agent.errors import InvalidInputError, NetworkError
+from agent.knowledge.chunking import CHUNKING_VERSION
 from agent.knowledge.chunks import SkippedFile
 from agent.knowledge.crawl import DEFAULT_DELAY, DEFAULT_MAX_PAGES
 from agent.knowledge.documents import Document
@@ -136,6 +137,8 @@ async def _sync_local(
         old = source.files.get(key)
         try:
             stat = file.stat()
+            if old is not None and old.chunking != CHUNKING_VERSION:
+                old = None  # cut into chunks by another version: read it again
             if old is not None and (old.size, old.mtime_ns) == (stat.st_size, stat.st_mtime_ns):
                 memos[key] = old  # not opened at all
             else:

@@ -10,6 +10,7 @@ import os
 import subprocess
 from pathlib import Path
 
+from agent.knowledge.chunking import CHUNKING_VERSION
 from agent.knowledge.qdrant_kb import StoredDocument, open_knowledge_base
 from agent.knowledge.source_ingest import ingest_source
 from agent.knowledge.sync import sync_all
@@ -239,5 +240,38 @@ async def test_sources_in_the_database_sync_the_same(tmp_path: Path) -> None:
         (again,) = await sync_all(kb, SqlSourceCatalog(services.engine))
         assert (again.added, again.changed, again.removed) == ([], [], [])
         assert len(again.unchanged) == 4
+    finally:
+        await services.close()
+
+
+async def test_files_cut_by_an_older_chunker_are_read_again_once(tmp_path: Path) -> None:
+    """A new GRACE may cut the same file into other chunks: a sync reads again every
+    file whose memo names another chunker version (files stored before versions were
+    kept name none), then leaves them alone."""
+    docs = _folder(tmp_path)
+    services = await build_services(Settings(data_dir=tmp_path / "data"))
+    try:
+        kb = services.knowledge_base
+        catalog = SqlSourceCatalog(services.engine)
+        await ingest_source(kb, str(docs), catalog=catalog)
+        (source,) = await catalog.list()
+        assert {memo.chunking for memo in source.files.values()} == {CHUNKING_VERSION}
+        older = {
+            key: memo.model_copy(update={"chunking": ""}) for key, memo in source.files.items()
+        }
+        await catalog.save(source.model_copy(update={"files": older}))
+
+        (report,) = await sync_all(kb, catalog)
+        assert sorted(r.source for r in report.changed) == sorted(
+            memo.source for memo in source.files.values()
+        )
+        assert report.unchanged == [] and report.removed == []
+        (source,) = await catalog.list()
+        assert {memo.chunking for memo in source.files.values()} == {CHUNKING_VERSION}
+        (again,) = await sync_all(kb, catalog)
+        assert (again.added, again.changed, again.removed) == ([], [], [])
+        assert len(again.unchanged) == 5
+        hits = await kb.search("blue widget", limit=3)
+        assert hits and hits[0].source == "widgets.md"
     finally:
         await services.close()
