@@ -20,6 +20,7 @@ from pydantic import BaseModel
 
 from agent.confidence import CALIBRATIONS, Calibration, Link, _feature_value, calibrated
 from agent.config import Thresholds
+from agent.evaluation.cases import CaseKind
 from agent.evaluation.metrics import EvalMetrics, compute_metrics
 from agent.evaluation.records import CaseRecord
 
@@ -207,7 +208,7 @@ def inner_candidate(
         if score is None or score < thresholds.notify:
             continue
         wrong += not record.answer_correct
-        one += record.answer_correct and record.kind.value == "answerable"
+        one += record.answer_correct and record.kind is CaseKind.ANSWERABLE
     return Candidate(l2=l2, cases=len(held), confidently_wrong=wrong, one_fact=one, link=link)
 
 
