@@ -1,6 +1,6 @@
 """Fit the offline model's confidence map on the dev sets and judge it out of sample.
 
-    python -m bench.calibrate [--devsets DIR] [--sets NAME|PATH,...] [--l2 1.5]
+    python -m bench.calibrate [--devsets DIR] [--sets NAME|PATH,...] [--l2 L2]
                               [--no-heldout] [--json]
 
 Each set's `kb/` is ingested into an in-memory knowledge base and its questions are run
@@ -9,11 +9,16 @@ granted, a paused run is moved on with Proceed) through a real orchestrator with
 offline model. Under the shipped map (`CALIBRATIONS["offline"]`, agent/confidence.py)
 that gives every answer's evidence features and whether it held the expected fact.
 
-Then, with `agent.evaluation.calibration` (L2-regularised logistic regression):
+Then, with `agent.evaluation.calibration` (L2-regularised logistic regression, and a
+Platt link on its log-odds; `fit_nested`):
 
 - **in sample**: a map fitted on every dev set scores each set;
 - **out of sample (leave one set out)**: for each set, a map fitted on every *other*
   set scores it. Goals apply to these figures.
+
+Every fit makes its choices on its own training sets only: the penalty and the link come
+from leaving one training set out at a time (nested), never from the set it will score.
+`--l2 X` instead fits one penalty, X, with no link (the map before 2026-11-27 was L2 1.5).
 
 "Scores" means the set's questions are run again with that map in force, so a different
 level changes what the run does next (a pause, Proceed), as it would in the product.
@@ -34,7 +39,7 @@ import contextlib
 import json
 import sys
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -42,11 +47,12 @@ from typing import Any
 from agent.confidence import CALIBRATIONS, Calibration, provider_of
 from agent.evaluation import CaseRecord, EvalCase, compute_metrics, load_cases, run_eval
 from agent.evaluation.calibration import (
-    DEFAULT_L2,
     CrossValidation,
     Figures,
+    NestedFit,
     cross_validate,
     fit_calibration,
+    fit_nested,
 )
 from agent.knowledge.ingest import ingest_paths
 from agent.knowledge.lexical import HashingEmbedder
@@ -167,7 +173,23 @@ def plain_table(rows: Sequence[tuple[str, int, Figures]]) -> list[str]:
 
 def _paste(calibration: Calibration) -> str:
     weights = ", ".join(f'"{n}": {w:.3f}' for n, w in calibration.weights.items())
-    return f"Calibration(intercept={calibration.intercept:.3f}, weights={{{weights}}})"
+    link = calibration.link
+    tail = (
+        f", link=Link(slope={link.slope:.3f}, offset={link.offset:.3f}, edges={link.edges})"
+        if link is not None
+        else ""
+    )
+    return f"Calibration(intercept={calibration.intercept:.3f}, weights={{{weights}}}{tail})"
+
+
+def _choice(fit: NestedFit) -> str:
+    """How the nested fit chose: per penalty, its inner out-of-fold confidently wrong
+    and one-fact right at NOTIFY or above (on the training sets only)."""
+    seen = ", ".join(
+        f"{c.l2:g}: {c.confidently_wrong}/{c.cases} wrong, {c.one_fact} right"
+        for c in fit.candidates
+    )
+    return f"L2 {fit.chosen.l2:g} chosen (inner leave-one-set-out: {seen})"
 
 
 async def main() -> None:
@@ -178,7 +200,12 @@ async def main() -> None:
         default=",".join(DEV_SETS),
         help="dev sets: names under --devsets, or paths to sets in the same format",
     )
-    parser.add_argument("--l2", type=float, default=DEFAULT_L2)
+    parser.add_argument(
+        "--l2",
+        type=float,
+        default=None,
+        help="fit this one penalty, with no link (default: chosen nested, with a link)",
+    )
     parser.add_argument(
         "--no-heldout", action="store_true", help=f"do not run the held-out set ({HELD_OUT})"
     )
@@ -192,9 +219,19 @@ async def main() -> None:
     async def score(name: str, calibration: Calibration) -> list[CaseRecord]:
         return await run(loaded[name], calibration)
 
-    result = await cross_validate(
-        shipped, score, fit=lambda records: fit_calibration(records, l2=args.l2)
-    )
+    choices: dict[tuple[str, ...], NestedFit] = {}
+
+    def nested(train: Mapping[str, Sequence[CaseRecord]]) -> Calibration:
+        fitted = fit_nested(train)
+        choices[tuple(train)] = fitted
+        return fitted.calibration
+
+    if args.l2 is None:
+        result = await cross_validate(shipped, score, fit_sets=nested)
+    else:
+        result = await cross_validate(
+            shipped, score, fit=lambda records: fit_calibration(records, l2=args.l2)
+        )
     sizes = {name: len(s.cases) for name, s in loaded.items()}
     shipped_rows = [(n, sizes[n], Figures.of(compute_metrics(r))) for n, r in shipped.items()]
     held_out: dict[str, Figures] = {}
@@ -214,6 +251,21 @@ async def main() -> None:
     if args.json:
         out: dict[str, Any] = {
             "cross_validation": result.model_dump(),
+            "choices": {
+                "+".join(train): {
+                    "l2": fitted.chosen.l2,
+                    "candidates": [
+                        {
+                            "l2": c.l2,
+                            "cases": c.cases,
+                            "confidently_wrong": c.confidently_wrong,
+                            "one_fact": c.one_fact,
+                        }
+                        for c in fitted.candidates
+                    ],
+                }
+                for train, fitted in choices.items()
+            },
             "shipped": {n: f.model_dump() for n, _, f in shipped_rows},
             "held_out": {k: f.model_dump() for k, f in held_out.items()},
             "seconds": round(seconds, 1),
@@ -228,9 +280,15 @@ async def main() -> None:
     for label, figures in held_out.items():
         rows.append((f"`{Path(HELD_OUT).name}`, held out, {label} map", figures.cases, figures))
     print("\n".join(plain_table(rows)))
-    print(f"\nFitted on all dev sets (L2 {args.l2}): {_paste(result.fitted_on_all)}")
+    how = f"L2 {args.l2:g}, no link" if args.l2 is not None else "nested"
+    print(f"\nFitted on all dev sets ({how}): {_paste(result.fitted_on_all)}")
+    if tuple(loaded) in choices:
+        print(f"  {_choice(choices[tuple(loaded)])}")
     for s in result.sets:
         print(f"  without {s.name}: {_paste(s.fitted_without)}")
+        train = tuple(name for name in loaded if name != s.name)
+        if train in choices:
+            print(f"    {_choice(choices[train])}")
     print(f"\n{seconds:.0f} s")
     sys.stdout.flush()
 

@@ -18,7 +18,9 @@ from dataclasses import dataclass
 
 from pydantic import BaseModel
 
-from agent.confidence import CALIBRATIONS, Calibration, _feature_value
+from agent.confidence import CALIBRATIONS, Calibration, Link, _feature_value, calibrated
+from agent.config import Thresholds
+from agent.evaluation.cases import CaseKind
 from agent.evaluation.metrics import EvalMetrics, compute_metrics
 from agent.evaluation.records import CaseRecord
 
@@ -26,7 +28,15 @@ FEATURES: tuple[str, ...] = tuple(CALIBRATIONS["offline"].weights)
 """The features the shipped offline map weighs: a refit keeps the same ones."""
 
 DEFAULT_L2 = 1.5
-"""Ridge penalty on the weights (not the intercept); see agent/confidence.py for why 1.5."""
+"""Ridge penalty on the weights (not the intercept) of a single fit (`grace calibrate`);
+the shipped map's penalty is chosen by `fit_nested` instead."""
+
+L2_GRID: tuple[float, ...] = (0.1, 0.25, 0.5, 0.75, 1.0, 1.5, 2.0, 3.0)
+"""The penalties `fit_nested` chooses from (roughly log-spaced, fixed before any fit)."""
+
+WRONG_BUDGET = 0.03
+"""The confidently-wrong goal (docs/quality.md): at most this share of the questions
+answered at SILENT/NOTIFY without the expected fact."""
 
 
 class CalibrationDataError(ValueError):
@@ -102,7 +112,142 @@ def fit_calibration(
     )
 
 
+def fit_link(
+    scores: Sequence[tuple[float, bool]], edges: Sequence[float], iterations: int = 100
+) -> Link | None:
+    """Platt scaling: the logistic regression of right-or-wrong on a map's log-odds
+    (`scores`: log-odds and whether the answer was right), solved by Newton's method.
+    None when there is nothing to learn from (only right or only wrong answers)."""
+    labels = [right for _, right in scores]
+    if not scores or all(labels) or not any(labels):
+        return None
+    slope, offset = 1.0, 0.0
+    for _ in range(iterations):
+        ga = gb = haa = hab = hbb = 0.0
+        for z, right in scores:
+            p = _sigmoid(slope * z + offset)
+            w = p * (1.0 - p)
+            ga += (p - right) * z
+            gb += p - right
+            haa += w * z * z
+            hab += w * z
+            hbb += w
+        det = haa * hbb - hab * hab
+        if abs(det) < 1e-12:
+            return None
+        da, db = (hbb * ga - hab * gb) / det, (haa * gb - hab * ga) / det
+        slope, offset = slope - da, offset - db
+        if abs(da) + abs(db) < 1e-10:
+            break
+    return Link(slope=round(slope, 3), offset=round(offset, 3), edges=tuple(edges))
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """One penalty as the inner leave-one-set-out saw it (on the training sets only)."""
+
+    l2: float
+    cases: int
+    confidently_wrong: int
+    """Records whose out-of-fold score (link applied) is at NOTIFY or above, wrong."""
+    one_fact: int
+    """One-fact (answerable) records at NOTIFY or above, right."""
+    link: Link | None
+
+
+@dataclass(frozen=True)
+class NestedFit:
+    calibration: Calibration
+    """Fitted on every given set with the chosen penalty, the chosen link on top."""
+    chosen: Candidate
+    candidates: tuple[Candidate, ...]
+
+
+def _logit_examples(records: Sequence[CaseRecord], calibration: Calibration) -> list[Example]:
+    """Examples whose score is the map's own (not capped by `missing_name`), as log-odds."""
+    return [
+        Example(case_id=e.case_id, x=(calibration.log_odds(found),), right=e.right)
+        for e, found in _with_features(records)
+        if not found.get("missing_name")
+    ]
+
+
+def _with_features(records: Sequence[CaseRecord]) -> list[tuple[Example, dict[str, float]]]:
+    by_id = {r.id: r.features for r in records}
+    return [(e, by_id[e.case_id]) for e in examples(records)]
+
+
+def _score(record: CaseRecord, calibration: Calibration) -> float | None:
+    """The record's confidence under `calibration` (the `missing_name` cap included),
+    without running it again; None for a record without an answer from evidence."""
+    found = record.features
+    if not record.has_final_answer or "answer_coverage" not in found:
+        return None
+    return calibrated(found, "offline", {"offline": calibration})
+
+
+def inner_candidate(
+    sets: Mapping[str, Sequence[CaseRecord]], l2: float, thresholds: Thresholds
+) -> Candidate:
+    """Leave one of `sets` out at a time, fit on the others with `l2`, and score it by its
+    records' features (no run again); fit a `Link` on those out-of-fold log-odds and count,
+    with the link applied, what the levels would do: confidently wrong and one-fact right
+    at NOTIFY or above."""
+    held: list[tuple[CaseRecord, Calibration]] = []
+    pooled: list[Example] = []
+    for fold in leave_one_set_out(sets):
+        without = fit_calibration(fold.train, l2=l2)
+        rows = sets[fold.held_out]
+        held.extend((r, without) for r in rows)
+        pooled.extend(_logit_examples(rows, without))
+    edges = (thresholds.confirm, thresholds.notify, thresholds.silent)
+    link = fit_link([(e.x[0], e.right) for e in pooled], edges)
+    wrong = one = 0
+    for record, without in held:
+        score = _score(record, without.model_copy(update={"link": link}))
+        if score is None or score < thresholds.notify:
+            continue
+        wrong += not record.answer_correct
+        one += record.answer_correct and record.kind is CaseKind.ANSWERABLE
+    return Candidate(l2=l2, cases=len(held), confidently_wrong=wrong, one_fact=one, link=link)
+
+
+def fit_nested(
+    sets: Mapping[str, Sequence[CaseRecord]],
+    *,
+    grid: Sequence[float] = L2_GRID,
+    budget: float = WRONG_BUDGET,
+    thresholds: Thresholds | None = None,
+) -> NestedFit:
+    """The map to ship, every choice made on `sets` alone by leaving one of them out at a
+    time (`inner_candidate`): the penalty whose out-of-fold answers get the most one-fact
+    questions right at NOTIFY or above while the confidently wrong stay within `budget`
+    of the questions (the goals; ties go to the stronger penalty; if none stays within,
+    the fewest confidently wrong), and that penalty's `Link`. Then the map is fitted on
+    every set with that penalty and carries that link.
+
+    The penalty sets which answers go out without a person looking (the levels); the link
+    makes the score say how often they are right, and changes no level. Chosen by
+    log loss instead, the penalty comes out weak (0.1–0.25): calibrated, but more wrong
+    answers cross NOTIFY (docs/quality.md)."""
+    t = thresholds or Thresholds()
+    candidates = tuple(inner_candidate(sets, l2, t) for l2 in grid)
+    within = [c for c in candidates if c.confidently_wrong <= budget * c.cases]
+    if within:
+        chosen = max(within, key=lambda c: (c.one_fact, c.l2))
+    else:
+        chosen = min(candidates, key=lambda c: (c.confidently_wrong, -c.l2))
+    base = fit_calibration([r for rows in sets.values() for r in rows], l2=chosen.l2)
+    return NestedFit(
+        calibration=base.model_copy(update={"link": chosen.link}),
+        chosen=chosen,
+        candidates=candidates,
+    )
+
+
 Fitter = Callable[[Sequence[CaseRecord]], Calibration]
+SetFitter = Callable[[Mapping[str, Sequence[CaseRecord]]], Calibration]
+"""Fits on the training sets kept apart, for choices made inside them (`fit_nested`)."""
 Scorer = Callable[[str, Calibration], Awaitable[Sequence[CaseRecord]]]
 """Scores the named set under a map: its cases' records as they come out with that map."""
 
@@ -205,16 +350,26 @@ async def cross_validate(
     sets: Mapping[str, Sequence[CaseRecord]],
     score: Scorer,
     fit: Fitter = fit_calibration,
+    *,
+    fit_sets: SetFitter | None = None,
 ) -> CrossValidation:
     """Fit on all sets and score each (in sample); then, for each set, fit on the others
     and score it (out of sample). `sets` are records that carry features (from runs under
-    any map); `score` produces a set's records under a given map."""
-    on_all = fit([r for rows in sets.values() for r in rows])
+    any map); `score` produces a set's records under a given map. With `fit_sets`, each
+    fit is given the training sets apart (and `fit` is not used), so that what it chooses
+    it chooses on them alone."""
+
+    def fit_on(names: Sequence[str]) -> Calibration:
+        if fit_sets is not None:
+            return fit_sets({name: sets[name] for name in names})
+        return fit([r for name in names for r in sets[name]])
+
+    on_all = fit_on(list(sets))
     inside: dict[str, list[CaseRecord]] = {}
     outside: dict[str, list[CaseRecord]] = {}
     results: list[SetResult] = []
     for fold in leave_one_set_out(sets):
-        without = fit(fold.train)
+        without = fit_on([name for name in sets if name != fold.held_out])
         inside[fold.held_out] = list(await score(fold.held_out, on_all))
         outside[fold.held_out] = list(await score(fold.held_out, without))
         results.append(

@@ -30,6 +30,12 @@ def map_lines(calibration: Calibration) -> str:
     width = max(len(name) for name in [*calibration.weights, "intercept"])
     lines = [f"  {'intercept':<{width}}  {calibration.intercept:+.3f}"]
     lines += [f"  {name:<{width}}  {w:+.3f}" for name, w in calibration.weights.items()]
+    if (link := calibration.link) is not None:
+        edges = ", ".join(f"{e:g}" for e in link.edges)
+        lines.append(
+            f"  then σ({link.slope:.3f}·z {link.offset:+.3f}) of that sum z, kept within "
+            f"the level the sum alone gives (thresholds {edges})"
+        )
     return "\n".join(lines)
 
 

@@ -56,6 +56,7 @@ def test_fewer_than_30_cases_are_refused_with_exit_code_2(tmp_path: Path) -> Non
     assert "has 8 cases; calibrating needs at least 30 questions" in result.stderr
     shown = grace_here(env, "calibrate", "--show")
     assert "Confidence map for offline: shipped with GRACE" in shown.stdout
+    assert "then σ(" in shown.stdout  # the shipped map's link, with the levels it keeps
 
 
 def test_no_wrong_answers_to_learn_from_is_refused_with_exit_code_2(tmp_path: Path) -> None:
@@ -111,6 +112,7 @@ def test_a_fit_is_stored_used_by_the_next_process_shown_and_reset(tmp_path: Path
     assert "Confidence map for offline: fitted on " in shown.stdout
     assert f"from {cases} (39 cases, {fit['answers']} answers, 5 folds)" in shown.stdout
     assert f"intercept         {fitted.intercept:+.3f}" in shown.stdout
+    assert fitted.link is None and "then σ(" not in shown.stdout
 
     # a new process scores the same answer with the stored map, as the map predicts
     after = answer_step(ask(env, here=False))
