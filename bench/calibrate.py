@@ -60,10 +60,11 @@ from agent.knowledge.qdrant_kb import QdrantKnowledgeBase, open_knowledge_base
 from agent.llm.offline import OfflineModel
 from agent.memory_store import InMemoryRunStore
 from agent.orchestrator import Orchestrator
+from bench import SHARED_DEVSETS
 
 ROOT = Path(__file__).resolve().parent.parent
 
-DEFAULT_DEVSETS = Path("/work/shared/devsets")
+DEFAULT_DEVSETS = SHARED_DEVSETS
 """The shared dev sets (beside the repository: `../shared/devsets`)."""
 DEV_SETS = (
     "en-sourcegraph",
@@ -71,8 +72,9 @@ DEV_SETS = (
     "tests/eval/devset-extra",
     "tests/eval/devset-docs",
     "tests/eval/devset-rust",
+    "tests/eval/devset-faq",
 )
-"""Handbooks (English, Japanese), man pages, licence texts, Rust toolchain pages."""
+"""Handbooks (English, Japanese), man pages, licence texts, Rust toolchain pages, FAQs."""
 HELD_OUT = "tests/eval/heldout-faq"
 """Run only to report, in aggregate; never fitted on, never looked into."""
 
