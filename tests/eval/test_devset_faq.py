@@ -7,12 +7,11 @@ figures that do not (one-fact answers 3/25, AUROC 0.66)."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
 
-from tests.durable.helpers import grace_env, grace_here
+from tests.eval.reports import eval_report, records
 
 FAQ = Path(__file__).parent / "devset-faq"
 
@@ -20,19 +19,7 @@ FAQ = Path(__file__).parent / "devset-faq"
 @pytest.fixture(scope="module")
 def report(tmp_path_factory: pytest.TempPathFactory) -> dict[str, object]:
     """One in-process `grace eval --json` run on the set, shared by the tests below."""
-    home = tmp_path_factory.mktemp("devset-faq")
-    env = grace_env(home / "data")
-    result = grace_here(env, "eval", str(FAQ / "cases.jsonl"), "--kb", str(FAQ / "kb"), "--json")
-    assert result.returncode == 0, (result.stdout + result.stderr)[-2000:]
-    parsed = json.loads(result.stdout)
-    assert isinstance(parsed, dict)
-    return parsed
-
-
-def _records(report: dict[str, object], kind: str | None = None) -> list[dict[str, object]]:
-    records = report["records"]
-    assert isinstance(records, list)
-    return [r for r in records if kind is None or r["kind"] == kind]
+    return eval_report(tmp_path_factory, FAQ)
 
 
 def test_the_whole_set_is_scored(report: dict[str, object]) -> None:
@@ -48,17 +35,17 @@ def test_the_whole_set_is_scored(report: dict[str, object]) -> None:
 def test_nothing_the_documents_cannot_answer_is_answered_silently(
     report: dict[str, object],
 ) -> None:
-    silent = [r["id"] for r in _records(report, "unanswerable") if r["level"] == "silent"]
+    silent = [r["id"] for r in records(report, "unanswerable") if r["level"] == "silent"]
     assert silent == []
 
 
 def test_every_silent_answer_is_right(report: dict[str, object]) -> None:
-    wrong = [r["id"] for r in _records(report) if r["level"] == "silent" and not r["correct"]]
+    wrong = [r["id"] for r in records(report) if r["level"] == "silent" and not r["correct"]]
     assert wrong == []
 
 
 def test_vague_questions_ask_or_escalate(report: dict[str, object]) -> None:
-    vague = _records(report, "ambiguous")
+    vague = records(report, "ambiguous")
     held = [r for r in vague if r["level"] in {"asked", "escalate"}]
     assert len(held) >= 0.6 * len(vague)
 

@@ -7,12 +7,11 @@ gives the figures that do not (one-fact answers, unanswerable)."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
 
-from tests.durable.helpers import grace_env, grace_here
+from tests.eval.reports import eval_report, records
 
 RUST = Path(__file__).parent / "devset-rust"
 
@@ -20,19 +19,7 @@ RUST = Path(__file__).parent / "devset-rust"
 @pytest.fixture(scope="module")
 def report(tmp_path_factory: pytest.TempPathFactory) -> dict[str, object]:
     """One in-process `grace eval --json` run on the set, shared by the tests below."""
-    home = tmp_path_factory.mktemp("devset-rust")
-    env = grace_env(home / "data")
-    result = grace_here(env, "eval", str(RUST / "cases.jsonl"), "--kb", str(RUST / "kb"), "--json")
-    assert result.returncode == 0, (result.stdout + result.stderr)[-2000:]
-    parsed = json.loads(result.stdout)
-    assert isinstance(parsed, dict)
-    return parsed
-
-
-def _records(report: dict[str, object], kind: str) -> list[dict[str, object]]:
-    records = report["records"]
-    assert isinstance(records, list)
-    return [r for r in records if r["kind"] == kind]
+    return eval_report(tmp_path_factory, RUST)
 
 
 def test_the_whole_set_is_scored(report: dict[str, object]) -> None:
@@ -49,12 +36,12 @@ def test_nothing_the_documents_cannot_answer_or_that_they_dispute_is_answered_si
     report: dict[str, object],
 ) -> None:
     for kind in ("unanswerable", "contradictory"):
-        silent = [r["id"] for r in _records(report, kind) if r["level"] == "silent"]
+        silent = [r["id"] for r in records(report, kind) if r["level"] == "silent"]
         assert silent == [], (kind, silent)
 
 
 def test_vague_questions_ask_or_escalate(report: dict[str, object]) -> None:
-    vague = _records(report, "ambiguous")
+    vague = records(report, "ambiguous")
     held = [r for r in vague if r["level"] in {"asked", "escalate"}]
     assert len(held) >= 0.6 * len(vague)
 
