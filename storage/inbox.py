@@ -29,6 +29,10 @@ from storage.tables import InboxRow
 
 PENDING = "pending"
 DONE = "done"
+PARALLEL_ADDS_POSTGRESQL = 3
+"""Batches `add` may have in flight at once on PostgreSQL: an ack waits for its own batch
+only, not also for the one in flight when it arrived (each batch has a connection of its
+own from the pool: the pool's default 5 leave room for the front's reads)."""
 ROWS_PER_STATEMENT = 1000
 """Rows in one INSERT: 9 parameters each stays far below SQLite's and asyncpg's limits
 (32,766 and 32,767 parameters); the intake writes batches of at most 200."""
@@ -72,6 +76,10 @@ class SqlInbox(SqlStore):
         self._adds = ungated(engine)
         """An ack waits for `add`: in the worker (the requests the front forwards) it does
         not yield to the front's gate, and it runs on the same pool."""
+        self.parallel_adds = PARALLEL_ADDS_POSTGRESQL if engine.dialect.name == "postgresql" else 1
+        """How many `add` batches the intake may have in flight at once: one on SQLite,
+        whose single write lock would only make a second batch wait (by polling) for the
+        first; `PARALLEL_ADDS_POSTGRESQL` where transactions run side by side."""
 
     @retried_write
     async def add(
