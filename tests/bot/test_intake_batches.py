@@ -7,9 +7,10 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncIterator
 from pathlib import Path
+from typing import Any
 
 import pytest
-from sqlalchemy import func, select, text
+from sqlalchemy import event, func, select, text, update
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from bot.service.tasks import TaskRunner
@@ -112,3 +113,30 @@ async def test_sqlite_writes_one_batch_at_a_time(tmp_path: Path) -> None:
         assert SqlInbox(engine).parallel_adds == 1
     finally:
         await engine.dispose()
+
+
+async def test_a_batch_is_one_autocommitted_statement_on_postgresql(pg_engine: AsyncEngine) -> None:
+    """No BEGIN and COMMIT round trips around the one INSERT (each waits for the front's
+    busy event loop during a burst): the statement commits by itself, and its rows are
+    committed when `add` returns; the pooled connection goes back to transactions."""
+    seen: list[tuple[str, bool]] = []
+
+    def record(connection: Any, _cursor: Any, statement: str, *_: Any) -> None:
+        if "inbox" in statement.lower():
+            seen.append(
+                (statement.split()[0].upper(), connection.connection.dbapi_connection.autocommit)
+            )
+
+    event.listen(pg_engine.sync_engine, "before_cursor_execute", record)
+    try:
+        ids = await SqlInbox(pg_engine).add([_question("EvA"), _question("EvB")])
+    finally:
+        event.remove(pg_engine.sync_engine, "before_cursor_execute", record)
+    assert seen == [("INSERT", True)]
+    assert all(i is not None for i in ids)
+    assert await _committed(pg_engine, "EvA") == await _committed(pg_engine, "EvB") == 1
+
+    async with pg_engine.connect() as connection:  # the same pool: a transaction again
+        await connection.execute(update(InboxRow).values(attempts=7))
+        await connection.rollback()
+    assert [e.attempts for e in await SqlInbox(pg_engine).pending()] == [0, 0]
