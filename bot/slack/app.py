@@ -133,9 +133,15 @@ def bolt_app(
     signing_secret: str | None = None,
     identity: AuthorizeResult | None = None,
     oauth_settings: AsyncOAuthSettings | None = None,
+    signature_checked: bool = False,
 ) -> AsyncApp:
     """The Bolt app with the listeners `register` adds (all of them: `build_app`; the
-    ones that only store a request: `grace serve`'s front, bot/slack/front.py)."""
+    ones that only store a request: `grace serve`'s front, bot/slack/front.py).
+
+    `signature_checked`: every request reaches this app through
+    `runners.checked_request`, whose guard (bot/slack/http_guard.py) has verified Slack's
+    signature on the raw bytes, so Bolt does not verify it a second time (the front's ack
+    path; a forged request is refused by the guard with a 401 before Bolt sees it)."""
     # OAuth mode: each request's listeners act for its team (bot/slack/acting.py)
     app_class = AsyncApp if oauth_settings is None else ActingApp
     app = app_class(
@@ -143,7 +149,7 @@ def bolt_app(
         authorize=fixed_authorize(identity) if identity is not None else None,
         oauth_settings=oauth_settings,
         signing_secret=signing_secret,
-        request_verification_enabled=signing_secret is not None,
+        request_verification_enabled=signing_secret is not None and not signature_checked,
         # Listeners only check, de-duplicate and spawn a tracked task, so running them
         # before the response keeps the ack fast and makes "work after ack" observable.
         process_before_response=True,

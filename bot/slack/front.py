@@ -196,6 +196,7 @@ async def create_front(
                 signing_secret=secret.get_secret_value(),
                 identity=identity,
                 oauth_settings=oauth_settings,
+                signature_checked=True,  # front_http_app: checked_request, then Bolt
             )
             for listeners in (register, register_mentions)
         ]

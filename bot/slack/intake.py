@@ -110,6 +110,8 @@ class Intake:
         self._queue: list[tuple[InboxItem, asyncio.Future[int | None]]] = []
         self._wake: asyncio.Event | None = None
         self._writer: asyncio.Task[None] | None = None
+        self._batches: set[asyncio.Task[None]] = set()
+        """Batches being written (at most `inbox.parallel_adds`)."""
         self._working: set[int] = set()
 
     # ------------------------------------------------------------------ taking in
@@ -138,13 +140,21 @@ class Intake:
             self._writer = asyncio.create_task(self._write_forever(), name="inbox writer")
 
     async def _write_forever(self) -> None:
+        """Write what is queued, a batch at a time; where the database runs transactions
+        side by side (`SqlInbox.parallel_adds`), a new batch starts while earlier ones
+        are in flight, so a request waits for its own batch only."""
         assert self._wake is not None
         while True:
             await self._wake.wait()
             self._wake.clear()
             while self._queue:
+                if len(self._batches) >= self._inbox.parallel_adds:
+                    await asyncio.wait(self._batches, return_when=asyncio.FIRST_COMPLETED)
+                    continue
                 batch, self._queue = self._queue[:BATCH], self._queue[BATCH:]
-                await self._write(batch)
+                task = asyncio.create_task(self._write(batch), name="inbox batch")
+                self._batches.add(task)
+                task.add_done_callback(self._batches.discard)
 
     async def _write(self, batch: list[tuple[InboxItem, asyncio.Future[int | None]]]) -> None:
         try:
@@ -186,10 +196,12 @@ class Intake:
         return utcnow() + self._claim
 
     async def flush(self) -> None:
-        """Write what is queued (shutdown, tests)."""
+        """Write what is queued and wait for the batches in flight (shutdown, tests)."""
         while self._queue:
             batch, self._queue = self._queue[:BATCH], self._queue[BATCH:]
             await self._write(batch)
+        while self._batches:
+            await asyncio.wait(set(self._batches))
 
     async def close(self) -> None:
         await self.flush()

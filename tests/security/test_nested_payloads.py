@@ -5,11 +5,12 @@ text gets a polite answer, never a 500 or a traceback, and never a poison inbox 
 from __future__ import annotations
 
 import logging
+import random
 
 import pytest
 from sqlalchemy import select
 
-from agent.bounded_json import JsonRejected, loads_bounded, nesting_depth
+from agent.bounded_json import JsonRejected, loads_bounded, nesting_depth, outside_strings
 from blocks import ids
 from bot.slack.items import Command, InboxKind, ModifySubmission, stored
 from storage.tables import InboxRow
@@ -81,6 +82,34 @@ async def test_an_unreadable_stored_row_fails_at_once(
     rows = {r.event_id: (r.status, r.attempts) for r in await inbox_rows(harness)}
     assert rows == {"modal:poison": ("failed", 0), "command:poison": ("failed", 0)}
     no_tracebacks(caplog)
+
+
+def _depth_char_by_char(text: str, limit: int) -> int:
+    """The rule, walked one character at a time with `outside_strings`."""
+    depth = deepest = 0
+    for _, char in outside_strings(text):
+        if char in "[{":
+            depth += 1
+            deepest = max(deepest, depth)
+            if deepest > limit:
+                return deepest
+        elif char in "]}":
+            depth -= 1
+    return deepest
+
+
+def test_depth_counts_the_brackets_outside_strings_on_any_text() -> None:
+    """`nesting_depth` finds brackets with regular expressions (it runs on every Slack
+    request): the same answer as the character walk on random text made of the
+    characters that matter — escapes, unterminated strings, stray closers included."""
+    rng = random.Random(23)
+    texts = ['"abc', '"ab\\', '"\\"[', '[["]]]', '{"a":"\\\\"}[', '["\\u005b"]', ""]
+    texts += [
+        "".join(rng.choice('[]{}"\\ a:\n') for _ in range(rng.randint(0, 40))) for _ in range(5000)
+    ]
+    for text in texts:
+        for limit in (0, 2, 64):
+            assert nesting_depth(text, limit) == _depth_char_by_char(text, limit), (text, limit)
 
 
 def test_depth_is_found_without_recursion_and_strings_do_not_count() -> None:
