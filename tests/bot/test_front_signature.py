@@ -17,14 +17,14 @@ from slack_bolt.request.async_request import AsyncBoltRequest
 
 from bot.service.settings import LLMSettings, Settings
 from bot.service.worker_process import WorkerProcess
-from bot.slack.front import Front, create_front, front_http_app
-from tests.fakes.fake_slack import (
+from bot.simulator.requests import (
     JSON_CONTENT_TYPE,
-    FakeSlack,
     app_mention_envelope,
     json_body,
     signed_headers,
 )
+from bot.simulator.webapi import FakeSlack
+from bot.slack.front import Front, create_front, front_http_app
 
 SECRET = "front-signing-secret-0123456789abcdef"
 
