@@ -35,6 +35,7 @@ import aiohttp
 from pydantic import BaseModel, Field
 
 from agent.errors import InvalidInputError
+from agent.knowledge.chunking import CHUNKING_VERSION
 from agent.knowledge.html_text import html_to_markdown
 
 __all__ = [
@@ -117,6 +118,9 @@ class PageMemo(BaseModel):
     last_modified: str | None = None
     links: list[str] = Field(default_factory=list)
     """Its in-scope links: an unchanged (304) page still leads the crawl on."""
+    chunking: str = ""
+    """The chunker version its chunks were cut with (empty: before versions were kept).
+    Under another version the page is fetched whole, not asked "changed since?"."""
 
 
 @dataclass(frozen=True)
@@ -293,6 +297,8 @@ class Crawler:
 
     async def _page(self, session: aiohttp.ClientSession, url: str) -> CrawledPage | SkippedPage:
         memo = self.memos.get(url)
+        if memo is not None and memo.chunking != CHUNKING_VERSION:
+            memo = None  # cut into chunks by another version: read it again
         conditional: dict[str, str] = {}
         if memo is not None and memo.etag:
             conditional["If-None-Match"] = memo.etag
@@ -340,6 +346,7 @@ class Crawler:
             etag=fetched.headers.get("ETag"),
             last_modified=fetched.headers.get("Last-Modified"),
             links=[] if _NOFOLLOW & page.robots else [u for u in links if self.scope.holds(u)],
+            chunking=CHUNKING_VERSION,
         )
         if _NOINDEX & page.robots:
             return SkippedPage(

@@ -13,6 +13,7 @@ import pytest
 from aiohttp import web
 
 from agent.errors import NetworkError
+from agent.knowledge.chunking import CHUNKING_VERSION
 from agent.knowledge.crawl import (
     CrawledPage,
     Crawler,
@@ -253,6 +254,40 @@ async def test_a_crawl_ingests_the_site_and_a_second_one_asks_what_changed(
     assert f"unchanged {start}" in lines
     assert f"removed {site.base}/handbook/remote.html" in lines
     assert lines[-1].startswith(f"{start}: 0 added, 1 changed, 1 removed, 1 unchanged, 6 skipped")
+
+
+async def test_pages_cut_by_an_older_chunker_are_fetched_whole_once(
+    kb: QdrantKnowledgeBase, serve: Serve
+) -> None:
+    """A new GRACE may cut the same page into other chunks: a page whose memo names
+    another chunker version is fetched without its validators (no 304) and stored again;
+    the crawl after that asks "changed since?" again."""
+    site, _ = await start_handbook(serve)
+    catalog = InMemorySourceCatalog()
+    start = f"{site.base}/handbook/"
+    await ingest_source(kb, start, NO_DELAY, catalog=catalog)
+    known = await catalog.get(start)
+    assert known is not None
+    assert {memo.chunking for memo in known.pages.values()} == {CHUNKING_VERSION}
+    older = {url: memo.model_copy(update={"chunking": ""}) for url, memo in known.pages.items()}
+    await catalog.save(known.model_copy(update={"pages": older}))
+
+    site.requests.clear()
+    again = await ingest_source(kb, start, NO_DELAY, catalog=catalog)
+    sent = dict(site.requests)
+    assert "If-None-Match" not in sent["/handbook/"]
+    assert "If-Modified-Since" not in sent["/handbook/remote.html"]
+    assert again.unchanged == []
+    assert {r.source for r in again.changed} == {
+        start,
+        f"{site.base}/handbook/leave.html",
+        f"{site.base}/handbook/remote.html",
+    }
+
+    site.requests.clear()
+    third = await ingest_source(kb, start, NO_DELAY, catalog=catalog)
+    assert dict(site.requests)["/handbook/"]["If-None-Match"] == '"home-1"'
+    assert start in third.unchanged
 
 
 async def test_max_pages_stops_the_crawl(kb: QdrantKnowledgeBase, serve: Serve) -> None:
