@@ -117,16 +117,17 @@ class SlackGroups(_CachedSets):
         Slack requires with an org-wide install's token)."""
         if not user:
             return []
-        team = team_id or ""
-        return [group for group in groups if user in await self._members(f"{team}/{group}")]
+        return [group for group in groups if user in await self._group(group, team_id)]
 
     async def members_of(self, groups: Collection[str], *, team_id: str | None) -> set[str]:
         """Everyone in any of `groups` in workspace `team_id` (none when Slack cannot say)."""
-        team = team_id or ""
         found: set[str] = set()
         for group in sorted(groups):
-            found |= await self._members(f"{team}/{group}")
+            found |= await self._group(group, team_id)
         return found
+
+    async def _group(self, group: str, team_id: str | None) -> frozenset[str]:
+        return await self._members(f"{team_id or ''}/{group}")
 
     async def _fetch(self, key: str) -> frozenset[str]:
         team, _, group = key.rpartition("/")

@@ -203,7 +203,7 @@ class HomeTabs:
                 state.run_id,
                 MAX_GROUP_PUBLISH,
             )
-        return set(sorted(members)[:MAX_GROUP_PUBLISH])
+        return set(sorted(members)[:MAX_GROUP_PUBLISH])  # the same ones every time
 
     def _approvers(self, state: RunState) -> list[str]:
         """The global approvers and those of the run's channel (its policy)."""
