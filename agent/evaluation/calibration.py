@@ -12,13 +12,19 @@ Pure: nothing here runs a question; the scorer passed in does.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from pydantic import BaseModel
 
-from agent.confidence import CALIBRATIONS, Calibration, Link, _feature_value, calibrated
+from agent.confidence import (
+    CALIBRATIONS,
+    Calibration,
+    Link,
+    _feature_value,
+    _sigmoid,
+    calibrated,
+)
 from agent.config import Thresholds
 from agent.evaluation.cases import CaseKind
 from agent.evaluation.metrics import EvalMetrics, compute_metrics
@@ -386,12 +392,6 @@ async def cross_validate(
         pooled_out_of_sample=Figures.of(compute_metrics([r for v in outside.values() for r in v])),
         fitted_on_all=on_all,
     )
-
-
-def _sigmoid(z: float) -> float:
-    if z < -60:
-        return 0.0
-    return 1.0 / (1.0 + math.exp(-z))
 
 
 def _solve(matrix: list[list[float]], vector: list[float]) -> list[float]:
