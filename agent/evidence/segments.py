@@ -13,7 +13,8 @@ _SENTENCE_END = re.compile(
     r"|(?<=[。！？])"
 )
 """A sentence ends at a full stop before a capital, a digit or a quote, but not after
-"i.e." or "e.g.": "… with a short vowel, ie. \"bin\" (not \"bine\")" is one sentence."""
+"i.e." or "e.g." (dotted or not): "Use the short form, eg. \"cfg\", in names." is one
+sentence."""
 _INLINE_ITEM = re.compile(r"(?<!\d)\s+[-•*]\s+(?=\S)")
 _ITEM_PREFIX = re.compile(r"^\s*(?:[-*•+](?=\s)|\d+[.)]|[(（]\d+[)）]|[QA][:：])\s*")
 _TABLE_SEPARATOR = re.compile(r"^\|?\s*:?-+:?\s*(\|\s*:?-+:?\s*)*\|?$")
