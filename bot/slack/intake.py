@@ -168,17 +168,15 @@ class Intake:
                     future.set_exception(NotStored(str(exc)))
                     future.exception()  # retrieved: the waiter may have left
             return
+        for (_, future), entry_id in zip(batch, ids, strict=True):
+            if not future.done():
+                future.set_result(entry_id)
         if self._handed_to is not None:  # the front: another process processes them
-            for (_, future), entry_id in zip(batch, ids, strict=True):
-                if not future.done():
-                    future.set_result(entry_id)
             stored = [entry_id for entry_id in ids if entry_id is not None]
             if stored:
                 self._handed_to(stored)
             return
-        for (item, future), entry_id in zip(batch, ids, strict=True):
-            if not future.done():
-                future.set_result(entry_id)
+        for (item, _), entry_id in zip(batch, ids, strict=True):
             if entry_id is not None:
                 self._spawn(
                     InboxEntry(
