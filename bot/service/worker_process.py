@@ -108,7 +108,6 @@ class WorkerProcess:
         self._watch: asyncio.Task[None] | None = None
         self.failed = asyncio.Event()
         """Set when new workers kept dying (at start-up or soon after): exit code 1."""
-        self.restarts = 0
         self.on_ready: list[Callable[[Ready], None]] = []
         """Told of every worker that became ready (the first and each restarted one)."""
 
@@ -283,7 +282,6 @@ class WorkerProcess:
                     code = exc.code
                     log.error("a new worker process failed to start (code %s)", exc.code)
                     continue
-                self.restarts += 1
                 self._current = started
                 self._notify(started.ready)
                 break
