@@ -105,8 +105,11 @@ def _sigmoid(z: float) -> float:
 
 
 def _feature_value(name: str, features: Mapping[str, float]) -> float:
-    if name == "vague_question":  # one or two content words: "what's the limit?"
-        return 1.0 if 0 < features.get("question_terms", 0.0) <= 2 else 0.0
+    if name == "vague_question":
+        # One or two content words ("what's the limit?"), none of which only one document
+        # among the passages holds: "where is the badge office?" names its page.
+        short = 0 < features.get("question_terms", 0.0) <= 2
+        return 1.0 if short and features.get("question_spread", 0.0) != 1 else 0.0
     if name == "typed_margin":  # one document clearly wins, with a value of the kind asked
         return (
             features.get("value_asked", 0.0)
