@@ -303,6 +303,10 @@ class AnswerFeatures(BaseModel):
     """IDF-weighted share of the question no candidate passage holds."""
     missing_name: bool = False
     """The question names something the answer's document never mentions."""
+    question_spread: int = 0
+    """How many documents (versions of one counted once) among the passages hold the
+    question's most specific word: 1 when some word of the question singles out one
+    document, 0 when no passage holds any."""
 
     def as_map(self) -> dict[str, float]:
         """The features as numbers by name: what the calibration weighs and the step's

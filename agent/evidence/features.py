@@ -43,6 +43,7 @@ def answer_features(query: str, answer: str, passages: Sequence[Source]) -> Answ
             question_terms=len(evidence.query_tokens),
             value_asked=bool(evidence.kinds),
             absent_terms=round(evidence.absent_share, ROUNDING),
+            question_spread=_question_spread(evidence),
         )
     quoted = [u for u in evidence.units if u.text and u.text in answer]
     if quoted:
@@ -75,7 +76,26 @@ def answer_features(query: str, answer: str, passages: Sequence[Source]) -> Answ
         value_asked=bool(evidence.kinds),
         absent_terms=round(evidence.absent_share, ROUNDING),
         missing_name=name_missing(query, document),
+        question_spread=_question_spread(evidence),
     )
+
+
+def _question_spread(evidence: Evidence) -> int:
+    """How many documents hold the question's most specific word, among the passages: a
+    short question one document alone speaks to ("where is the badge office?", the
+    only page with "badge") is no vague one, however few its words; "what's the
+    limit?", whose every word several documents share, is."""
+    spreads = [
+        len(
+            {
+                evidence.family[u.source].key
+                for u in evidence.units
+                if token in u.tokens or token in u.context_tokens
+            }
+        )
+        for token in evidence.query_tokens
+    ]
+    return min((n for n in spreads if n), default=0)
 
 
 def _document_margin(evidence: Evidence, best: Unit | None) -> tuple[float, int]:

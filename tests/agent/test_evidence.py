@@ -432,6 +432,43 @@ def test_an_upper_bound_in_words_is_a_max_like_a_lower_bound_is_a_min() -> None:
     assert calibrated(features, "offline") >= 0.7
 
 
+def test_a_short_question_one_document_alone_speaks_to_is_not_vague() -> None:
+    """Two content words make a question short, not vague: "where is the badge office?"
+    names the one page about badges; "what's the weekly limit?" could be any of them."""
+    badges = Source(
+        source="badges.md",
+        score=2.0,
+        similarity=1.0,
+        text="Badges\n\nThe badge office is in room 12, next to reception.",
+    )
+    parking = Source(
+        source="parking.md",
+        score=1.0,
+        similarity=0.5,
+        text="Parking\n\nThe weekly limit is 3 days. The office garage opens at 7.",
+    )
+    meals = Source(
+        source="meals.md",
+        score=1.0,
+        similarity=0.5,
+        text="Meals\n\nThe weekly limit for meals is $80 per person.",
+    )
+    passages = [badges, parking, meals]
+    specific = "where is the badge office?"
+    answer = extract_answer(specific, passages, japanese=False)
+    features = answer_features(specific, answer, passages)
+    assert "room 12" in answer and features.question_terms == 2
+    assert features.question_spread == 1  # "office" is on two pages, "badge" on one
+    assert _feature_value("vague_question", features.as_map()) == 0.0
+    vague = "what's the weekly limit?"
+    answer = extract_answer(vague, passages, japanese=False)
+    features = answer_features(vague, answer, passages)
+    assert features.question_terms == 2 and features.question_spread == 2
+    assert _feature_value("vague_question", features.as_map()) == 1.0
+    # a feature map without the spread (a fit stored before it) reads as before
+    assert _feature_value("vague_question", {"question_terms": 2.0}) == 1.0
+
+
 def test_a_wrapped_list_item_is_one_item_and_an_option_flag_is_no_bullet() -> None:
     text = (
         "Spool › Options\n\n"
