@@ -21,14 +21,15 @@ Table = Mapping[str, Mapping[str, str]]
 """language → {kind: pattern}."""
 
 _HOW_LONG_EN = r"how long|how much (?:heads.?up|notice|time|advance)|how far ahead|how far in advance|how many (?:\w+ ){0,2}(?:days|weeks|months|years|hours|minutes)|how fast|how soon"
-_WHEN_EN = r"(?:^|[,;?.!]\s*|\band\s+)when\b|\bwhen (?:is|are|was|were|do|does|did|will|would|should|can|must|'s)\b|what date|which day|what time"
+_WHEN_EN = r"(?:^|[,;?.!]\s*|\band\s+)when\b(?!\s+(?:i|you|we|they|he|she|someone|my|our|your|a|an|the)\b[^?]*,\s*(?:what|which|who|how|where|why|do|does|did|can|could|should|is|are|will|would)\b)|\bwhen (?:is|are|was|were|do|does|did|will|would|should|can|must|'s)\b|what date|which day|what time"
 _WHEN_JA = r"いつ|何月|何日に|何時から|何時まで|時間帯"
 _WHERE_EN = (
     r"\bwhere\b|which (?:tool|app|system|channel|site|platform)|what (?:tool|app|system|channel)"
 )
 _WHERE_JA = r"どこ|どの(?:ツール|システム|アプリ)"
 """Asking for a duration, a time, a place: shared by the topic and the asking-words
-tables, which each add their own words."""
+tables, which each add their own words. "When I join, what do I get?" opens with a
+condition, not a question about a time."""
 
 TOPIC_KINDS = ("percent", "quantity", "money", "duration", "deadline", "date", "count", "place")
 """`TOPIC_WORDS` kinds, the first found wins."""
@@ -222,12 +223,35 @@ PERIOD_ANSWERS: Table = {
 """A sentence naming that period."""
 
 
-CUE_KINDS = ("two_part", "reference", "default", "states_default", "statement")
+_SELF = r"document|file|page|section|chapter|article|list|policy|guide|handbook|agreement|license|licence|program|software|package|manual|faq|site|website"
+"""Nouns a text names itself with ("this document", "this License"): no pointer to the
+sentence before."""
+_OPENS_WITH_POINTER_EN = (
+    rf"^\W*(?:this|that|these|those|such)\b(?!\s+(?:(?-i:[A-Z])|(?:{_SELF})\b))"
+)
+_POINTS_BACK_EN = (
+    _OPENS_WITH_POINTER_EN
+    + rf"|\b(?:this|these|those|such)\s+(?!(?-i:[A-Z])|(?:{_SELF})\b)(?=[a-z])"
+    + r"|\b(?:this|that|these|those)\s*[.!]?$"
+)
+_OPENS_WITH_POINTER_JA = r"^(?:この|これ|その(?!他|ほか)|それ|上記|前述)"
+
+CUE_KINDS = (
+    "two_part",
+    "reference",
+    "default",
+    "states_default",
+    "statement",
+    "points_back",
+    "opens_with_pointer",
+    "points_ahead",
+)
 CUES: Table = {
     "any": {
         "two_part": r"\?\s*\S.*\?",
         "reference": r"\(\d+\)",
         "statement": r"\d",
+        "points_ahead": r"[:：]\s*$",
     },
     "en": {
         "two_part": r"\band\b.*\b(?:how|what|which|who|where|when|why)\b|\b(?:how|what|which|who|where|when)\b.*\band (?:how|what|which|who|where|when)\b|\b\w+ (?:and|&) \w+",
@@ -235,12 +259,18 @@ CUES: Table = {
         "default": r"\bdefaults?\b",
         "states_default": r"defaults? (?:to|is)|the default (?:is|value is)|default:",
         "statement": r"\b(?:is|are|was|were|it's|according|says|said|will|has|have|must|should|costs?|takes?|gets?|pays?|means?)\b",
+        "points_back": _POINTS_BACK_EN,
+        "opens_with_pointer": _OPENS_WITH_POINTER_EN,
+        "points_ahead": r"\b(?:the following|as follows|below)\s*[.:]?\s*$",
     },
     "ja": {
         "two_part": r"それぞれ|ずつ|(?:何|いつ|いくら|どこ|どの).*、.*(?:何|いつ|いくら|どこ|どの)|(?:何|いつ|いくら|どこ|どの).*(?:何|いつ|いくら|どこ|どの)",
         "reference": r"第\s*\d+\s*[条項号章節]|前項",
         "default": r"デフォルト|既定|初期値",
         "statement": r"です|ます|である|でした|だよ|だ。|とのこと|によると",
+        "points_back": _OPENS_WITH_POINTER_JA,
+        "opens_with_pointer": _OPENS_WITH_POINTER_JA,
+        "points_ahead": r"(?:次|以下|下記)の(?:とおり|通り|各号)(?:とする|です)?[。.]?$",
     },
 }  # fmt: skip
 """Cues of a sentence's or question's shape: two questions in one ("when …, and which

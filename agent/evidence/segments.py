@@ -40,7 +40,7 @@ def _clean(text: str) -> str:
 
 def _table_row(header: list[str], cells: list[str]) -> str:
     if header and len(header) == len(cells):
-        return "; ".join(f"{h}: {c}" if h else c for h, c in zip(header, cells, strict=True))
+        return "; ".join(f"{h}: {c}" if h else c for h, c in zip(header, cells, strict=True) if c)
     return " | ".join(cells)
 
 
