@@ -160,6 +160,13 @@ EXAMPLES: dict[tuple[str, str, str], tuple[str, str]] = {
     ("cue", "ja", "reference"): ("第12条による", "規程による"),
     ("cue", "ja", "default"): ("初期値は？", "設定値は？"),
     ("cue", "ja", "statement"): ("金曜日です", "契約社員の場合"),
+    ("cue", "any", "points_ahead"): ("The rates are:", "The rates are low."),
+    ("cue", "en", "points_back"): ("Always set this flag.", "Copies of this document are free."),
+    ("cue", "en", "opens_with_pointer"): ("This is done for safety.", "The key is done."),
+    ("cue", "en", "points_ahead"): ("Fees are set as follows.", "As follows from the rule, no."),
+    ("cue", "ja", "points_back"): ("この制度は廃止された。", "その他の手当は別途定める。"),
+    ("cue", "ja", "opens_with_pointer"): ("これは安全のためです。", "手当は別途定める。"),
+    ("cue", "ja", "points_ahead"): ("区分は次のとおりとする。", "区分は毎年見直す。"),
 }
 
 ROWS = [
