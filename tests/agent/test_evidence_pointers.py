@@ -54,8 +54,7 @@ def test_the_next_sentence_is_quoted_when_it_opens_by_pointing_back() -> None:
 
 
 def test_a_pointer_must_name_what_the_sentence_before_names() -> None:
-    """"this switch" after a sentence about a switch points at it; "this fee" after a
-    sentence with no fee in it does not, and nothing is added."""
+    """A sentence with no fee in it is not what "this fee" points at: nothing is added."""
     doc = passage(
         "fees.md",
         "Fees › Printing\n\n"
@@ -68,7 +67,7 @@ def test_a_pointer_must_name_what_the_sentence_before_names() -> None:
 
 
 def test_a_document_naming_itself_is_no_pointer() -> None:
-    """"this Agreement", "this document": the text names itself, not the sentence before."""
+    """A text naming itself ("this document", "this Agreement") points at no sentence."""
     doc = passage(
         "terms.md",
         "Terms › Copies\n\n"
