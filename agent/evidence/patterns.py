@@ -39,7 +39,7 @@ TOPIC_WORDS: Table = {
         "quantity": r"\b(?:amount|limit|minimum|maximum|max|min|cap|threshold|lowest|highest|smallest|largest|biggest|fewest)\b",
         "money": r"how much|budget|cost|price|pay|stipend|allowance|reimburs|spend|\$",
         "duration": _HOW_LONG_EN + r"|heads.?up|notice",
-        "deadline": r"deadline|cut-?off|by when|due",
+        "deadline": r"deadline|cut-?off|(?:by|until|till) when|due",
         "date": _WHEN_EN,
         "count": r"how many|how old|what age",
         "place": _WHERE_EN + r"|prefix",
@@ -75,7 +75,7 @@ ASKING_WORDS: Table = {
         "duration": _HOW_LONG_EN + r"|how quickly",
         "money": r"how much(?=\s*(?:[?.!,]|$|(?:is|are|was|were|do|does|did|can|could|will|would|should|money|budget|cash|per|for|in|\$)\b))",
         "quantity": r"\bhow (?:big|large|small)\b|\bwhat size\b|how much (?!(?:of|is|are|was|were|do|does|did|can|could|will|would|should|money|budget|cash|per|for|in|heads.?up|notice|time|advance)\b)(?=[a-z])",
-        "deadline": r"by when|deadline|cut-?off",
+        "deadline": r"(?:by|until|till) when|deadline|cut-?off",
         "date": _WHEN_EN,
         "count": r"how many|how old|what age",
         "place": _WHERE_EN,
@@ -245,6 +245,9 @@ CUE_KINDS = (
     "points_back",
     "opens_with_pointer",
     "points_ahead",
+    "defines",
+    "asks_meaning",
+    "points_elsewhere",
 )
 CUES: Table = {
     "any": {
@@ -262,6 +265,9 @@ CUES: Table = {
         "points_back": _POINTS_BACK_EN,
         "opens_with_pointer": _OPENS_WITH_POINTER_EN,
         "points_ahead": r"\b(?:the following|as follows|below)\s*[.:]?\s*$",
+        "defines": r"^(?:(?:an?|the)\s+)?[\"“]?[^,;:\"“”]{1,60}?[\"”]?(?:\s+\([^)]{1,60}\))?\s+(?:means|shall mean|is defined as|refers to|is an?)\s",
+        "asks_meaning": r"\bmean(?:s|ing|t)?\b|\bdefin|\bstand for\b|\bwhat (?:is|are) (?:an?\s+)?[\"“]|\bwhat counts as\b",
+        "points_elsewhere": r"^(?:see|refer to|for (?:more|further|full) (?:details|information)\b)",
     },
     "ja": {
         "two_part": r"それぞれ|ずつ|(?:何|いつ|いくら|どこ|どの).*、.*(?:何|いつ|いくら|どこ|どの)|(?:何|いつ|いくら|どこ|どの).*(?:何|いつ|いくら|どこ|どの)",
@@ -270,7 +276,10 @@ CUES: Table = {
         "statement": r"です|ます|である|でした|だよ|だ。|とのこと|によると",
         "points_back": _OPENS_WITH_POINTER_JA,
         "opens_with_pointer": _OPENS_WITH_POINTER_JA,
-        "points_ahead": r"(?:次|以下|下記)の(?:とおり|通り|各号)(?:とする|です)?[。.]?$",
+        "points_ahead": r"(?:次|以下|下記)の(?:とおり|通り|各号)[^。]*[。.]?$",
+        "defines": r"^[^、。]{1,30}?とは、.*(?:をいう|のことです|を指す)",
+        "asks_meaning": r"とは|意味|定義",
+        "points_elsewhere": r"を参照(?:のこと|してください)?[。.]?$",
     },
 }  # fmt: skip
 """Cues of a sentence's or question's shape: two questions in one ("when …, and which

@@ -93,6 +93,11 @@ class Unit:
     sentence naming the option), when it has one in its paragraph."""
 
 
+DEFINITION_WEIGHT = 0.7
+"""A sentence defining a thing the question names, when the question does not ask what
+it means, weighs this much: "how do I turn off X?" is not answered by "X is a …"."""
+ELSEWHERE_WEIGHT = 0.7
+"""A sentence sending the reader elsewhere ("See the manual.") weighs this much."""
 IDF_SMOOTHING = 0.5
 """Added to a word's candidate count: a word in no candidate weighs like one in one."""
 NO_VALUE = 0.55
@@ -286,6 +291,7 @@ def gather(query: str, passages: Sequence[Source]) -> Evidence:
         absent=frozenset(t for t in query_tokens if not df.get(t)),
     )
     _resolve_pointers(units)  # after the IDF: a word read twice is no commoner
+    asks_meaning = bool(_ASKS_MEANING.search(query))
     query_phrases = phrases(query)
     period = asked_period(query)
     passage_coverage = []
@@ -318,6 +324,10 @@ def gather(query: str, passages: Sequence[Source]) -> Evidence:
             factor *= LONG_UNIT_WEIGHT
         elif length < SHORT_UNIT:
             factor *= SHORT_UNIT_WEIGHT
+        if not asks_meaning and _defines_asked(unit.text, evidence.query_tokens):
+            factor *= DEFINITION_WEIGHT
+        elif _POINTS_ELSEWHERE.search(unit.text):
+            factor *= ELSEWHERE_WEIGHT
         passage = passages[unit.rank]
         relative = passage.score / top_score if top_score > 0 else 1.0 / (1 + unit.rank)
         topical = passage_coverage[unit.rank]
@@ -332,6 +342,13 @@ def gather(query: str, passages: Sequence[Source]) -> Evidence:
             * (PASSAGE_PRIOR + (1 - PASSAGE_PRIOR) * relative)
         )
     return evidence
+
+
+def _defines_asked(text: str, query_tokens: frozenset[str]) -> bool:
+    """Does the text define a thing the question names ("\"Site\" means any server …",
+    "A widget is a …")? The question asks something about it, not what it is."""
+    found = _DEFINES.match(text)
+    return found is not None and bool(terms(found.group(0)) & query_tokens)
 
 
 def _resolve_pointers(units: list[Unit]) -> None:
@@ -570,6 +587,9 @@ def _with_defaults(evidence: Evidence, chosen: list[Unit], max_units: int) -> li
     return out[: max_units + extra]
 
 
+_DEFINES = compiled(CUES, CUE_KINDS)["defines"]
+_ASKS_MEANING = compiled(CUES, CUE_KINDS)["asks_meaning"]
+_POINTS_ELSEWHERE = compiled(CUES, CUE_KINDS)["points_elsewhere"]
 _POINTS_BACK = compiled(CUES, CUE_KINDS)["points_back"]
 _OPENS_WITH_POINTER = compiled(CUES, CUE_KINDS)["opens_with_pointer"]
 _POINTS_AHEAD = compiled(CUES, CUE_KINDS)["points_ahead"]
