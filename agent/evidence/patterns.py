@@ -67,6 +67,7 @@ ASKING_KINDS = (
     "place",
     "length",
     "version",
+    "name",
 )
 """`ASKING_WORDS` kinds, in the order a question's kinds are listed."""
 ASKING_WORDS: Table = {
@@ -81,6 +82,7 @@ ASKING_WORDS: Table = {
         "place": _WHERE_EN,
         "length": r"how long\b(?!.*\b(?:take|takes|took|last|lasts|wait|keep|kept|stay|ago|before|after|until|till|notice|advance|valid|open)\b)",
         "version": r"\bversions?\b|\b(?:which|what|latest|newest|current|minimum|oldest)\s+(?:\w+\s+)?releases?\b|\breleases?\s+(?:number|version)",
+        "name": r"\b(?:which|what)\s+(?:[\w-]+\s+){0,2}?(?:option|flag|switch|setting|parameter|variable)s?\b",
     },
     "ja": {
         "percent": r"何\s*[%％]|何割|何倍",
@@ -97,6 +99,14 @@ ASKING_WORDS: Table = {
 than the topic's nouns do. "How long" asks for a duration, or a length when nothing in
 the question is about time ("how long must a label be")."""
 
+_NAME_ANY = (
+    r"(?<![\w-])--?[a-zA-Z][\w-]*|\b[A-Z][A-Z0-9]*_[A-Z0-9_]+\b|\b[\w-]+\s*=>?\s*\S"
+    r"|[A-Z]<[^>]+>|\b\w+\(\)"
+)
+"""How documents write the option or setting asked for ("which flag …?"): a flag
+("--quiet", "-q"), a constant (MAX_SIZE), an assignment ("level = 2", "Fast => 1"), code
+marked up as such ("C<Fast>"), a call ("init()"). A plain word is no setting's name."""
+
 VALUE_KINDS = (
     "percent",
     "money",
@@ -108,6 +118,7 @@ VALUE_KINDS = (
     "length",
     "version",
     "place",
+    "name",
 )
 VALUE_WORDS: Table = {
     "any": {
@@ -119,6 +130,7 @@ VALUE_WORDS: Table = {
         "quantity": r"\d",
         "version": r"\b[vV]?\d+(?:\.\d+)+\b|\bv\d+\b",
         "place": r"#[\w-]+|https?://|(?<![\w.])(?:~|\$\w+)?/[\w.-]+|@\w|\S+@\S+",
+        "name": _NAME_ANY,
     },
     "en": {
         "percent": r"\d+(?:\.\d+)?\s*percent",
@@ -144,7 +156,7 @@ VALUE_WORDS: Table = {
     },
 }  # fmt: skip
 """How a value of each kind is written."""
-CASE_SENSITIVE_VALUES = frozenset({"place"})
+CASE_SENSITIVE_VALUES = frozenset({"place", "name"})
 """A place may be a name, and only its capital tells a name from a word."""
 
 UNIT_KINDS = ("hours", "minutes", "days", "weeks", "months", "years", "age", "times", "people")

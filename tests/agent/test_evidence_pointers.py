@@ -4,7 +4,14 @@ sentences locate; and ties between sentences of one paragraph. Made-up documents
 
 from __future__ import annotations
 
-from agent.evidence import gather, question_types, reading_order, select, split_units
+from agent.evidence import (
+    gather,
+    has_value,
+    question_types,
+    reading_order,
+    select,
+    split_units,
+)
 from agent.llm.offline import extract_answer
 from agent.schemas import Source
 
@@ -128,3 +135,45 @@ def test_a_question_opening_with_a_condition_asks_no_time() -> None:
 def test_a_table_row_leaves_out_its_empty_cells() -> None:
     units = split_units("| Month | Rate | Note |\n| - | - | - |\n| May | 30% | |\n")
     assert units[0][0] == "Month: May; Rate: 30%"
+
+
+def test_a_question_for_an_option_wants_its_written_name() -> None:
+    """ "Which flag …?" is answered by the sentence naming the flag as documents write
+    one (--name, NAME_X, key = value, C<Name>), not by one only talking about it."""
+    assert question_types("which flag turns on the protocol trace?") == ("name",)
+    assert question_types("what environment variable moves the cache?") == ("name",)
+    assert question_types("which app books the desks?") != ("name",)
+    doc = passage(
+        "client.md",
+        "Client › Tracing\n\n"
+        "The client can trace every request it sends when a flag is given. "
+        "Start the client with --trace-wire to turn the protocol trace on.",
+    )
+    said = quoted("which flag turns on the protocol trace of the client?", doc)
+    assert said[0] == "Start the client with --trace-wire to turn the protocol trace on."
+    for written in ("use --quiet", "set MAX_SIZE", "level = 2", "pass C<Fast>", "call init()"):
+        assert typed(written)
+    assert not typed("set the level to high")
+
+
+def typed(text: str) -> bool:
+    return has_value(text, "name")
+
+
+def test_a_definition_of_what_the_question_names_gives_way_to_what_it_asks() -> None:
+    """ "How do I turn off X?" is not answered by "X is a …", nor by "See …"."""
+    doc = passage(
+        "builder.md",
+        "Builder › Manifests\n\n"
+        "The build manifest is a summary file written by the builder on every run. "
+        "See the reference chapter.\n\n"
+        "To turn off the build manifest, pass the quiet flag to the builder.",
+    )
+    said = quoted("how do I turn off the build manifest of the builder?", doc)
+    assert said[0] == "To turn off the build manifest, pass the quiet flag to the builder."
+    asked = quoted("what is a build manifest, what does it mean?", doc)
+    assert asked[0].startswith("The build manifest is a summary file")
+
+
+def test_until_when_asks_for_a_deadline() -> None:
+    assert "deadline" in question_types("until when can I switch plans?")
