@@ -75,7 +75,7 @@ ASKING_WORDS: Table = {
         "percent": r"what percent|how much of|percentage",
         "duration": _HOW_LONG_EN + r"|how quickly",
         "money": r"how much(?=\s*(?:[?.!,]|$|(?:is|are|was|were|do|does|did|can|could|will|would|should|money|budget|cash|per|for|in|\$)\b))",
-        "quantity": r"\bhow (?:big|large|small)\b|\bwhat size\b|how much (?!(?:of|is|are|was|were|do|does|did|can|could|will|would|should|money|budget|cash|per|for|in|heads.?up|notice|time|advance)\b)(?=[a-z])",
+        "quantity": r"\bhow (?:big|large|small)\b|\bwhat size\b|\b(?:what|which) (?:[\w-]+ ){0,2}range\b|how much (?!(?:of|is|are|was|were|do|does|did|can|could|will|would|should|money|budget|cash|per|for|in|heads.?up|notice|time|advance)\b)(?=[a-z])",
         "deadline": r"(?:by|until|till) when|deadline|cut-?off",
         "date": _WHEN_EN,
         "count": r"how many|how old|what age",

@@ -177,3 +177,7 @@ def test_a_definition_of_what_the_question_names_gives_way_to_what_it_asks() -> 
 
 def test_until_when_asks_for_a_deadline() -> None:
     assert "deadline" in question_types("until when can I switch plans?")
+
+
+def test_a_range_is_asked_as_numbers() -> None:
+    assert question_types("what port range does the relay listen on?") == ("quantity",)
