@@ -82,7 +82,7 @@ ASKING_WORDS: Table = {
         "place": _WHERE_EN,
         "length": r"how long\b(?!.*\b(?:take|takes|took|last|lasts|wait|keep|kept|stay|ago|before|after|until|till|notice|advance|valid|open)\b)",
         "version": r"\bversions?\b|\b(?:which|what|latest|newest|current|minimum|oldest)\s+(?:\w+\s+)?releases?\b|\breleases?\s+(?:number|version)",
-        "name": r"\b(?:which|what)\s+(?:[\w-]+\s+){0,2}?(?:option|flag|switch|setting|parameter|variable)s?\b",
+        "name": r"\b(?:which|what)\s+(?:[\w-]+\s+){0,2}?(?:option|flag|switch|setting|parameter|variable)s?\b|\bwhat\s+[a-z]+_[a-z_]+\b",
     },
     "ja": {
         "percent": r"何\s*[%％]|何割|何倍",
@@ -100,12 +100,13 @@ than the topic's nouns do. "How long" asks for a duration, or a length when noth
 the question is about time ("how long must a label be")."""
 
 _NAME_ANY = (
-    r"(?<![\w-])--?[a-zA-Z][\w-]*|\b[A-Z][A-Z0-9]*_[A-Z0-9_]+\b|\b[\w-]+\s*=>?\s*\S"
+    r"\d|(?<![\w-])--?[a-zA-Z][\w-]*|\b[A-Z][A-Z0-9]*_[A-Z0-9_]+\b|\b[\w-]+\s*=>?\s*\S"
     r"|[A-Z]<[^>]+>|\b\w+\(\)"
 )
-"""How documents write the option or setting asked for ("which flag …?"): a flag
-("--quiet", "-q"), a constant (MAX_SIZE), an assignment ("level = 2", "Fast => 1"), code
-marked up as such ("C<Fast>"), a call ("init()"). A plain word is no setting's name."""
+"""How documents write the option or setting asked for ("which flag …?", "what
+max_conns …?"): a figure, a flag ("--quiet", "-q"), a constant (MAX_SIZE), an assignment
+("level = 2", "Fast => 1"), code marked up as such ("C<Fast>"), a call ("init()"). A plain
+word is no setting's name."""
 
 VALUE_KINDS = (
     "percent",

@@ -143,6 +143,7 @@ def test_a_question_for_an_option_wants_its_written_name() -> None:
     assert question_types("which flag turns on the protocol trace?") == ("name",)
     assert question_types("what environment variable moves the cache?") == ("name",)
     assert question_types("which app books the desks?") != ("name",)
+    assert question_types("what max_conns should a small server use?") == ("name",)
     doc = passage(
         "client.md",
         "Client › Tracing\n\n"
@@ -151,7 +152,7 @@ def test_a_question_for_an_option_wants_its_written_name() -> None:
     )
     said = quoted("which flag turns on the protocol trace of the client?", doc)
     assert said[0] == "Start the client with --trace-wire to turn the protocol trace on."
-    for written in ("use --quiet", "set MAX_SIZE", "level = 2", "pass C<Fast>", "call init()"):
+    for written in ("use --quiet", "set MAX_SIZE", "level = 2", "pass C<Fast>", "init()", "4"):
         assert typed(written)
     assert not typed("set the level to high")
 
