@@ -486,9 +486,9 @@ def select(evidence: Evidence, *, max_units: int = MAX_UNITS) -> list[Unit]:
             and SURE_PLACE.search(u.text)
             and (u.tokens - evidence.query_tokens) & (best.tokens - evidence.query_tokens)
         ]
-        if where:
-            chosen = [best, min(where, key=lambda u: abs(u.order - best.order)), *chosen[1:]]
-            chosen = chosen[:max_units]
+        located = min(where, key=lambda u: abs(u.order - best.order)) if where else None
+        if located is not None and all(c is not located for c in chosen):
+            chosen = [best, located, *chosen[1:]][:max_units]
     mine = [c for c in chosen if evidence.family[c.source].key == best_family]
     if evidence.kinds and not any(c.typed for c in mine):
         # "Is X covered? How much?": the figure often sits a sentence or two from the
