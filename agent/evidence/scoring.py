@@ -367,12 +367,11 @@ def _resolve_pointers(units: list[Unit]) -> None:
             unit.context_tokens = unit.context_tokens | before.tokens
 
 
-def _points_back(text: str, before: Unit, *, opening: bool = False) -> bool:
+def _points_back(text: str, before: Unit) -> bool:
     """Does the text point at the sentence before it: a demonstrative standing alone
     ("This is why …", "… is meant for this.") or naming a thing that sentence names
-    ("this option" after "the Foo option")? With `opening`, only one opening the text
-    counts (the sentence after a quoted one, continuing it)."""
-    found = (_OPENS_WITH_POINTER if opening else _POINTS_BACK).search(text)
+    ("this option" after "the Foo option")?"""
+    found = _POINTS_BACK.search(text)
     if found is None:
         return False
     rest = _WORD.findall(text[found.start() :])
@@ -510,9 +509,8 @@ def select(evidence: Evidence, *, max_units: int = MAX_UNITS) -> list[Unit]:
 
 def _with_pointers(evidence: Evidence, chosen: list[Unit]) -> list[Unit]:
     """One sentence more when the best one cannot be read alone: the sentence it points
-    back at ("Note the Foo option." before "Always set this option."), the
-    unit it introduces after it ("… on the following days:"), or the next sentence of
-    its paragraph when that one points back at it ("… only warns. This is because …")."""
+    back at ("Note the Foo option." before "Always set this option."), or the unit it
+    introduces after it ("… on the following days:")."""
     best = chosen[0]
     units = evidence.units
     extra: Unit | None = None
@@ -520,14 +518,7 @@ def _with_pointers(evidence: Evidence, chosen: list[Unit]) -> list[Unit]:
         extra = units[best.referent]
     else:
         after = units[best.order + 1] if best.order + 1 < len(units) else None
-        if (
-            after is not None
-            and after.rank == best.rank
-            and (
-                _points_ahead(best)
-                or (after.block == best.block and _points_back(after.text, best, opening=True))
-            )
-        ):
+        if after is not None and after.rank == best.rank and _points_ahead(best):
             extra = after
     if extra is None or any(c.text == extra.text for c in chosen):
         return chosen
@@ -591,7 +582,6 @@ _DEFINES = compiled(CUES, CUE_KINDS)["defines"]
 _ASKS_MEANING = compiled(CUES, CUE_KINDS)["asks_meaning"]
 _POINTS_ELSEWHERE = compiled(CUES, CUE_KINDS)["points_elsewhere"]
 _POINTS_BACK = compiled(CUES, CUE_KINDS)["points_back"]
-_OPENS_WITH_POINTER = compiled(CUES, CUE_KINDS)["opens_with_pointer"]
 _POINTS_AHEAD = compiled(CUES, CUE_KINDS)["points_ahead"]
 _DEFAULT = compiled(CUES, CUE_KINDS)["default"]
 """A question about a default value, and the sentence that states one."""

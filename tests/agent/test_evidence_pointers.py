@@ -45,18 +45,20 @@ def test_a_sentence_pointing_back_is_quoted_after_the_one_it_points_at() -> None
     assert reply.index("--compact") < reply.index("always pass this switch")
 
 
-def test_the_next_sentence_is_quoted_when_it_opens_by_pointing_back() -> None:
+def test_a_sentence_pointing_back_speaks_with_its_referents_words() -> None:
+    """ "This register is kept offline because …" is about the asset register the
+    sentence before names: it counts those words too, wins, and is quoted after it."""
     doc = passage(
-        "jobs.md",
-        "Jobs › Nightly\n\n"
-        "The nightly cleanup skips projects that are archived. "
-        "This is done because archiving freezes their settings.\n\n"
-        "The nightly cleanup starts at midnight.",
+        "assets.md",
+        "Assets › Records\n\n"
+        "Every laptop the company buys is recorded in the asset register of the office. "
+        "This register is kept offline because it lists serial numbers.\n\n"
+        "Laptops of the office are replaced every three years.",
     )
-    said = quoted("why does the nightly cleanup skip archived projects?", doc)
-    assert said[:2] == [
-        "The nightly cleanup skips projects that are archived.",
-        "This is done because archiving freezes their settings.",
+    said = quoted("why is the asset register of laptops kept offline?", doc)
+    assert said == [
+        "Every laptop the company buys is recorded in the asset register of the office.",
+        "This register is kept offline because it lists serial numbers.",
     ]
 
 
