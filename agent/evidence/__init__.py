@@ -35,6 +35,7 @@ from agent.evidence.scoring import (
     Evidence,
     Unit,
     gather,
+    reading_order,
     select,
 )
 from agent.evidence.segments import split_blocks, split_units
@@ -63,6 +64,7 @@ __all__ = [
     "phrases",
     "question_type",
     "question_types",
+    "reading_order",
     "select",
     "source_families",
     "split_blocks",

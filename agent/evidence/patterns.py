@@ -21,14 +21,15 @@ Table = Mapping[str, Mapping[str, str]]
 """language → {kind: pattern}."""
 
 _HOW_LONG_EN = r"how long|how much (?:heads.?up|notice|time|advance)|how far ahead|how far in advance|how many (?:\w+ ){0,2}(?:days|weeks|months|years|hours|minutes)|how fast|how soon"
-_WHEN_EN = r"(?:^|[,;?.!]\s*|\band\s+)when\b|\bwhen (?:is|are|was|were|do|does|did|will|would|should|can|must|'s)\b|what date|which day|what time"
+_WHEN_EN = r"(?:^|[,;?.!]\s*|\band\s+)when\b(?!\s+(?:i|you|we|they|he|she|someone|my|our|your|a|an|the)\b[^?]*,\s*(?:what|which|who|how|where|why|do|does|did|can|could|should|is|are|will|would)\b)|\bwhen (?:is|are|was|were|do|does|did|will|would|should|can|must|'s)\b|what date|which day|what time"
 _WHEN_JA = r"いつ|何月|何日に|何時から|何時まで|時間帯"
 _WHERE_EN = (
     r"\bwhere\b|which (?:tool|app|system|channel|site|platform)|what (?:tool|app|system|channel)"
 )
 _WHERE_JA = r"どこ|どの(?:ツール|システム|アプリ)"
 """Asking for a duration, a time, a place: shared by the topic and the asking-words
-tables, which each add their own words."""
+tables, which each add their own words. "When I join, what do I get?" opens with a
+condition, not a question about a time."""
 
 TOPIC_KINDS = ("percent", "quantity", "money", "duration", "deadline", "date", "count", "place")
 """`TOPIC_WORDS` kinds, the first found wins."""
@@ -38,7 +39,7 @@ TOPIC_WORDS: Table = {
         "quantity": r"\b(?:amount|limit|minimum|maximum|max|min|cap|threshold|lowest|highest|smallest|largest|biggest|fewest)\b",
         "money": r"how much|budget|cost|price|pay|stipend|allowance|reimburs|spend|\$",
         "duration": _HOW_LONG_EN + r"|heads.?up|notice",
-        "deadline": r"deadline|cut-?off|by when|due",
+        "deadline": r"deadline|cut-?off|(?:by|until|till) when|due",
         "date": _WHEN_EN,
         "count": r"how many|how old|what age",
         "place": _WHERE_EN + r"|prefix",
@@ -66,6 +67,7 @@ ASKING_KINDS = (
     "place",
     "length",
     "version",
+    "name",
 )
 """`ASKING_WORDS` kinds, in the order a question's kinds are listed."""
 ASKING_WORDS: Table = {
@@ -73,13 +75,14 @@ ASKING_WORDS: Table = {
         "percent": r"what percent|how much of|percentage",
         "duration": _HOW_LONG_EN + r"|how quickly",
         "money": r"how much(?=\s*(?:[?.!,]|$|(?:is|are|was|were|do|does|did|can|could|will|would|should|money|budget|cash|per|for|in|\$)\b))",
-        "quantity": r"\bhow (?:big|large|small)\b|\bwhat size\b|how much (?!(?:of|is|are|was|were|do|does|did|can|could|will|would|should|money|budget|cash|per|for|in|heads.?up|notice|time|advance)\b)(?=[a-z])",
-        "deadline": r"by when|deadline|cut-?off",
+        "quantity": r"\bhow (?:big|large|small)\b|\bwhat size\b|\b(?:what|which) (?:[\w-]+ ){0,2}range\b|how much (?!(?:of|is|are|was|were|do|does|did|can|could|will|would|should|money|budget|cash|per|for|in|heads.?up|notice|time|advance)\b)(?=[a-z])",
+        "deadline": r"(?:by|until|till) when|deadline|cut-?off",
         "date": _WHEN_EN,
         "count": r"how many|how old|what age",
         "place": _WHERE_EN,
         "length": r"how long\b(?!.*\b(?:take|takes|took|last|lasts|wait|keep|kept|stay|ago|before|after|until|till|notice|advance|valid|open)\b)",
         "version": r"\bversions?\b|\b(?:which|what|latest|newest|current|minimum|oldest)\s+(?:\w+\s+)?releases?\b|\breleases?\s+(?:number|version)",
+        "name": r"\b(?:which|what)\s+(?:[\w-]+\s+){0,2}?(?:option|flag|switch|setting|parameter|variable)s?\b|\bwhat\s+[a-z]+_[a-z_]+\b",
     },
     "ja": {
         "percent": r"何\s*[%％]|何割|何倍",
@@ -96,6 +99,15 @@ ASKING_WORDS: Table = {
 than the topic's nouns do. "How long" asks for a duration, or a length when nothing in
 the question is about time ("how long must a label be")."""
 
+_NAME_ANY = (
+    r"\d|(?<![\w-])--?[a-zA-Z][\w-]*|\b[A-Z][A-Z0-9]*_[A-Z0-9_]+\b|\b[\w-]+\s*=>?\s*\S"
+    r"|[A-Z]<[^>]+>|\b\w+\(\)"
+)
+"""How documents write the option or setting asked for ("which flag …?", "what
+max_conns …?"): a figure, a flag ("--quiet", "-q"), a constant (MAX_SIZE), an assignment
+("level = 2", "Fast => 1"), code marked up as such ("C<Fast>"), a call ("init()"). A plain
+word is no setting's name."""
+
 VALUE_KINDS = (
     "percent",
     "money",
@@ -107,6 +119,7 @@ VALUE_KINDS = (
     "length",
     "version",
     "place",
+    "name",
 )
 VALUE_WORDS: Table = {
     "any": {
@@ -118,6 +131,7 @@ VALUE_WORDS: Table = {
         "quantity": r"\d",
         "version": r"\b[vV]?\d+(?:\.\d+)+\b|\bv\d+\b",
         "place": r"#[\w-]+|https?://|(?<![\w.])(?:~|\$\w+)?/[\w.-]+|@\w|\S+@\S+",
+        "name": _NAME_ANY,
     },
     "en": {
         "percent": r"\d+(?:\.\d+)?\s*percent",
@@ -143,7 +157,7 @@ VALUE_WORDS: Table = {
     },
 }  # fmt: skip
 """How a value of each kind is written."""
-CASE_SENSITIVE_VALUES = frozenset({"place"})
+CASE_SENSITIVE_VALUES = frozenset({"place", "name"})
 """A place may be a name, and only its capital tells a name from a word."""
 
 UNIT_KINDS = ("hours", "minutes", "days", "weeks", "months", "years", "age", "times", "people")
@@ -222,12 +236,37 @@ PERIOD_ANSWERS: Table = {
 """A sentence naming that period."""
 
 
-CUE_KINDS = ("two_part", "reference", "default", "states_default", "statement")
+_SELF = r"document|file|page|section|chapter|article|list|policy|guide|handbook|agreement|license|licence|program|software|package|manual|faq|site|website"
+"""Nouns a text names itself with ("this document", "this License"): no pointer to the
+sentence before."""
+_OPENS_WITH_POINTER_EN = (
+    rf"^\W*(?:this|that|these|those|such)\b(?!\s+(?:(?-i:[A-Z])|(?:{_SELF})\b))"
+)
+_POINTS_BACK_EN = (
+    _OPENS_WITH_POINTER_EN
+    + rf"|\b(?:this|these|those|such)\s+(?!(?-i:[A-Z])|(?:{_SELF})\b)(?=[a-z])"
+    + r"|\b(?:this|that|these|those)\s*[.!]?$"
+)
+_OPENS_WITH_POINTER_JA = r"^(?:この|これ|その(?!他|ほか)|それ|上記|前述)"
+
+CUE_KINDS = (
+    "two_part",
+    "reference",
+    "default",
+    "states_default",
+    "statement",
+    "points_back",
+    "points_ahead",
+    "defines",
+    "asks_meaning",
+    "points_elsewhere",
+)
 CUES: Table = {
     "any": {
         "two_part": r"\?\s*\S.*\?",
         "reference": r"\(\d+\)",
         "statement": r"\d",
+        "points_ahead": r"[:：]\s*$",
     },
     "en": {
         "two_part": r"\band\b.*\b(?:how|what|which|who|where|when|why)\b|\b(?:how|what|which|who|where|when)\b.*\band (?:how|what|which|who|where|when)\b|\b\w+ (?:and|&) \w+",
@@ -235,12 +274,22 @@ CUES: Table = {
         "default": r"\bdefaults?\b",
         "states_default": r"defaults? (?:to|is)|the default (?:is|value is)|default:",
         "statement": r"\b(?:is|are|was|were|it's|according|says|said|will|has|have|must|should|costs?|takes?|gets?|pays?|means?)\b",
+        "points_back": _POINTS_BACK_EN,
+        "points_ahead": r"\b(?:the following|as follows|below)\s*[.:]?\s*$",
+        "defines": r"^(?:(?:an?|the)\s+)?[\"“]?[^,;:\"“”]{1,60}?[\"”]?(?:\s+\([^)]{1,60}\))?\s+(?:means|shall mean|is defined as|refers to|is an?)\s",
+        "asks_meaning": r"\bmean(?:s|ing|t)?\b|\bdefin|\bstand for\b|\bwhat (?:is|are) (?:an?\s+)?[\"“]|\bwhat counts as\b",
+        "points_elsewhere": r"^(?:see|refer to|for (?:more|further|full) (?:details|information)\b)",
     },
     "ja": {
         "two_part": r"それぞれ|ずつ|(?:何|いつ|いくら|どこ|どの).*、.*(?:何|いつ|いくら|どこ|どの)|(?:何|いつ|いくら|どこ|どの).*(?:何|いつ|いくら|どこ|どの)",
         "reference": r"第\s*\d+\s*[条項号章節]|前項",
         "default": r"デフォルト|既定|初期値",
         "statement": r"です|ます|である|でした|だよ|だ。|とのこと|によると",
+        "points_back": _OPENS_WITH_POINTER_JA,
+        "points_ahead": r"(?:次|以下|下記)の(?:とおり|通り|各号)[^。]*[。.]?$",
+        "defines": r"^[^、。]{1,30}?とは、.*(?:をいう|のことです|を指す)",
+        "asks_meaning": r"とは|意味|定義",
+        "points_elsewhere": r"を参照(?:のこと|してください)?[。.]?$",
     },
 }  # fmt: skip
 """Cues of a sentence's or question's shape: two questions in one ("when …, and which

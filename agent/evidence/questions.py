@@ -130,7 +130,7 @@ def has_value(text: str, qtype: str | None, unit: re.Pattern[str] | None = None)
     if qtype is None:
         return True
     text = _REFERENCE.sub(" ", text)  # "第61条" is a reference, not a value
-    if qtype not in ("version", "place"):
+    if qtype not in ("version", "place", "name"):
         # A digit inside a name ("SHA2", "cat5", "arm64") is no figure.
         text = _NOT_A_FIGURE.sub(" ", text)
     if qtype in ("count", "quantity"):

@@ -14,6 +14,7 @@ from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
+from itertools import pairwise
 
 from agent.evidence.patterns import CUE_KINDS, CUES, compiled
 from agent.evidence.questions import (
@@ -85,8 +86,18 @@ class Unit:
     block: tuple[int, int] = (0, 0)
     """(passage rank, block in it): the paragraph, item or row the unit came from."""
     block_coverage: float = 0.0
+    borrowed: frozenset[str] = field(default_factory=frozenset)
+    """The words of the sentence it points back at, which it speaks of."""
+    referent: int | None = None
+    """The order of the unit this one points back at ("Use this option." after the
+    sentence naming the option), when it has one in its paragraph."""
 
 
+DEFINITION_WEIGHT = 0.7
+"""A sentence defining a thing the question names, when the question does not ask what
+it means, weighs this much: "how do I turn off X?" is not answered by "X is a …"."""
+ELSEWHERE_WEIGHT = 0.7
+"""A sentence sending the reader elsewhere ("See the manual.") weighs this much."""
 IDF_SMOOTHING = 0.5
 """Added to a word's candidate count: a word in no candidate weighs like one in one."""
 NO_VALUE = 0.55
@@ -110,6 +121,9 @@ FIGURE_MATE = 0.6
 """A sentence of the answer's document holding the value its best sentence lacks is
 quoted with it when it scores this share of the best."""
 
+TIE_DIGITS = 6
+"""Scores equal to this many digits tie."""
+_PLAIN_WORD = re.compile(r"[^\W_]+")
 _CAPITALISED = re.compile(r"\b[A-Z][a-z]+\b")
 _FIRST_WORD = re.compile(r"^\W*([A-Z][a-z]+)\b")
 _THOUSANDS = re.compile(r"(?<=\d),(?=\d{3}(?:\D|$))")
@@ -162,7 +176,24 @@ class Evidence:
 
     @cached_property
     def ranked(self) -> list[Unit]:
-        return sorted(self.units, key=lambda u: (-u.score, u.rank, u.order))
+        """Best first. Sentences of one paragraph often tie (they share its heading and
+        its neighbours' words): then the one sharing more of the question's own words,
+        small ones included, wins ("… for the package itself?" → "… for this Package
+        itself.", not "… for any distribution of this Package."); a sentence pointing
+        back says its referent's words too."""
+        asked = set(_PLAIN_WORD.findall(self.query.lower()))
+
+        def shared(unit: Unit) -> int:
+            said = (
+                unit.text
+                if unit.referent is None
+                else f"{self.units[unit.referent].text} {unit.text}"
+            )
+            return len(asked & set(_PLAIN_WORD.findall(said.lower())))
+
+        return sorted(
+            self.units, key=lambda u: (-round(u.score, TIE_DIGITS), -shared(u), u.rank, u.order)
+        )
 
     def kinds_in(self, text: str) -> set[str]:
         """The kinds of value asked for that a text holds."""
@@ -259,6 +290,8 @@ def gather(query: str, passages: Sequence[Source]) -> Evidence:
         common=frozenset(w for u in units for w in _LOWER_WORD.findall(u.text)),
         absent=frozenset(t for t in query_tokens if not df.get(t)),
     )
+    _resolve_pointers(units)  # after the IDF: a word read twice is no commoner
+    asks_meaning = bool(_ASKS_MEANING.search(query))
     query_phrases = phrases(query)
     period = asked_period(query)
     passage_coverage = []
@@ -268,7 +301,7 @@ def gather(query: str, passages: Sequence[Source]) -> Evidence:
         passage_coverage.append(evidence.coverage(words))
     for unit in units:
         unit.passage_coverage = passage_coverage[unit.rank]
-        unit.coverage = evidence.coverage(unit.tokens, unit.context_tokens)
+        unit.coverage = evidence.coverage(unit.tokens | unit.borrowed, unit.context_tokens)
         unit.typed = evidence.holds_value(unit.text)
         if period is not None and not period.search(unit.text + " " + unit.context):
             # counted in another period ("1日の…2回" for "月に何回"): not the value asked
@@ -291,6 +324,10 @@ def gather(query: str, passages: Sequence[Source]) -> Evidence:
             factor *= LONG_UNIT_WEIGHT
         elif length < SHORT_UNIT:
             factor *= SHORT_UNIT_WEIGHT
+        if not asks_meaning and _defines_asked(unit.text, evidence.query_tokens):
+            factor *= DEFINITION_WEIGHT
+        elif _POINTS_ELSEWHERE.search(unit.text):
+            factor *= ELSEWHERE_WEIGHT
         passage = passages[unit.rank]
         relative = passage.score / top_score if top_score > 0 else 1.0 / (1 + unit.rank)
         topical = passage_coverage[unit.rank]
@@ -305,6 +342,60 @@ def gather(query: str, passages: Sequence[Source]) -> Evidence:
             * (PASSAGE_PRIOR + (1 - PASSAGE_PRIOR) * relative)
         )
     return evidence
+
+
+def _defines_asked(text: str, query_tokens: frozenset[str]) -> bool:
+    """Does the text define a thing the question names ("\"Site\" means any server …",
+    "A widget is a …")? The question asks something about it, not what it is."""
+    found = _DEFINES.match(text)
+    return found is not None and bool(terms(found.group(0)) & query_tokens)
+
+
+def _resolve_pointers(units: list[Unit]) -> None:
+    """A sentence that points back ("Always set this option.", "This is done because
+    it is unsafe.") speaks of what the sentence before it in its paragraph says: it
+    counts that sentence's words as its own, and quotes it (`_with_pointers`).
+    A sentence that points ahead ("… is set as follows:") lends its words to the unit
+    it introduces, in the same passage, as its context."""
+    for before, unit in pairwise(units):
+        if before.rank != unit.rank:
+            continue
+        if unit.block == before.block and _points_back(unit.text, before):
+            unit.referent = before.order
+            unit.borrowed = before.tokens
+        elif _points_ahead(before):
+            unit.context_tokens = unit.context_tokens | before.tokens
+
+
+def _points_back(text: str, before: Unit) -> bool:
+    """Does the text point at the sentence before it: a demonstrative standing alone
+    ("This is why …", "… is meant for this.") or naming a thing that sentence names
+    ("this option" after "the Foo option")?"""
+    found = _POINTS_BACK.search(text)
+    if found is None:
+        return False
+    rest = _WORD.findall(text[found.start() :])
+    if not rest or not rest[0].isascii():
+        return True  # "これは…", "この制度は…": no noun to check
+    word = rest[1].lower() if len(rest) > 1 else ""
+    if rest[0].lower() == "such" and word in _ARTICLES:
+        word = rest[2].lower() if len(rest) > 2 else ""
+    return not word or word in POINTER_VERBS or bool(terms(word) & before.tokens)
+
+
+POINTER_VERBS = frozenset(
+    "is was are were be been may might can could will would should must has have had "
+    "does did do also means ensures allows makes helps applies happens works gives "
+    "includes lets requires causes prevents avoids explains".split()
+)
+"""Words after "this"/"that" that make it a pronoun for the sentence before ("This is
+done because …"), not a determiner naming a thing ("this option")."""
+_ARTICLES = frozenset({"a", "an"})
+_WORD = re.compile(r"[^\W\d_]+")
+
+
+def _points_ahead(unit: Unit) -> bool:
+    return bool(_POINTS_AHEAD.search(unit.text))
 
 
 def _quotable(passage: Source) -> str:
@@ -383,6 +474,20 @@ def select(evidence: Evidence, *, max_units: int = MAX_UNITS) -> list[Unit]:
             chosen.append(unit)
             covered |= new
             break
+    if "place" in evidence.kinds and not any(SURE_PLACE.search(c.text) for c in chosen):
+        # "Files go to the cache directory." names a place; the sentence of its paragraph
+        # that says where that is ("The cache directory is ~/.cache/foo.") answers.
+        where = [
+            u
+            for u in evidence.units
+            if u.block == best.block
+            and 0 < abs(u.order - best.order) <= NEIGHBOUR_UNITS
+            and SURE_PLACE.search(u.text)
+            and (u.tokens - evidence.query_tokens) & (best.tokens - evidence.query_tokens)
+        ]
+        located = min(where, key=lambda u: abs(u.order - best.order)) if where else None
+        if located is not None and all(c is not located for c in chosen):
+            chosen = [best, located, *chosen[1:]][:max_units]
     mine = [c for c in chosen if evidence.family[c.source].key == best_family]
     if evidence.kinds and not any(c.typed for c in mine):
         # "Is X covered? How much?": the figure often sits a sentence or two from the
@@ -399,7 +504,33 @@ def select(evidence: Evidence, *, max_units: int = MAX_UNITS) -> list[Unit]:
                 near, key=lambda u: (u.block != best.block, abs(u.order - best.order), -u.score)
             )
             chosen = [best, closest, *chosen[1:]][:max_units]
-    return _with_defaults(evidence, chosen, max_units)
+    return _with_pointers(evidence, _with_defaults(evidence, chosen, max_units))
+
+
+def _with_pointers(evidence: Evidence, chosen: list[Unit]) -> list[Unit]:
+    """One sentence more when the best one cannot be read alone: the sentence it points
+    back at ("Note the Foo option." before "Always set this option."), or the unit it
+    introduces after it ("… on the following days:")."""
+    best = chosen[0]
+    units = evidence.units
+    extra: Unit | None = None
+    if best.referent is not None:
+        extra = units[best.referent]
+    else:
+        after = units[best.order + 1] if best.order + 1 < len(units) else None
+        if after is not None and after.rank == best.rank and _points_ahead(best):
+            extra = after
+    if extra is None or any(c.text == extra.text for c in chosen):
+        return chosen
+    return [best, extra, *chosen[1:]]
+
+
+def reading_order(chosen: list[Unit]) -> list[Unit]:
+    """The chosen units as a reply quotes them: the best first (it holds the answer),
+    except that the sentence it points back at comes before it, as in the document."""
+    if len(chosen) > 1 and chosen[0].referent == chosen[1].order:
+        return [chosen[1], chosen[0], *chosen[2:]]
+    return chosen
 
 
 def _own_coverage(evidence: Evidence, unit: Unit) -> float:
@@ -447,6 +578,11 @@ def _with_defaults(evidence: Evidence, chosen: list[Unit], max_units: int) -> li
     return out[: max_units + extra]
 
 
+_DEFINES = compiled(CUES, CUE_KINDS)["defines"]
+_ASKS_MEANING = compiled(CUES, CUE_KINDS)["asks_meaning"]
+_POINTS_ELSEWHERE = compiled(CUES, CUE_KINDS)["points_elsewhere"]
+_POINTS_BACK = compiled(CUES, CUE_KINDS)["points_back"]
+_POINTS_AHEAD = compiled(CUES, CUE_KINDS)["points_ahead"]
 _DEFAULT = compiled(CUES, CUE_KINDS)["default"]
 """A question about a default value, and the sentence that states one."""
 _STATES_DEFAULT = compiled(CUES, CUE_KINDS)["states_default"]

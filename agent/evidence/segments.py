@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 
+from agent.evidence.patterns import CUE_KINDS, CUES, compiled
 from agent.knowledge.chunking import QUESTION_CHARS, question_lines
 from agent.knowledge.tokenize import normalize_text
 
@@ -23,6 +24,7 @@ _MARKUP = re.compile(r"\*\*|__|`|\[([^\]]*)\]\([^)]*\)")
 _QUOTE = re.compile(r"(?:^|\s)>\s*(?:\[!\w+\]\s*)?|\[!\w+\]")
 _RULE = re.compile(r"^[-=*_~]{3,}$")
 _QUESTION_PREFIX = re.compile(r"^\s*[QＱ][:：]")
+_POINTS_AHEAD = compiled(CUES, CUE_KINDS)["points_ahead"]
 
 
 LEAD_IN_CHARS = 200
@@ -40,7 +42,7 @@ def _clean(text: str) -> str:
 
 def _table_row(header: list[str], cells: list[str]) -> str:
     if header and len(header) == len(cells):
-        return "; ".join(f"{h}: {c}" if h else c for h, c in zip(header, cells, strict=True))
+        return "; ".join(f"{h}: {c}" if h else c for h, c in zip(header, cells, strict=True) if c)
     return " | ".join(cells)
 
 
@@ -179,6 +181,11 @@ def split_blocks(text: str) -> list[tuple[str, str, int]]:
             paragraph.append(item)  # its indented continuation lines join it
             # "Q: Can I …?" is an FAQ's question, not a list item
             in_item = not _QUESTION_PREFIX.match(raw)
+            if _POINTS_AHEAD.search(item):
+                # "3. New staff receive leave as follows." introduces the items after it,
+                # as a line ending in a colon does, and says something itself.
+                flush()
+                lead = _clean(item)
             continue
         if in_item and paragraph and raw[:1].isspace():
             paragraph.append(line)  # "- Travel is booked\n  through the portal."
@@ -196,6 +203,9 @@ def split_blocks(text: str) -> list[tuple[str, str, int]]:
             continue
         lead = "" if not paragraph else lead
         paragraph.append(line)
+        if _POINTS_AHEAD.search(line):
+            flush()  # "Fees are set as follows." introduces the list or table after it
+            lead = _SENTENCE_END.split(_clean(line))[-1]
     flush()
     release()
     return out

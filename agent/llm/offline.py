@@ -24,6 +24,7 @@ from agent.evidence import (
     figures,
     focus_question,
     gather,
+    reading_order,
     select,
     version_conflict,
 )
@@ -317,7 +318,7 @@ def extract_answer(query: str, passages: list[Source], *, japanese: bool) -> str
         ]
         if current:
             chosen = [current[0], *[u for u in chosen[1:] if u.source != current[0].source]]
-    lines = [f"{u.text} [Source: {u.source}]" for u in chosen]
+    lines = [f"{u.text} [Source: {u.source}]" for u in reading_order(chosen)]
     older = next((c for u in chosen if (c := changed_copy(evidence, u)) is not None), None)
     if older is not None and family[older.source].stale:
         lines.append(_older_note(older, japanese=japanese))

@@ -57,6 +57,7 @@ EXAMPLES: dict[tuple[str, str, str], tuple[str, str]] = {
     ("asking", "en", "date"): ("when does the shuttle leave?", "does the shuttle leave?"),
     ("asking", "en", "count"): ("how many coupons do I get?", "do I get coupons?"),
     ("asking", "en", "place"): ("which app books the desks?", "can I book desks?"),
+    ("asking", "en", "name"): ("which flag turns on the trace?", "does the trace turn on?"),
     ("asking", "en", "length"): ("how long may a title be?", "how long does approval take?"),
     ("asking", "en", "version"): ("which release is the newest?", "who releases it?"),
     ("asking", "ja", "percent"): ("還元は何割？", "還元はある？"),
@@ -75,6 +76,7 @@ EXAMPLES: dict[tuple[str, str, str], tuple[str, str]] = {
     ("value", "any", "quantity"): ("at most 9 items", "not many items"),
     ("value", "any", "version"): ("tested on 4.2.1", "tested on Linux"),
     ("value", "any", "place"): ("ask in #helpdesk", "ask the help desk"),
+    ("value", "any", "name"): ("start it with --verbose", "start it with more detail"),
     ("value", "en", "percent"): ("20 percent of the price", "part of the price"),
     ("value", "en", "money"): ("40 dollars each", "forty bucks each"),
     ("value", "en", "duration"): ("kept for 3 weeks", "kept for a while"),
@@ -160,6 +162,17 @@ EXAMPLES: dict[tuple[str, str, str], tuple[str, str]] = {
     ("cue", "ja", "reference"): ("第12条による", "規程による"),
     ("cue", "ja", "default"): ("初期値は？", "設定値は？"),
     ("cue", "ja", "statement"): ("金曜日です", "契約社員の場合"),
+    ("cue", "any", "points_ahead"): ("The rates are:", "The rates are low."),
+    ("cue", "en", "points_back"): ("Always set this flag.", "Copies of this document are free."),
+    ("cue", "en", "points_ahead"): ("Fees are set as follows.", "As follows from the rule, no."),
+    ("cue", "ja", "points_back"): ("この制度は廃止された。", "その他の手当は別途定める。"),
+    ("cue", "ja", "points_ahead"): ("区分は次のとおりとする。", "区分は毎年見直す。"),
+    ("cue", "en", "defines"): ('"Member" means anyone who pays a fee.', "Members pay a fee."),
+    ("cue", "en", "asks_meaning"): ("what does retainer mean here?", "what is the retainer?"),
+    ("cue", "en", "points_elsewhere"): ("See the fee table.", "The fee table is below."),
+    ("cue", "ja", "defines"): ("会員とは、会費を納めた者をいう。", "会員は会費を納める。"),
+    ("cue", "ja", "asks_meaning"): ("会員とは何ですか？", "会員は何人ですか？"),
+    ("cue", "ja", "points_elsewhere"): ("詳細は第5条を参照。", "詳細は第5条に定める。"),
 }
 
 ROWS = [
