@@ -101,12 +101,12 @@ the question is about time ("how long must a label be")."""
 
 _NAME_ANY = (
     r"\d|(?<![\w-])--?[a-zA-Z][\w-]*|\b[A-Z][A-Z0-9]*_[A-Z0-9_]+\b|\b[\w-]+\s*=>?\s*\S"
-    r"|[A-Z]<[^>]+>|\b\w+\(\)"
+    r"|\bC<[^>]+>|\b\w+\(\)"
 )
 """How documents write the option or setting asked for ("which flag …?", "what
 max_conns …?"): a figure, a flag ("--quiet", "-q"), a constant (MAX_SIZE), an assignment
-("level = 2", "Fast => 1"), code marked up as such ("C<Fast>"), a call ("init()"). A plain
-word is no setting's name."""
+("level = 2", "Fast => 1"), code marked up as such ("C<Fast>"; "I<…>" is emphasis), a call
+("init()"). A plain word is no setting's name."""
 
 VALUE_KINDS = (
     "percent",
@@ -247,7 +247,7 @@ _POINTS_BACK_EN = (
     + rf"|\b(?:this|these|those|such)\s+(?!(?-i:[A-Z])|(?:{_SELF})\b)(?=[a-z])"
     + r"|\b(?:this|that|these|those)\s*[.!]?$"
 )
-_OPENS_WITH_POINTER_JA = r"^(?:この|これ|その(?!他|ほか)|それ|上記|前述)"
+_OPENS_WITH_POINTER_JA = r"^(?:この|これ|その(?!他|ほか)|それ(?!ぞれ)|上記|前述)"
 
 CUE_KINDS = (
     "two_part",
@@ -275,10 +275,10 @@ CUES: Table = {
         "states_default": r"defaults? (?:to|is)|the default (?:is|value is)|default:",
         "statement": r"\b(?:is|are|was|were|it's|according|says|said|will|has|have|must|should|costs?|takes?|gets?|pays?|means?)\b",
         "points_back": _POINTS_BACK_EN,
-        "points_ahead": r"\b(?:the following|as follows|below)\s*[.:]?\s*$",
+        "points_ahead": r"\b(?:the following|as follows|(?<!\band )(?<!\bor )below)\s*[.:]?\s*$",
         "defines": r"^(?:(?:an?|the)\s+)?[\"“]?[^,;:\"“”]{1,60}?[\"”]?(?:\s+\([^)]{1,60}\))?\s+(?:means|shall mean|is defined as|refers to|is an?)\s",
         "asks_meaning": r"\bmean(?:s|ing|t)?\b|\bdefin|\bstand for\b|\bwhat (?:is|are) (?:an?\s+)?[\"“]|\bwhat counts as\b",
-        "points_elsewhere": r"^(?:see|refer to|for (?:more|further|full) (?:details|information)\b)",
+        "points_elsewhere": r"^(?:see|refer to|for (?:more|further|full) (?:details|information))\b",
     },
     "ja": {
         "two_part": r"それぞれ|ずつ|(?:何|いつ|いくら|どこ|どの).*、.*(?:何|いつ|いくら|どこ|どの)|(?:何|いつ|いくら|どこ|どの).*(?:何|いつ|いくら|どこ|どの)",
@@ -288,7 +288,7 @@ CUES: Table = {
         "points_back": _OPENS_WITH_POINTER_JA,
         "points_ahead": r"(?:次|以下|下記)の(?:とおり|通り|各号)[^。]*[。.]?$",
         "defines": r"^[^、。]{1,30}?とは、.*(?:をいう|のことです|を指す)",
-        "asks_meaning": r"とは|意味|定義",
+        "asks_meaning": r"(?<!こ)とは|意味|定義",
         "points_elsewhere": r"を参照(?:のこと|してください)?[。.]?$",
     },
 }  # fmt: skip
