@@ -89,8 +89,8 @@ class Unit:
     borrowed: frozenset[str] = field(default_factory=frozenset)
     """The words of the sentence it points back at, which it speaks of."""
     referent: int | None = None
-    """The order of the unit this one points back at ("Use this option." after the
-    sentence naming the option), when it has one in its paragraph."""
+    """The order of the unit this one points back at ("Lock this cabinet at night."
+    after the sentence naming the cabinet), when it has one in its paragraph."""
 
 
 DEFINITION_WEIGHT = 0.7
@@ -178,9 +178,9 @@ class Evidence:
     def ranked(self) -> list[Unit]:
         """Best first. Sentences of one paragraph often tie (they share its heading and
         its neighbours' words): then the one sharing more of the question's own words,
-        small ones included, wins ("… for the package itself?" → "… for this Package
-        itself.", not "… for any distribution of this Package."); a sentence pointing
-        back says its referent's words too."""
+        small ones included, wins ("… a fee for the course itself?" → "There is no fee
+        for the course itself.", not "There is a fee for each course book."); a sentence
+        pointing back says its referent's words too."""
         asked = set(_PLAIN_WORD.findall(self.query.lower()))
 
         def shared(unit: Unit) -> int:
@@ -352,8 +352,8 @@ def _defines_asked(text: str, query_tokens: frozenset[str]) -> bool:
 
 
 def _resolve_pointers(units: list[Unit]) -> None:
-    """A sentence that points back ("Always set this option.", "This is done because
-    it is unsafe.") speaks of what the sentence before it in its paragraph says: it
+    """A sentence that points back ("Lock this cabinet at night.", "This is why the
+    door stays shut.") speaks of what the sentence before it in its paragraph says: it
     counts that sentence's words as its own, and quotes it (`_with_pointers`).
     A sentence that points ahead ("… is set as follows:") lends its words to the unit
     it introduces, in the same passage, as its context."""
@@ -509,8 +509,8 @@ def select(evidence: Evidence, *, max_units: int = MAX_UNITS) -> list[Unit]:
 
 def _with_pointers(evidence: Evidence, chosen: list[Unit]) -> list[Unit]:
     """One sentence more when the best one cannot be read alone: the sentence it points
-    back at ("Note the Foo option." before "Always set this option."), or the unit it
-    introduces after it ("… on the following days:")."""
+    back at ("The spare keys hang in the blue cabinet." before "Lock this cabinet at
+    night."), or the unit it introduces after it ("… on the following days:")."""
     best = chosen[0]
     units = evidence.units
     extra: Unit | None = None
