@@ -474,20 +474,7 @@ def select(evidence: Evidence, *, max_units: int = MAX_UNITS) -> list[Unit]:
             chosen.append(unit)
             covered |= new
             break
-    if "place" in evidence.kinds and not any(SURE_PLACE.search(c.text) for c in chosen):
-        # "Files go to the cache directory." names a place; the sentence of its paragraph
-        # that says where that is ("The cache directory is ~/.cache/foo.") answers.
-        where = [
-            u
-            for u in evidence.units
-            if u.block == best.block
-            and 0 < abs(u.order - best.order) <= NEIGHBOUR_UNITS
-            and SURE_PLACE.search(u.text)
-            and (u.tokens - evidence.query_tokens) & (best.tokens - evidence.query_tokens)
-        ]
-        located = min(where, key=lambda u: abs(u.order - best.order)) if where else None
-        if located is not None and all(c is not located for c in chosen):
-            chosen = [best, located, *chosen[1:]][:max_units]
+    chosen = _with_located_place(evidence, chosen, max_units)
     mine = [c for c in chosen if evidence.family[c.source].key == best_family]
     if evidence.kinds and not any(c.typed for c in mine):
         # "Is X covered? How much?": the figure often sits a sentence or two from the
@@ -505,6 +492,32 @@ def select(evidence: Evidence, *, max_units: int = MAX_UNITS) -> list[Unit]:
             )
             chosen = [best, closest, *chosen[1:]][:max_units]
     return _with_pointers(evidence, _with_defaults(evidence, chosen, max_units))
+
+
+def _with_located_place(evidence: Evidence, chosen: list[Unit], max_units: int) -> list[Unit]:
+    """For "where …?", when no chosen sentence says where surely (a path, a channel): "Files
+    go to the cache directory." only names a place, and the sentence of its paragraph
+    that says where that is ("The cache directory is ~/.cache/foo.") comes second. It
+    must share a word with the best one beyond the question's own, or it locates
+    something else."""
+    if "place" not in evidence.kinds or any(SURE_PLACE.search(c.text) for c in chosen):
+        return chosen
+    best = chosen[0]
+    named = best.tokens - evidence.query_tokens
+    where = [
+        u
+        for u in evidence.units
+        if u.block == best.block
+        and 0 < abs(u.order - best.order) <= NEIGHBOUR_UNITS
+        and SURE_PLACE.search(u.text)
+        and (u.tokens - evidence.query_tokens) & named
+    ]
+    if not where:
+        return chosen
+    located = min(where, key=lambda u: abs(u.order - best.order))
+    if any(c is located for c in chosen):
+        return chosen
+    return [best, located, *chosen[1:]][:max_units]
 
 
 def _with_pointers(evidence: Evidence, chosen: list[Unit]) -> list[Unit]:
@@ -578,14 +591,15 @@ def _with_defaults(evidence: Evidence, chosen: list[Unit], max_units: int) -> li
     return out[: max_units + extra]
 
 
-_DEFINES = compiled(CUES, CUE_KINDS)["defines"]
-_ASKS_MEANING = compiled(CUES, CUE_KINDS)["asks_meaning"]
-_POINTS_ELSEWHERE = compiled(CUES, CUE_KINDS)["points_elsewhere"]
-_POINTS_BACK = compiled(CUES, CUE_KINDS)["points_back"]
-_POINTS_AHEAD = compiled(CUES, CUE_KINDS)["points_ahead"]
-_DEFAULT = compiled(CUES, CUE_KINDS)["default"]
+_CUES = compiled(CUES, CUE_KINDS)
+_DEFINES = _CUES["defines"]
+_ASKS_MEANING = _CUES["asks_meaning"]
+_POINTS_ELSEWHERE = _CUES["points_elsewhere"]
+_POINTS_BACK = _CUES["points_back"]
+_POINTS_AHEAD = _CUES["points_ahead"]
+_DEFAULT = _CUES["default"]
 """A question about a default value, and the sentence that states one."""
-_STATES_DEFAULT = compiled(CUES, CUE_KINDS)["states_default"]
+_STATES_DEFAULT = _CUES["states_default"]
 _NUMBER_OR_NAME = re.compile(
     r"\d|(?<![\w.])[~$]?/\w|\"\w|\b(?:yes|no|true|false|none|empty)\b", re.I
 )
