@@ -23,13 +23,15 @@ Table = Mapping[str, Mapping[str, str]]
 _HOW_LONG_EN = r"how long|how much (?:heads.?up|notice|time|advance)|how far ahead|how far in advance|how many (?:\w+ ){0,2}(?:days|weeks|months|years|hours|minutes)|how fast|how soon"
 _WHEN_EN = r"(?:^|[,;?.!]\s*|\band\s+)when\b(?!\s+(?:i|you|we|they|he|she|someone|my|our|your|a|an|the)\b[^?]*,\s*(?:what|which|who|how|where|why|do|does|did|can|could|should|is|are|will|would)\b)|\bwhen (?:is|are|was|were|do|does|did|will|would|should|can|must|'s)\b|what date|which day|what time"
 _WHEN_JA = r"いつ|何月|何日に|何時から|何時まで|時間帯"
+_DEADLINE_EN = r"(?:by|until|till) when|deadline|cut-?off"
+_COUNT_EN = r"how many|how old|what age"
 _WHERE_EN = (
     r"\bwhere\b|which (?:tool|app|system|channel|site|platform)|what (?:tool|app|system|channel)"
 )
 _WHERE_JA = r"どこ|どの(?:ツール|システム|アプリ)"
-"""Asking for a duration, a time, a place: shared by the topic and the asking-words
-tables, which each add their own words. "When I join, what do I get?" opens with a
-condition, not a question about a time."""
+"""Asking for a duration, a time, a deadline, a count, a place: shared by the topic and
+the asking-words tables, which each add their own words. "When I join, what do I get?"
+opens with a condition, not a question about a time."""
 
 TOPIC_KINDS = ("percent", "quantity", "money", "duration", "deadline", "date", "count", "place")
 """`TOPIC_WORDS` kinds, the first found wins."""
@@ -39,9 +41,9 @@ TOPIC_WORDS: Table = {
         "quantity": r"\b(?:amount|limit|minimum|maximum|max|min|cap|threshold|lowest|highest|smallest|largest|biggest|fewest)\b",
         "money": r"how much|budget|cost|price|pay|stipend|allowance|reimburs|spend|\$",
         "duration": _HOW_LONG_EN + r"|heads.?up|notice",
-        "deadline": r"deadline|cut-?off|(?:by|until|till) when|due",
+        "deadline": _DEADLINE_EN + r"|due",
         "date": _WHEN_EN,
-        "count": r"how many|how old|what age",
+        "count": _COUNT_EN,
         "place": _WHERE_EN + r"|prefix",
     },
     "ja": {
@@ -76,9 +78,9 @@ ASKING_WORDS: Table = {
         "duration": _HOW_LONG_EN + r"|how quickly",
         "money": r"how much(?=\s*(?:[?.!,]|$|(?:is|are|was|were|do|does|did|can|could|will|would|should|money|budget|cash|per|for|in|\$)\b))",
         "quantity": r"\bhow (?:big|large|small)\b|\bwhat size\b|\b(?:what|which) (?:[\w-]+ ){0,2}range\b|how much (?!(?:of|is|are|was|were|do|does|did|can|could|will|would|should|money|budget|cash|per|for|in|heads.?up|notice|time|advance)\b)(?=[a-z])",
-        "deadline": r"(?:by|until|till) when|deadline|cut-?off",
+        "deadline": _DEADLINE_EN,
         "date": _WHEN_EN,
-        "count": r"how many|how old|what age",
+        "count": _COUNT_EN,
         "place": _WHERE_EN,
         "length": r"how long\b(?!.*\b(?:take|takes|took|last|lasts|wait|keep|kept|stay|ago|before|after|until|till|notice|advance|valid|open)\b)",
         "version": r"\bversions?\b|\b(?:which|what|latest|newest|current|minimum|oldest)\s+(?:\w+\s+)?releases?\b|\breleases?\s+(?:number|version)",
