@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 
+from agent.citations import strip_citations
 from agent.evidence.conflicts import states_conflict, versions_disagree
 from agent.evidence.names import name_missing
 from agent.evidence.scoring import Evidence, Unit, gather
@@ -17,7 +17,6 @@ it: two documents that nearly tie make either answer less sure."""
 ROUNDING = 4
 """Digits kept of each feature: the map's inputs and the breakdown a person reads."""
 
-_CITATION = re.compile(r"\[Source: [^\]]*\]")
 _CITED = "[Source: "
 
 
@@ -52,7 +51,7 @@ def answer_features(query: str, answer: str, passages: Sequence[Source]) -> Answ
         typed = any(evidence.holds_value(u.text) for u in quoted)
         sources = {u.source for u in quoted}
     else:
-        text = _CITATION.sub(" ", answer)
+        text = strip_citations(answer, gap=" ")
         best = evidence.ranked[0] if evidence.ranked else None
         cited = [p for p in passages if _cites(answer, p.source)] or list(passages)
         context = frozenset().union(*(terms(p.text.split("\n", 1)[0]) for p in cited))
