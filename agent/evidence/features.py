@@ -84,17 +84,20 @@ def _question_spread(evidence: Evidence) -> int:
     short question one document alone speaks to ("where is the badge office?", the
     only page with "badge") is no vague one, however few its words; "what's the
     limit?", whose every word several documents share, is."""
-    spreads = [
-        len(
-            {
-                evidence.family[u.source].key
-                for u in evidence.units
-                if token in u.tokens or token in u.context_tokens
-            }
-        )
-        for token in evidence.query_tokens
-    ]
-    return min((n for n in spreads if n), default=0)
+    held = (_documents_holding(evidence, token) for token in evidence.query_tokens)
+    return min((n for n in held if n), default=0)
+
+
+def _documents_holding(evidence: Evidence, token: str) -> int:
+    """Documents among the passages with the word in a sentence or its heading, the
+    versions of one counted once."""
+    return len(
+        {
+            evidence.family[u.source].key
+            for u in evidence.units
+            if token in u.tokens or token in u.context_tokens
+        }
+    )
 
 
 def _document_margin(evidence: Evidence, best: Unit | None) -> tuple[float, int]:
