@@ -171,7 +171,10 @@ class Candidate:
     """Records whose out-of-fold score (link applied) is at NOTIFY or above, wrong."""
     one_fact: int
     """One-fact (answerable) records at NOTIFY or above, right."""
-    link: Link | None
+    log_odds: tuple[tuple[float, bool], ...]
+    """The out-of-fold log-odds of the map alone (not capped by `missing_name`) and
+    whether each answer was right: what the link is fitted on, if this penalty is
+    chosen."""
 
 
 @dataclass(frozen=True)
@@ -209,9 +212,10 @@ def inner_candidate(
     sets: Mapping[str, Sequence[CaseRecord]], l2: float, thresholds: Thresholds
 ) -> Candidate:
     """Leave one of `sets` out at a time, fit on the others with `l2`, and score it by its
-    records' features (no run again); fit a `Link` on those out-of-fold log-odds and count,
-    with the link applied, what the levels would do: confidently wrong and one-fact right
-    at NOTIFY or above."""
+    records' features (no run again); count what the levels would do: confidently wrong
+    and one-fact right at NOTIFY or above. A link fitted on these out-of-fold log-odds
+    would change no level (`Link`), so the counts are the map's own and only the chosen
+    penalty's link is fitted (`fit_nested`)."""
     held: list[tuple[CaseRecord, Calibration]] = []
     pooled: list[Example] = []
     for fold in leave_one_set_out(sets):
@@ -219,16 +223,20 @@ def inner_candidate(
         rows = sets[fold.held_out]
         held.extend((r, without) for r in rows)
         pooled.extend(_logit_examples(rows, without))
-    edges = (thresholds.confirm, thresholds.notify, thresholds.silent)
-    link = fit_link([(e.x[0], e.right) for e in pooled], edges)
     wrong = one = 0
     for record, without in held:
-        score = _score(record, without.model_copy(update={"link": link}))
+        score = _score(record, without)
         if score is None or score < thresholds.notify:
             continue
         wrong += not record.answer_correct
         one += record.answer_correct and record.kind is CaseKind.ANSWERABLE
-    return Candidate(l2=l2, cases=len(held), confidently_wrong=wrong, one_fact=one, link=link)
+    return Candidate(
+        l2=l2,
+        cases=len(held),
+        confidently_wrong=wrong,
+        one_fact=one,
+        log_odds=tuple((e.x[0], e.right) for e in pooled),
+    )
 
 
 def fit_nested(
@@ -257,8 +265,9 @@ def fit_nested(
     else:
         chosen = min(candidates, key=lambda c: (c.confidently_wrong, -c.l2))
     base = fit_calibration([r for rows in sets.values() for r in rows], l2=chosen.l2)
+    link = fit_link(chosen.log_odds, (t.confirm, t.notify, t.silent))
     return NestedFit(
-        calibration=base.model_copy(update={"link": chosen.link}),
+        calibration=base.model_copy(update={"link": link}),
         chosen=chosen,
         candidates=candidates,
     )
