@@ -123,6 +123,15 @@ quoted with it when it scores this share of the best."""
 
 TIE_DIGITS = 6
 """Scores equal to this many digits tie."""
+POINTER_VERBS = frozenset(
+    "is was are were be been may might can could will would should must has have had "
+    "does did do also means ensures allows makes helps applies happens works gives "
+    "includes lets requires causes prevents avoids explains".split()
+)
+"""Words after "this"/"that" that make it a pronoun for the sentence before ("This is
+why …"), not a determiner naming a thing ("this option")."""
+_ARTICLES = frozenset({"a", "an"})
+_WORD = re.compile(r"[^\W\d_]+")
 _PLAIN_WORD = re.compile(r"[^\W_]+")
 _CAPITALISED = re.compile(r"\b[A-Z][a-z]+\b")
 _FIRST_WORD = re.compile(r"^\W*([A-Z][a-z]+)\b")
@@ -381,17 +390,6 @@ def _points_back(text: str, before: Unit) -> bool:
     if rest[0].lower() == "such" and word in _ARTICLES:
         word = rest[2].lower() if len(rest) > 2 else ""
     return not word or word in POINTER_VERBS or bool(terms(word) & before.tokens)
-
-
-POINTER_VERBS = frozenset(
-    "is was are were be been may might can could will would should must has have had "
-    "does did do also means ensures allows makes helps applies happens works gives "
-    "includes lets requires causes prevents avoids explains".split()
-)
-"""Words after "this"/"that" that make it a pronoun for the sentence before ("This is
-done because …"), not a determiner naming a thing ("this option")."""
-_ARTICLES = frozenset({"a", "an"})
-_WORD = re.compile(r"[^\W\d_]+")
 
 
 def _points_ahead(unit: Unit) -> bool:
