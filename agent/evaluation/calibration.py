@@ -96,22 +96,13 @@ def fit_calibration(
             f"cannot fit on {len(rows)} answers with {sum(labels)} right: "
             "the fit needs both right and wrong answers"
         )
-    width = len(features) + 1
-    theta = [0.0] * width
-    for _ in range(iterations):
-        gradient = [l2 * t if i else 0.0 for i, t in enumerate(theta)]
-        hessian = [[l2 if i == j and i else 0.0 for j in range(width)] for i in range(width)]
-        for example in rows:
-            z = (1.0, *example.x)
-            p = _sigmoid(sum(t * v for t, v in zip(theta, z, strict=True)))
-            for i in range(width):
-                gradient[i] += (p - example.right) * z[i]
-                for j in range(width):
-                    hessian[i][j] += p * (1.0 - p) * z[i] * z[j]
-        step = _solve(hessian, gradient)
-        theta = [t - s for t, s in zip(theta, step, strict=True)]
-        if max(abs(s) for s in step) < 1e-9:
-            break
+    theta = _newton(
+        [((1.0, *e.x), e.right) for e in rows],
+        start=[0.0] * (len(features) + 1),
+        penalty=[0.0] + [l2] * len(features),
+        iterations=iterations,
+        tolerance=1e-9,
+    )
     return Calibration(
         intercept=round(theta[0], 3),
         weights={name: round(w, 3) for name, w in zip(features, theta[1:], strict=True)},
@@ -127,25 +118,47 @@ def fit_link(
     labels = [right for _, right in scores]
     if not scores or all(labels) or not any(labels):
         return None
-    slope, offset = 1.0, 0.0
-    for _ in range(iterations):
-        ga = gb = haa = hab = hbb = 0.0
-        for z, right in scores:
-            p = _sigmoid(slope * z + offset)
-            w = p * (1.0 - p)
-            ga += (p - right) * z
-            gb += p - right
-            haa += w * z * z
-            hab += w * z
-            hbb += w
-        det = haa * hbb - hab * hab
-        if abs(det) < 1e-12:
-            return None
-        da, db = (hbb * ga - hab * gb) / det, (haa * gb - hab * ga) / det
-        slope, offset = slope - da, offset - db
-        if abs(da) + abs(db) < 1e-10:
-            break
+    try:
+        slope, offset = _newton(
+            [((z, 1.0), right) for z, right in scores],
+            start=[1.0, 0.0],
+            penalty=[0.0, 0.0],
+            iterations=iterations,
+            tolerance=1e-10,
+        )
+    except CalibrationDataError:
+        return None  # every log-odds alike: no slope to learn
     return Link(slope=round(slope, 3), offset=round(offset, 3), edges=tuple(edges))
+
+
+def _newton(
+    rows: Sequence[tuple[Sequence[float], bool]],
+    *,
+    start: Sequence[float],
+    penalty: Sequence[float],
+    iterations: int,
+    tolerance: float,
+) -> list[float]:
+    """The θ of a logistic regression of right-or-wrong on σ(θ · x), with a ridge
+    penalty per coefficient (0: none), solved by Newton's method from `start` until no
+    step moves a coefficient by `tolerance`: the map's fit and the link's share it. Raises
+    `CalibrationDataError` when the data leave the fit without a unique solution."""
+    width = len(start)
+    theta = list(start)
+    for _ in range(iterations):
+        gradient = [c * t for c, t in zip(penalty, theta, strict=True)]
+        hessian = [[penalty[i] if i == j else 0.0 for j in range(width)] for i in range(width)]
+        for x, right in rows:
+            p = _sigmoid(sum(t * v for t, v in zip(theta, x, strict=True)))
+            for i in range(width):
+                gradient[i] += (p - right) * x[i]
+                for j in range(width):
+                    hessian[i][j] += p * (1.0 - p) * x[i] * x[j]
+        step = _solve(hessian, gradient)
+        theta = [t - s for t, s in zip(theta, step, strict=True)]
+        if max(abs(s) for s in step) < tolerance:
+            break
+    return theta
 
 
 @dataclass(frozen=True)
@@ -158,7 +171,10 @@ class Candidate:
     """Records whose out-of-fold score (link applied) is at NOTIFY or above, wrong."""
     one_fact: int
     """One-fact (answerable) records at NOTIFY or above, right."""
-    link: Link | None
+    log_odds: tuple[tuple[float, bool], ...]
+    """The out-of-fold log-odds of the map alone (not capped by `missing_name`) and
+    whether each answer was right: what the link is fitted on, if this penalty is
+    chosen."""
 
 
 @dataclass(frozen=True)
@@ -196,9 +212,10 @@ def inner_candidate(
     sets: Mapping[str, Sequence[CaseRecord]], l2: float, thresholds: Thresholds
 ) -> Candidate:
     """Leave one of `sets` out at a time, fit on the others with `l2`, and score it by its
-    records' features (no run again); fit a `Link` on those out-of-fold log-odds and count,
-    with the link applied, what the levels would do: confidently wrong and one-fact right
-    at NOTIFY or above."""
+    records' features (no run again); count what the levels would do: confidently wrong
+    and one-fact right at NOTIFY or above. A link fitted on these out-of-fold log-odds
+    would change no level (`Link`), so the counts are the map's own and only the chosen
+    penalty's link is fitted (`fit_nested`)."""
     held: list[tuple[CaseRecord, Calibration]] = []
     pooled: list[Example] = []
     for fold in leave_one_set_out(sets):
@@ -206,16 +223,20 @@ def inner_candidate(
         rows = sets[fold.held_out]
         held.extend((r, without) for r in rows)
         pooled.extend(_logit_examples(rows, without))
-    edges = (thresholds.confirm, thresholds.notify, thresholds.silent)
-    link = fit_link([(e.x[0], e.right) for e in pooled], edges)
     wrong = one = 0
     for record, without in held:
-        score = _score(record, without.model_copy(update={"link": link}))
+        score = _score(record, without)
         if score is None or score < thresholds.notify:
             continue
         wrong += not record.answer_correct
         one += record.answer_correct and record.kind is CaseKind.ANSWERABLE
-    return Candidate(l2=l2, cases=len(held), confidently_wrong=wrong, one_fact=one, link=link)
+    return Candidate(
+        l2=l2,
+        cases=len(held),
+        confidently_wrong=wrong,
+        one_fact=one,
+        log_odds=tuple((e.x[0], e.right) for e in pooled),
+    )
 
 
 def fit_nested(
@@ -244,8 +265,9 @@ def fit_nested(
     else:
         chosen = min(candidates, key=lambda c: (c.confidently_wrong, -c.l2))
     base = fit_calibration([r for rows in sets.values() for r in rows], l2=chosen.l2)
+    link = fit_link(chosen.log_odds, (t.confirm, t.notify, t.silent))
     return NestedFit(
-        calibration=base.model_copy(update={"link": chosen.link}),
+        calibration=base.model_copy(update={"link": link}),
         chosen=chosen,
         candidates=candidates,
     )

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 
+from agent.citations import strip_citations
 from agent.evidence.conflicts import states_conflict, versions_disagree
 from agent.evidence.names import name_missing
 from agent.evidence.scoring import Evidence, Unit, gather
@@ -17,7 +17,6 @@ it: two documents that nearly tie make either answer less sure."""
 ROUNDING = 4
 """Digits kept of each feature: the map's inputs and the breakdown a person reads."""
 
-_CITATION = re.compile(r"\[Source: [^\]]*\]")
 _CITED = "[Source: "
 
 
@@ -52,7 +51,7 @@ def answer_features(query: str, answer: str, passages: Sequence[Source]) -> Answ
         typed = any(evidence.holds_value(u.text) for u in quoted)
         sources = {u.source for u in quoted}
     else:
-        text = _CITATION.sub(" ", answer)
+        text = strip_citations(answer, gap=" ")
         best = evidence.ranked[0] if evidence.ranked else None
         cited = [p for p in passages if _cites(answer, p.source)] or list(passages)
         context = frozenset().union(*(terms(p.text.split("\n", 1)[0]) for p in cited))
@@ -85,17 +84,20 @@ def _question_spread(evidence: Evidence) -> int:
     short question one document alone speaks to ("where is the badge office?", the
     only page with "badge") is no vague one, however few its words; "what's the
     limit?", whose every word several documents share, is."""
-    spreads = [
-        len(
-            {
-                evidence.family[u.source].key
-                for u in evidence.units
-                if token in u.tokens or token in u.context_tokens
-            }
-        )
-        for token in evidence.query_tokens
-    ]
-    return min((n for n in spreads if n), default=0)
+    held = (_documents_holding(evidence, token) for token in evidence.query_tokens)
+    return min((n for n in held if n), default=0)
+
+
+def _documents_holding(evidence: Evidence, token: str) -> int:
+    """Documents among the passages with the word in a sentence or its heading, the
+    versions of one counted once."""
+    return len(
+        {
+            evidence.family[u.source].key
+            for u in evidence.units
+            if token in u.tokens or token in u.context_tokens
+        }
+    )
 
 
 def _document_margin(evidence: Evidence, best: Unit | None) -> tuple[float, int]:

@@ -23,13 +23,15 @@ Table = Mapping[str, Mapping[str, str]]
 _HOW_LONG_EN = r"how long|how much (?:heads.?up|notice|time|advance)|how far ahead|how far in advance|how many (?:\w+ ){0,2}(?:days|weeks|months|years|hours|minutes)|how fast|how soon"
 _WHEN_EN = r"(?:^|[,;?.!]\s*|\band\s+)when\b(?!\s+(?:i|you|we|they|he|she|someone|my|our|your|a|an|the)\b[^?]*,\s*(?:what|which|who|how|where|why|do|does|did|can|could|should|is|are|will|would)\b)|\bwhen (?:is|are|was|were|do|does|did|will|would|should|can|must|'s)\b|what date|which day|what time"
 _WHEN_JA = r"いつ|何月|何日に|何時から|何時まで|時間帯"
+_DEADLINE_EN = r"(?:by|until|till) when|deadline|cut-?off"
+_COUNT_EN = r"how many|how old|what age"
 _WHERE_EN = (
     r"\bwhere\b|which (?:tool|app|system|channel|site|platform)|what (?:tool|app|system|channel)"
 )
 _WHERE_JA = r"どこ|どの(?:ツール|システム|アプリ)"
-"""Asking for a duration, a time, a place: shared by the topic and the asking-words
-tables, which each add their own words. "When I join, what do I get?" opens with a
-condition, not a question about a time."""
+"""Asking for a duration, a time, a deadline, a count, a place: shared by the topic and
+the asking-words tables, which each add their own words. "When I join, what do I get?"
+opens with a condition, not a question about a time."""
 
 TOPIC_KINDS = ("percent", "quantity", "money", "duration", "deadline", "date", "count", "place")
 """`TOPIC_WORDS` kinds, the first found wins."""
@@ -39,9 +41,9 @@ TOPIC_WORDS: Table = {
         "quantity": r"\b(?:amount|limit|minimum|maximum|max|min|cap|threshold|lowest|highest|smallest|largest|biggest|fewest)\b",
         "money": r"how much|budget|cost|price|pay|stipend|allowance|reimburs|spend|\$",
         "duration": _HOW_LONG_EN + r"|heads.?up|notice",
-        "deadline": r"deadline|cut-?off|(?:by|until|till) when|due",
+        "deadline": _DEADLINE_EN + r"|due",
         "date": _WHEN_EN,
-        "count": r"how many|how old|what age",
+        "count": _COUNT_EN,
         "place": _WHERE_EN + r"|prefix",
     },
     "ja": {
@@ -76,9 +78,9 @@ ASKING_WORDS: Table = {
         "duration": _HOW_LONG_EN + r"|how quickly",
         "money": r"how much(?=\s*(?:[?.!,]|$|(?:is|are|was|were|do|does|did|can|could|will|would|should|money|budget|cash|per|for|in|\$)\b))",
         "quantity": r"\bhow (?:big|large|small)\b|\bwhat size\b|\b(?:what|which) (?:[\w-]+ ){0,2}range\b|how much (?!(?:of|is|are|was|were|do|does|did|can|could|will|would|should|money|budget|cash|per|for|in|heads.?up|notice|time|advance)\b)(?=[a-z])",
-        "deadline": r"(?:by|until|till) when|deadline|cut-?off",
+        "deadline": _DEADLINE_EN,
         "date": _WHEN_EN,
-        "count": r"how many|how old|what age",
+        "count": _COUNT_EN,
         "place": _WHERE_EN,
         "length": r"how long\b(?!.*\b(?:take|takes|took|last|lasts|wait|keep|kept|stay|ago|before|after|until|till|notice|advance|valid|open)\b)",
         "version": r"\bversions?\b|\b(?:which|what|latest|newest|current|minimum|oldest)\s+(?:\w+\s+)?releases?\b|\breleases?\s+(?:number|version)",
@@ -101,12 +103,12 @@ the question is about time ("how long must a label be")."""
 
 _NAME_ANY = (
     r"\d|(?<![\w-])--?[a-zA-Z][\w-]*|\b[A-Z][A-Z0-9]*_[A-Z0-9_]+\b|\b[\w-]+\s*=>?\s*\S"
-    r"|[A-Z]<[^>]+>|\b\w+\(\)"
+    r"|\bC<[^>]+>|\b\w+\(\)"
 )
 """How documents write the option or setting asked for ("which flag …?", "what
 max_conns …?"): a figure, a flag ("--quiet", "-q"), a constant (MAX_SIZE), an assignment
-("level = 2", "Fast => 1"), code marked up as such ("C<Fast>"), a call ("init()"). A plain
-word is no setting's name."""
+("level = 2", "Fast => 1"), code marked up as such ("C<Fast>"; "I<…>" is emphasis), a call
+("init()"). A plain word is no setting's name."""
 
 VALUE_KINDS = (
     "percent",
@@ -247,7 +249,7 @@ _POINTS_BACK_EN = (
     + rf"|\b(?:this|these|those|such)\s+(?!(?-i:[A-Z])|(?:{_SELF})\b)(?=[a-z])"
     + r"|\b(?:this|that|these|those)\s*[.!]?$"
 )
-_OPENS_WITH_POINTER_JA = r"^(?:この|これ|その(?!他|ほか)|それ|上記|前述)"
+_OPENS_WITH_POINTER_JA = r"^(?:この|これ|その(?!他|ほか)|それ(?!ぞれ)|上記|前述)"
 
 CUE_KINDS = (
     "two_part",
@@ -275,10 +277,10 @@ CUES: Table = {
         "states_default": r"defaults? (?:to|is)|the default (?:is|value is)|default:",
         "statement": r"\b(?:is|are|was|were|it's|according|says|said|will|has|have|must|should|costs?|takes?|gets?|pays?|means?)\b",
         "points_back": _POINTS_BACK_EN,
-        "points_ahead": r"\b(?:the following|as follows|below)\s*[.:]?\s*$",
+        "points_ahead": r"\b(?:the following|as follows|(?<!\band )(?<!\bor )below)\s*[.:]?\s*$",
         "defines": r"^(?:(?:an?|the)\s+)?[\"“]?[^,;:\"“”]{1,60}?[\"”]?(?:\s+\([^)]{1,60}\))?\s+(?:means|shall mean|is defined as|refers to|is an?)\s",
         "asks_meaning": r"\bmean(?:s|ing|t)?\b|\bdefin|\bstand for\b|\bwhat (?:is|are) (?:an?\s+)?[\"“]|\bwhat counts as\b",
-        "points_elsewhere": r"^(?:see|refer to|for (?:more|further|full) (?:details|information)\b)",
+        "points_elsewhere": r"^(?:see|refer to|for (?:more|further|full) (?:details|information))\b",
     },
     "ja": {
         "two_part": r"それぞれ|ずつ|(?:何|いつ|いくら|どこ|どの).*、.*(?:何|いつ|いくら|どこ|どの)|(?:何|いつ|いくら|どこ|どの).*(?:何|いつ|いくら|どこ|どの)",
@@ -288,7 +290,7 @@ CUES: Table = {
         "points_back": _OPENS_WITH_POINTER_JA,
         "points_ahead": r"(?:次|以下|下記)の(?:とおり|通り|各号)[^。]*[。.]?$",
         "defines": r"^[^、。]{1,30}?とは、.*(?:をいう|のことです|を指す)",
-        "asks_meaning": r"とは|意味|定義",
+        "asks_meaning": r"(?<!こ)とは|意味|定義",
         "points_elsewhere": r"を参照(?:のこと|してください)?[。.]?$",
     },
 }  # fmt: skip

@@ -89,8 +89,8 @@ class Unit:
     borrowed: frozenset[str] = field(default_factory=frozenset)
     """The words of the sentence it points back at, which it speaks of."""
     referent: int | None = None
-    """The order of the unit this one points back at ("Use this option." after the
-    sentence naming the option), when it has one in its paragraph."""
+    """The order of the unit this one points back at ("Lock this cabinet at night."
+    after the sentence naming the cabinet), when it has one in its paragraph."""
 
 
 DEFINITION_WEIGHT = 0.7
@@ -123,6 +123,15 @@ quoted with it when it scores this share of the best."""
 
 TIE_DIGITS = 6
 """Scores equal to this many digits tie."""
+POINTER_VERBS = frozenset(
+    "is was are were be been may might can could will would should must has have had "
+    "does did do also means ensures allows makes helps applies happens works gives "
+    "includes lets requires causes prevents avoids explains".split()
+)
+"""Words after "this"/"that" that make it a pronoun for the sentence before ("This is
+why …"), not a determiner naming a thing ("this option")."""
+_ARTICLES = frozenset({"a", "an"})
+_WORD = re.compile(r"[^\W\d_]+")
 _PLAIN_WORD = re.compile(r"[^\W_]+")
 _CAPITALISED = re.compile(r"\b[A-Z][a-z]+\b")
 _FIRST_WORD = re.compile(r"^\W*([A-Z][a-z]+)\b")
@@ -178,9 +187,9 @@ class Evidence:
     def ranked(self) -> list[Unit]:
         """Best first. Sentences of one paragraph often tie (they share its heading and
         its neighbours' words): then the one sharing more of the question's own words,
-        small ones included, wins ("… for the package itself?" → "… for this Package
-        itself.", not "… for any distribution of this Package."); a sentence pointing
-        back says its referent's words too."""
+        small ones included, wins ("… a fee for the course itself?" → "There is no fee
+        for the course itself.", not "There is a fee for each course book."); a sentence
+        pointing back says its referent's words too."""
         asked = set(_PLAIN_WORD.findall(self.query.lower()))
 
         def shared(unit: Unit) -> int:
@@ -352,8 +361,8 @@ def _defines_asked(text: str, query_tokens: frozenset[str]) -> bool:
 
 
 def _resolve_pointers(units: list[Unit]) -> None:
-    """A sentence that points back ("Always set this option.", "This is done because
-    it is unsafe.") speaks of what the sentence before it in its paragraph says: it
+    """A sentence that points back ("Lock this cabinet at night.", "This is why the
+    door stays shut.") speaks of what the sentence before it in its paragraph says: it
     counts that sentence's words as its own, and quotes it (`_with_pointers`).
     A sentence that points ahead ("… is set as follows:") lends its words to the unit
     it introduces, in the same passage, as its context."""
@@ -381,17 +390,6 @@ def _points_back(text: str, before: Unit) -> bool:
     if rest[0].lower() == "such" and word in _ARTICLES:
         word = rest[2].lower() if len(rest) > 2 else ""
     return not word or word in POINTER_VERBS or bool(terms(word) & before.tokens)
-
-
-POINTER_VERBS = frozenset(
-    "is was are were be been may might can could will would should must has have had "
-    "does did do also means ensures allows makes helps applies happens works gives "
-    "includes lets requires causes prevents avoids explains".split()
-)
-"""Words after "this"/"that" that make it a pronoun for the sentence before ("This is
-done because …"), not a determiner naming a thing ("this option")."""
-_ARTICLES = frozenset({"a", "an"})
-_WORD = re.compile(r"[^\W\d_]+")
 
 
 def _points_ahead(unit: Unit) -> bool:
@@ -474,20 +472,7 @@ def select(evidence: Evidence, *, max_units: int = MAX_UNITS) -> list[Unit]:
             chosen.append(unit)
             covered |= new
             break
-    if "place" in evidence.kinds and not any(SURE_PLACE.search(c.text) for c in chosen):
-        # "Files go to the cache directory." names a place; the sentence of its paragraph
-        # that says where that is ("The cache directory is ~/.cache/foo.") answers.
-        where = [
-            u
-            for u in evidence.units
-            if u.block == best.block
-            and 0 < abs(u.order - best.order) <= NEIGHBOUR_UNITS
-            and SURE_PLACE.search(u.text)
-            and (u.tokens - evidence.query_tokens) & (best.tokens - evidence.query_tokens)
-        ]
-        located = min(where, key=lambda u: abs(u.order - best.order)) if where else None
-        if located is not None and all(c is not located for c in chosen):
-            chosen = [best, located, *chosen[1:]][:max_units]
+    chosen = _with_located_place(evidence, chosen, max_units)
     mine = [c for c in chosen if evidence.family[c.source].key == best_family]
     if evidence.kinds and not any(c.typed for c in mine):
         # "Is X covered? How much?": the figure often sits a sentence or two from the
@@ -507,10 +492,36 @@ def select(evidence: Evidence, *, max_units: int = MAX_UNITS) -> list[Unit]:
     return _with_pointers(evidence, _with_defaults(evidence, chosen, max_units))
 
 
+def _with_located_place(evidence: Evidence, chosen: list[Unit], max_units: int) -> list[Unit]:
+    """For "where …?", when no chosen sentence says where surely (a path, a channel): "Files
+    go to the cache directory." only names a place, and the sentence of its paragraph
+    that says where that is ("The cache directory is ~/.cache/foo.") comes second. It
+    must share a word with the best one beyond the question's own, or it locates
+    something else."""
+    if "place" not in evidence.kinds or any(SURE_PLACE.search(c.text) for c in chosen):
+        return chosen
+    best = chosen[0]
+    named = best.tokens - evidence.query_tokens
+    where = [
+        u
+        for u in evidence.units
+        if u.block == best.block
+        and 0 < abs(u.order - best.order) <= NEIGHBOUR_UNITS
+        and SURE_PLACE.search(u.text)
+        and (u.tokens - evidence.query_tokens) & named
+    ]
+    if not where:
+        return chosen
+    located = min(where, key=lambda u: abs(u.order - best.order))
+    if any(c is located for c in chosen):
+        return chosen
+    return [best, located, *chosen[1:]][:max_units]
+
+
 def _with_pointers(evidence: Evidence, chosen: list[Unit]) -> list[Unit]:
     """One sentence more when the best one cannot be read alone: the sentence it points
-    back at ("Note the Foo option." before "Always set this option."), or the unit it
-    introduces after it ("… on the following days:")."""
+    back at ("The spare keys hang in the blue cabinet." before "Lock this cabinet at
+    night."), or the unit it introduces after it ("… on the following days:")."""
     best = chosen[0]
     units = evidence.units
     extra: Unit | None = None
@@ -578,14 +589,15 @@ def _with_defaults(evidence: Evidence, chosen: list[Unit], max_units: int) -> li
     return out[: max_units + extra]
 
 
-_DEFINES = compiled(CUES, CUE_KINDS)["defines"]
-_ASKS_MEANING = compiled(CUES, CUE_KINDS)["asks_meaning"]
-_POINTS_ELSEWHERE = compiled(CUES, CUE_KINDS)["points_elsewhere"]
-_POINTS_BACK = compiled(CUES, CUE_KINDS)["points_back"]
-_POINTS_AHEAD = compiled(CUES, CUE_KINDS)["points_ahead"]
-_DEFAULT = compiled(CUES, CUE_KINDS)["default"]
+_CUES = compiled(CUES, CUE_KINDS)
+_DEFINES = _CUES["defines"]
+_ASKS_MEANING = _CUES["asks_meaning"]
+_POINTS_ELSEWHERE = _CUES["points_elsewhere"]
+_POINTS_BACK = _CUES["points_back"]
+_POINTS_AHEAD = _CUES["points_ahead"]
+_DEFAULT = _CUES["default"]
 """A question about a default value, and the sentence that states one."""
-_STATES_DEFAULT = compiled(CUES, CUE_KINDS)["states_default"]
+_STATES_DEFAULT = _CUES["states_default"]
 _NUMBER_OR_NAME = re.compile(
     r"\d|(?<![\w.])[~$]?/\w|\"\w|\b(?:yes|no|true|false|none|empty)\b", re.I
 )

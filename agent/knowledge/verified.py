@@ -6,9 +6,9 @@ truth: removing an answer deletes the row and this copy."""
 
 from __future__ import annotations
 
-import re
 from typing import Protocol
 
+from agent.citations import strip_citations
 from agent.knowledge.chunks import Chunk
 from agent.ports import VerifiedAnswer
 from agent.schemas import (
@@ -61,9 +61,6 @@ async def unindex_verified(kb: VerifiedIndex, answer_id: str) -> int:
     return await kb.delete_source(kb.default_collection, verified_source(answer_id))
 
 
-_CITATION = re.compile(r"\s*\[Source: [^\]]*\]")
-
-
 def rests_on_a_reply(state: RunState) -> bool:
     """Whether the run's answer rests on what a person said in the thread: a reply to
     an escalation it cites, or an answered clarifying question. Only such an answer is
@@ -83,7 +80,9 @@ def rests_on_a_reply(state: RunState) -> bool:
 
 def answer_words(state: RunState) -> str:
     """The run's answer as saved: its text without the `[Source: …]` marks."""
-    lines = (_CITATION.sub("", line).rstrip() for line in state.final_answer.splitlines())
+    lines = (
+        strip_citations(line, with_space=True).rstrip() for line in state.final_answer.splitlines()
+    )
     return "\n".join(line for line in lines if line).strip()
 
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 import re
 from collections import defaultdict
 
+from agent.citations import strip_citations
 from agent.evidence import (
     MIN_ANSWER_COVERAGE,
     Evidence,
@@ -204,7 +205,7 @@ class OfflineModel:
         if not answer.strip() or answer in (NOT_FOUND, NOT_FOUND_JA) or not request.passages:
             value = Evaluation(self_eval=0.1, coverage=0.0, rationale="no grounded answer")
             return LLMReply(value=value, usage=usage, model=self.name)
-        sentences = [s for s in _sentences(_strip_citations(answer)) if s]
+        sentences = [s for s in _sentences(strip_citations(answer)) if s]
         supported = [
             max((lexical_similarity(s, p.text) for p in request.passages), default=0.0)
             for s in sentences
@@ -285,10 +286,6 @@ def _sentences(text: str) -> list[str]:
         if len(sentence) >= 8 and sentence[-1] in ".!。！":  # questions are not answers
             out.append(sentence)
     return out
-
-
-def _strip_citations(text: str) -> str:
-    return re.sub(r"\[Source: [^\]]*\]", "", text)
 
 
 def extract_answer(query: str, passages: list[Source], *, japanese: bool) -> str:
@@ -426,7 +423,7 @@ def complete_parts(query: str, answer: str, passages: list[Source], *, japanese:
     found = answer not in (NOT_FOUND, NOT_FOUND_JA)
     lines = answer.split("\n") if found else []
     for part in parts:
-        said = set(tokenize(_strip_citations("\n".join(lines))))
+        said = set(tokenize(strip_citations("\n".join(lines))))
         own = own_words(part, parts)
         if own and len(own & said) >= PART_COVERED * len(own):
             continue
@@ -477,7 +474,7 @@ def compare_documents(query: str, passages: list[Source], *, japanese: bool) -> 
         if reply in (NOT_FOUND, NOT_FOUND_JA):
             return None
         answers.append([line for line in reply.split("\n") if "⚠️" not in line])
-    stated = [[figures(_strip_citations(line)) for line in lines] for lines in answers]
+    stated = [[figures(strip_citations(line)) for line in lines] for lines in answers]
     units = [set().union(*(f.keys() for f in side)) for side in stated]
     shared = set.intersection(*units)
     if shared:
@@ -488,7 +485,7 @@ def compare_documents(query: str, passages: list[Source], *, japanese: bool) -> 
             for lines, side in zip(answers, stated, strict=True)
         ]
     lines = list(dict.fromkeys(line for side in answers for line in side))
-    if _sides_disagree([_strip_citations(" ".join(side)) for side in answers]):
+    if _sides_disagree([strip_citations(" ".join(side)) for side in answers]):
         lines.append(
             "⚠️ 情報源の内容が食い違っています。どちらが最新か確認してください。"
             if japanese

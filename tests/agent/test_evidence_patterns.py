@@ -200,3 +200,23 @@ def test_a_row_matches_its_example_and_rejects_the_near_miss(
     pattern = _pattern(table, language, kind)
     assert pattern.search(positive), positive
     assert not pattern.search(negative), negative
+
+
+ORDINARY_TEXT: list[tuple[str, str, str, str]] = [
+    # (table, language, kind, ordinary text the row must not take for what it is for)
+    ("cue", "en", "points_elsewhere", "Seek approval from your manager before booking."),
+    ("cue", "en", "points_elsewhere", "Refer tourists to the front desk."),
+    ("cue", "en", "points_ahead", "Entry is free for children aged 5 and below."),
+    ("cue", "ja", "points_back", "それぞれの部署で申請する。"),
+    ("cue", "ja", "asks_meaning", "有給休暇を翌年に繰り越すことはできますか？"),
+    ("value", "any", "name", "you should I<always> pass it"),
+]
+"""A cue's word inside another word ("Seek", "それぞれ", "ことは"), "below" after "and"
+(a bound, not what follows), and emphasis marked up (I<…>, not code)."""
+
+
+@pytest.mark.parametrize(
+    ("table", "language", "kind", "text"), ORDINARY_TEXT, ids=[r[3] for r in ORDINARY_TEXT]
+)
+def test_a_row_leaves_ordinary_text_alone(table: str, language: str, kind: str, text: str) -> None:
+    assert not _pattern(table, language, kind).search(text), text

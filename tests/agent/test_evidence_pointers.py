@@ -24,25 +24,24 @@ def quoted(question: str, *passages: Source) -> list[str]:
     return [u.text for u in reading_order(select(gather(question, list(passages))))]
 
 
-EXPORT = passage(
-    "widget.md",
-    "Widget › Exporting\n\n"
-    "Note the use of the --compact switch in the sample above. "
-    "When exporting large reports you should always pass this switch.\n\n"
-    "Exports are written to the reports folder of your workspace.",
+PROOFS = passage(
+    "printing.md",
+    "Printing › Proofs\n\n"
+    "The --draft switch prints pages at half resolution. "
+    "Pass this switch for every proof you print in colour.\n\n"
+    "Proofs are collected at the front desk.",
 )
 
 
 def test_a_sentence_pointing_back_is_quoted_after_the_one_it_points_at() -> None:
-    said = quoted("which switch should I always pass when exporting large reports?", EXPORT)
+    asked = "which switch should I pass for every proof I print in colour?"
+    said = quoted(asked, PROOFS)
     assert said[:2] == [
-        "Note the use of the --compact switch in the sample above.",
-        "When exporting large reports you should always pass this switch.",
+        "The --draft switch prints pages at half resolution.",
+        "Pass this switch for every proof you print in colour.",
     ]
-    reply = extract_answer(
-        "which switch should I always pass when exporting large reports?", [EXPORT], japanese=False
-    )
-    assert reply.index("--compact") < reply.index("always pass this switch")
+    reply = extract_answer(asked, [PROOFS], japanese=False)
+    assert reply.index("--draft") < reply.index("Pass this switch")
 
 
 def test_a_sentence_pointing_back_speaks_with_its_referents_words() -> None:
@@ -117,13 +116,13 @@ def test_a_named_place_is_quoted_with_the_sentence_saying_where_it_is() -> None:
 
 def test_a_tie_goes_to_the_sentence_sharing_more_of_the_question() -> None:
     doc = passage(
-        "manual.md",
-        "Manual › Fees\n\n"
-        "You may charge a fee for copies of the manual. "
-        "You may not charge a fee for the manual itself.",
+        "garden.md",
+        "Garden › Fees\n\n"
+        "Visitors pay fees for guided tours of the garden. "
+        "Visitors pay no fee for the garden itself.",
     )
-    assert quoted("can I charge a fee for the manual itself?", doc)[0] == (
-        "You may not charge a fee for the manual itself."
+    assert quoted("do visitors pay a fee for the garden itself?", doc)[0] == (
+        "Visitors pay no fee for the garden itself."
     )
 
 
@@ -155,12 +154,8 @@ def test_a_question_for_an_option_wants_its_written_name() -> None:
     said = quoted("which flag turns on the protocol trace of the client?", doc)
     assert said[0] == "Start the client with --trace-wire to turn the protocol trace on."
     for written in ("use --quiet", "set MAX_SIZE", "level = 2", "pass C<Fast>", "init()", "4"):
-        assert typed(written)
-    assert not typed("set the level to high")
-
-
-def typed(text: str) -> bool:
-    return has_value(text, "name")
+        assert has_value(written, "name"), written
+    assert not has_value("set the level to high", "name")
 
 
 def test_a_definition_of_what_the_question_names_gives_way_to_what_it_asks() -> None:

@@ -231,7 +231,8 @@ def test_the_nested_fit_answers_most_within_the_wrong_answer_budget() -> None:
     assert all(c.cases == 120 for c in fitted.candidates)
     # 0.01 answers most but is wrong 8 times in 120, over 5 %: 0.3 answers most within it
     assert fitted.chosen.l2 == 0.3
-    assert fitted.calibration.link == fitted.chosen.link is not None
+    assert fitted.calibration.link == fit_link(fitted.chosen.log_odds, (0.4, 0.7, 0.9))
+    assert fitted.calibration.link is not None
     base = fit_calibration([r for rows in sets.values() for r in rows], l2=0.3)
     assert (fitted.calibration.intercept, fitted.calibration.weights) == (
         base.intercept,
@@ -244,9 +245,12 @@ def test_the_nested_fit_answers_most_within_the_wrong_answer_budget() -> None:
 def test_an_inner_candidate_counts_what_the_levels_would_do() -> None:
     sets = made_up_sets()
     candidate = inner_candidate(sets, 1.0, Thresholds())
+    # counted with the map alone: the link fitted on its out-of-fold log-odds moves no level
+    link = fit_link(candidate.log_odds, (0.4, 0.7, 0.9))
+    assert link is not None
     held: list[tuple[CaseRecord, float]] = []
     for fold in leave_one_set_out(sets):
-        without = fit_calibration(fold.train, l2=1.0).model_copy(update={"link": candidate.link})
+        without = fit_calibration(fold.train, l2=1.0).model_copy(update={"link": link})
         held += [(r, without.probability(r.features)) for r in sets[fold.held_out]]
     at_notify = [(r, p) for r, p in held if p >= 0.7]
     assert candidate.confidently_wrong == sum(not r.answer_correct for r, _ in at_notify)
