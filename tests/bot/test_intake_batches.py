@@ -140,3 +140,26 @@ async def test_a_batch_is_one_autocommitted_statement_on_postgresql(pg_engine: A
         await connection.execute(update(InboxRow).values(attempts=7))
         await connection.rollback()
     assert [e.attempts for e in await SqlInbox(pg_engine).pending()] == [0, 0]
+
+
+async def test_batches_of_every_size_are_one_statement_text_on_postgresql(
+    pg_engine: AsyncEngine,
+) -> None:
+    """The driver prepares a statement once per text: a burst's batches, of whatever
+    size, share one (a multi-row VALUES had a text, so a PREPARE round trip, per size)."""
+    texts: list[str] = []
+
+    def record(_connection: Any, _cursor: Any, statement: str, *_: Any) -> None:
+        if "inbox" in statement.lower():
+            texts.append(statement)
+
+    inbox = SqlInbox(pg_engine)
+    event.listen(pg_engine.sync_engine, "before_cursor_execute", record)
+    try:
+        for size in (1, 7, 200):
+            ids = await inbox.add([_question(f"Ev{size}-{n}") for n in range(size)])
+            assert all(i is not None for i in ids) and len(set(ids)) == size
+    finally:
+        event.remove(pg_engine.sync_engine, "before_cursor_execute", record)
+    assert len(texts) == 3 and len(set(texts)) == 1
+    assert len(await inbox.pending(limit=500)) == 208
