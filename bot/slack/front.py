@@ -23,6 +23,7 @@ docs/benchmarks.md).
 from __future__ import annotations
 
 import asyncio
+import gc
 import logging
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -333,7 +334,18 @@ async def start_front(
         await worker.stop(0)
         await front.close()
         raise
+    freeze_start_up_objects()
     return FrontRuntime(front, runner, int(runner.addresses[0][1]))
+
+
+def freeze_start_up_objects() -> None:
+    """Leave every object alive now — the imported modules, settings, Bolt apps, pools —
+    out of the garbage collector's full collections from now on (`gc.freeze`): they
+    live as long as the process, and scanning them (about 120,000 objects after the
+    imports alone, 27 ms on this machine; up to 100 ms in the benchmark's process)
+    paused the event loop, and every ack in flight, a few times per burst of requests."""
+    gc.collect()
+    gc.freeze()
 
 
 async def serve_front(settings: Settings, *, port: int, host: str, stop: asyncio.Event) -> int:
