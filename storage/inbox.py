@@ -114,7 +114,7 @@ class SqlInbox(SqlStore):
     ) -> None:
         super().__init__(engine, health=health)
         self._first = first
-        """SQLite, `grace serve`'s front: `add` goes before the worker's writes."""
+        """`grace serve`'s front: `add` goes before the worker's writes."""
         self._adds = ungated(engine)
         """An ack waits for `add`: in the worker (the requests the front forwards) it does
         not yield to the front's gate, and it runs on the same pool."""

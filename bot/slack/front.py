@@ -51,7 +51,7 @@ from bot.slack.listeners import assistant, events
 from bot.slack.mentions import MentionTaker
 from bot.slack.runners import admitted_request, bolt_request_of
 from storage.channel_settings import SqlChannelSettings
-from storage.db import WriteGate, WriteHealth, database_url, make_engine, migrate
+from storage.db import WriteGate, WriteHealth, make_engine, migrate
 from storage.inbox import SqlInbox
 
 log = logging.getLogger(__name__)
@@ -151,8 +151,8 @@ async def create_front(
     settings: Settings, worker: WorkerProcess, gate: WriteGate | None = None
 ) -> Front:
     """The front's parts, storing for the worker's owner id as it is once they are
-    built (a worker restarted meanwhile included); on SQLite the inbox writes raise
-    `gate`, which the worker's writes yield to."""
+    built (a worker restarted meanwhile included); the inbox writes raise `gate`, which
+    the worker's writes yield to."""
     url = settings.resolved_database_url
     await migrate(url)  # the worker did it already: one read
     engine = make_engine(url)
@@ -307,8 +307,7 @@ async def start_front(
     wait until it is ready, then build the front and bind its endpoint. `WorkerFailed`
     when the worker exits at start-up (it said why, in one line). `stop` is the stop
     signal: from the moment it is set, a worker that exits is not replaced."""
-    sqlite = database_url(settings.resolved_database_url).get_backend_name() == "sqlite"
-    gate = WriteGate.create() if sqlite else None
+    gate = WriteGate.create()  # the worker's writes yield to the front's inbox writes
     worker = WorkerProcess(env, gate=gate, stopping=stop)
     fronts: list[Front] = []
 
