@@ -163,3 +163,35 @@ async def test_batches_of_every_size_are_one_statement_text_on_postgresql(
         event.remove(pg_engine.sync_engine, "before_cursor_execute", record)
     assert len(texts) == 3 and len(set(texts)) == 1
     assert len(await inbox.pending(limit=500)) == 208
+
+
+async def test_a_burst_read_over_several_turns_of_the_loop_is_one_batch(tmp_path: Path) -> None:
+    """Requests reach the intake over several turns of the event loop (as a burst is
+    read): they are written as one batch, not the first turn's alone and then the rest."""
+    url = sqlite_url(tmp_path)
+    await migrate(url)
+    engine = make_engine(url)
+    inserts: list[str] = []
+
+    def record(_connection: Any, _cursor: Any, statement: str, *_: Any) -> None:
+        if statement.lstrip().upper().startswith("INSERT INTO INBOX"):
+            inserts.append(statement)
+
+    intake = Intake(
+        inbox=SqlInbox(engine), tasks=TaskRunner(), processors={}, handed_to=lambda _: None
+    )
+
+    async def arrive(n: int) -> bool:
+        for _ in range(n % 5):  # read on the n % 5-th turn of the loop
+            await asyncio.sleep(0)
+        return await intake.accept(_question(f"EvTurn{n}"))
+
+    event.listen(engine.sync_engine, "before_cursor_execute", record)
+    try:
+        taken = await asyncio.wait_for(asyncio.gather(*(arrive(n) for n in range(40))), BOUND)
+    finally:
+        event.remove(engine.sync_engine, "before_cursor_execute", record)
+        await intake.close()
+        await engine.dispose()
+    assert all(taken)
+    assert len(inserts) == 1
