@@ -131,6 +131,12 @@ class SqlInbox(SqlStore):
         whose single write lock would only make a second batch wait (by polling) for the
         first; `PARALLEL_ADDS_POSTGRESQL` where transactions run side by side."""
 
+    def going_first(self) -> contextlib.AbstractContextManager[None]:
+        """Raise the gate (`grace serve`'s front; elsewhere nothing) for the block: the
+        other process begins no write transaction meanwhile. The intake holds it from a
+        request's arrival until its batch is written, so the lock is free by then."""
+        return self._first.first() if self._first is not None else contextlib.nullcontext()
+
     @retried_write
     async def add(
         self,
@@ -149,7 +155,7 @@ class SqlInbox(SqlStore):
         # hundreds of round trips). A refused row returns nothing, so the new rows are
         # matched to their items by (event id, message key); rows are taken in order, so
         # within a batch the first item with an event id or message key wins.
-        with self._first.first() if self._first is not None else contextlib.nullcontext():
+        with self.going_first():
             if self._one_statement_adds is not None:  # PostgreSQL
                 stored = await self._insert_arrays(items, now, owner, claimed_until)
             else:

@@ -151,15 +151,18 @@ class Intake:
         while True:
             await self._wake.wait()
             self._wake.clear()
-            while self._queue:
-                if len(self._batches) >= self._inbox.parallel_adds:
-                    await asyncio.wait(self._batches, return_when=asyncio.FIRST_COMPLETED)
-                    continue
-                await self._gather()
-                batch, self._queue = self._queue[:BATCH], self._queue[BATCH:]
-                task = asyncio.create_task(self._write(batch), name="inbox batch")
-                self._batches.add(task)
-                task.add_done_callback(self._batches.discard)
+            # From the first request on, the other process's writes wait (`grace serve`):
+            # its transaction in progress ends while the burst is read, not after.
+            with self._inbox.going_first():
+                while self._queue:
+                    if len(self._batches) >= self._inbox.parallel_adds:
+                        await asyncio.wait(self._batches, return_when=asyncio.FIRST_COMPLETED)
+                        continue
+                    await self._gather()
+                    batch, self._queue = self._queue[:BATCH], self._queue[BATCH:]
+                    task = asyncio.create_task(self._write(batch), name="inbox batch")
+                    self._batches.add(task)
+                    task.add_done_callback(self._batches.discard)
 
     async def _gather(self) -> None:
         """Let the requests of a burst that the event loop is reading reach the queue
