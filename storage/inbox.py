@@ -20,6 +20,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 from sqlalchemy import (
+    ARRAY,
+    DateTime,
     Integer,
     Select,
     String,
@@ -31,7 +33,6 @@ from sqlalchemy import (
     text,
     update,
 )
-from sqlalchemy.dialects.postgresql import ARRAY, TIMESTAMP
 from sqlalchemy.ext.asyncio import AsyncEngine
 from sqlalchemy.types import TypeEngine
 
@@ -57,11 +58,12 @@ _COLUMNS: dict[str, TypeEngine[Any]] = {
     "payload_json": Text(),
     "status": String(),
     "attempts": Integer(),
-    "created_at": TIMESTAMP(timezone=True),
+    "created_at": DateTime(timezone=True),
     "owner": String(),
-    "claimed_until": TIMESTAMP(timezone=True),
+    "claimed_until": DateTime(timezone=True),
 }
-"""The columns `add` fills, with their PostgreSQL types (`_UNNEST_INSERT`)."""
+"""The columns `add` fills, with their types (`_UNNEST_INSERT`; generic types: a
+`grace ask` on SQLite does not load the PostgreSQL dialect)."""
 _UNNEST_INSERT: TextClause = text(
     f"INSERT INTO {InboxRow.__tablename__} ({', '.join(_COLUMNS)}) "
     f"SELECT * FROM unnest({', '.join(f':{name}' for name in _COLUMNS)}) "
