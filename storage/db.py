@@ -147,6 +147,7 @@ def make_engine(url: str | URL, **kwargs: Any) -> AsyncEngine:
         kwargs["connect_args"] = connect_args
         kwargs.setdefault("pool_pre_ping", True)
         engine = _create(parsed, **kwargs)
+        _configure_postgresql(engine)
         _translate_errors(engine)
         return engine
 
@@ -202,6 +203,16 @@ def _translate_errors(engine: AsyncEngine) -> None:
         return None
 
 
+def _configure_postgresql(engine: AsyncEngine) -> None:
+    @event.listens_for(engine.sync_engine, "begin")
+    def _on_begin(connection: Connection) -> None:
+        # `grace serve`'s worker: a write transaction begins once the front's inbox
+        # writes are through (`WriteGate`); reads and ungated writes never wait.
+        options = connection.get_execution_options()
+        if _yielding_to is not None and not options.get(READ_ONLY) and not options.get(UNGATED):
+            _yielding_to.wait_until_lowered()
+
+
 def _configure_sqlite(engine: AsyncEngine) -> None:
     @event.listens_for(engine.sync_engine, "connect")
     def _on_connect(dbapi_connection: Any, _record: ConnectionPoolEntry) -> None:
@@ -228,17 +239,21 @@ def _configure_sqlite(engine: AsyncEngine) -> None:
 
 
 class WriteGate:
-    """Which of two processes sharing one SQLite file writes first.
+    """Which of two processes sharing one database writes first.
 
     SQLite has one write lock, and a writer that finds it taken sleeps and tries again
     (the busy timeout) instead of queueing: a process that writes often — `grace
     serve`'s worker, driving hundreds of runs — can keep one that writes rarely but must
     not wait — the front, whose inbox write the ack waits for — out for a second and
-    more. The gate is one byte of memory both processes map (a memfd the front creates
-    and hands to the worker): the front raises it while its write waits or runs
-    (`first`), and the worker begins no write transaction while it is raised
-    (`yield_writes_to`; at most `MAX_YIELD_S` at a time, in case the front died with it
-    raised). A transaction already open is never held up: it only ends sooner."""
+    more. PostgreSQL queues nothing of the sort, but on a small machine the server's
+    processes working for the worker's hundreds of runs took the processor from the
+    front's inserts (an ack waited 100-200 ms for its batch while runs worked). The gate
+    is one byte of memory both processes map (a memfd the front creates and hands to the
+    worker): the front raises it while its writes wait or run (`first`; a count, as
+    PostgreSQL writes several batches at once), and the worker begins no write
+    transaction while it is raised (`yield_writes_to`; at most `MAX_YIELD_S` at a time,
+    in case the front died with it raised). A transaction already open is never held
+    up: it only ends sooner."""
 
     MAX_YIELD_S = 1.0
     POLL_S = 0.002
@@ -266,12 +281,14 @@ class WriteGate:
 
     @contextlib.contextmanager
     def first(self) -> Iterator[None]:
-        """Raise the gate for the block: the other process's next write waits."""
-        self._memory[0] = 1
+        """Raise the gate for the block: the other process's next write waits. Blocks
+        may overlap (one process, one thread: the byte counts them); the gate is lowered
+        when the last one ends."""
+        self._memory[0] = min(self._memory[0] + 1, 255)
         try:
             yield
         finally:
-            self._memory[0] = 0
+            self._memory[0] = max(self._memory[0] - 1, 0)
 
     def wait_until_lowered(self) -> None:
         """From SQLAlchemy's synchronous `begin` hook, inside the async engine's greenlet:
@@ -289,7 +306,7 @@ _yielding_to: WriteGate | None = None
 
 
 def yield_writes_to(gate: WriteGate | None) -> None:
-    """From now on, this process's SQLite write transactions wait while `gate` is raised
+    """From now on, this process's write transactions wait while `gate` is raised
     (`grace serve`'s worker, for its front)."""
     global _yielding_to
     _yielding_to = gate

@@ -1,6 +1,6 @@
 """The durable inbox: what Slack sent us, stored before we acknowledge it.
 
-A row is written (a batch at a time: one multi-row INSERT, one transaction) before the
+A row is written (a batch at a time: one atomic INSERT) before the
 ack leaves, so a process that dies after the ack leaves the request behind for the next
 one. Slack's event id and the message itself (team:channel:ts) are both unique, so a
 retry, or the same message under a second event id, is refused by the database —
@@ -15,12 +15,26 @@ from __future__ import annotations
 import contextlib
 import json
 from collections.abc import Sequence
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict
-from sqlalchemy import Select, delete, select, update
+from sqlalchemy import (
+    ARRAY,
+    DateTime,
+    Integer,
+    Select,
+    String,
+    Text,
+    TextClause,
+    bindparam,
+    delete,
+    select,
+    text,
+    update,
+)
 from sqlalchemy.ext.asyncio import AsyncEngine
+from sqlalchemy.types import TypeEngine
 
 from agent.schemas import utcnow
 from storage.db import WriteGate, WriteHealth, retried_write, ungated
@@ -34,8 +48,38 @@ PARALLEL_ADDS_POSTGRESQL = 3
 only, not also for the one in flight when it arrived (each batch has a connection of its
 own from the pool: the pool's default 5 leave room for the front's reads)."""
 ROWS_PER_STATEMENT = 1000
-"""Rows in one INSERT: 9 parameters each stays far below SQLite's and asyncpg's limits
-(32,766 and 32,767 parameters); the intake writes batches of at most 200."""
+"""Rows in one INSERT on SQLite: 9 parameters each stays far below its limit (32,766
+parameters); the intake writes batches of at most 200."""
+
+_COLUMNS: dict[str, TypeEngine[Any]] = {
+    "event_id": String(),
+    "message_key": String(),
+    "kind": String(),
+    "payload_json": Text(),
+    "status": String(),
+    "attempts": Integer(),
+    "created_at": DateTime(timezone=True),
+    "owner": String(),
+    "claimed_until": DateTime(timezone=True),
+}
+"""The columns `add` fills, with their types (`_UNNEST_INSERT`; generic types: a
+`grace ask` on SQLite does not load the PostgreSQL dialect)."""
+_UNNEST_INSERT: TextClause = text(
+    f"INSERT INTO {InboxRow.__tablename__} ({', '.join(_COLUMNS)}) "
+    f"SELECT * FROM unnest({', '.join(f':{name}' for name in _COLUMNS)}) "
+    "ON CONFLICT DO NOTHING RETURNING id, event_id, message_key"
+).bindparams(*(bindparam(name, type_=ARRAY(kind)) for name, kind in _COLUMNS.items()))
+"""PostgreSQL: a batch of any size as one statement with one array per column. Its text
+is the same for every batch, so the driver prepares it once per connection; a multi-row
+`VALUES (…), (…)` has a text of its own for each batch size (a PREPARE round trip, and a
+plan for up to 1,800 parameters, for most batches of a burst) and costs more to build."""
+
+
+def _utc(value: datetime | None) -> datetime | None:
+    """An aware UTC datetime (naive ones are taken to be UTC), as `UTCDateTime` binds it."""
+    if value is None:
+        return None
+    return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
 
 
 class InboxItem(BaseModel):
@@ -72,7 +116,7 @@ class SqlInbox(SqlStore):
     ) -> None:
         super().__init__(engine, health=health)
         self._first = first
-        """SQLite, `grace serve`'s front: `add` goes before the worker's writes."""
+        """`grace serve`'s front: `add` goes before the worker's writes."""
         self._adds = ungated(engine)
         """An ack waits for `add`: in the worker (the requests the front forwards) it does
         not yield to the front's gate, and it runs on the same pool."""
@@ -80,7 +124,7 @@ class SqlInbox(SqlStore):
         self._one_statement_adds = (
             self._adds.execution_options(isolation_level="AUTOCOMMIT") if postgresql else None
         )
-        """PostgreSQL: a batch that fits in one INSERT is sent as that statement alone, in
+        """PostgreSQL: a batch is one statement (`_UNNEST_INSERT`), sent alone in
         autocommit — atomic and committed (durable) before the server answers, like
         BEGIN + INSERT + COMMIT but one round trip instead of three, each of which waits
         for the front's event loop during a burst."""
@@ -88,6 +132,12 @@ class SqlInbox(SqlStore):
         """How many `add` batches the intake may have in flight at once: one on SQLite,
         whose single write lock would only make a second batch wait (by polling) for the
         first; `PARALLEL_ADDS_POSTGRESQL` where transactions run side by side."""
+
+    def going_first(self) -> contextlib.AbstractContextManager[None]:
+        """Raise the gate (`grace serve`'s front; elsewhere nothing) for the block: the
+        other process begins no write transaction meanwhile. The intake holds it from a
+        request's arrival until its batch is written, so the lock is free by then."""
+        return self._first.first() if self._first is not None else contextlib.nullcontext()
 
     @retried_write
     async def add(
@@ -103,6 +153,52 @@ class SqlInbox(SqlStore):
         if not items:
             return []
         now = utcnow()
+        # One statement for the whole batch (one per row made a burst's ack wait on
+        # hundreds of round trips). A refused row returns nothing, so the new rows are
+        # matched to their items by (event id, message key); rows are taken in order, so
+        # within a batch the first item with an event id or message key wins.
+        with self.going_first():
+            if self._one_statement_adds is not None:  # PostgreSQL
+                stored = await self._insert_arrays(items, now, owner, claimed_until)
+            else:
+                stored = await self._insert_rows(items, now, owner, claimed_until)
+        # pop: a repeat of the same item in the batch gets None (it was not stored twice)
+        return [stored.pop((item.event_id, item.message_key), None) for item in items]
+
+    async def _insert_arrays(
+        self,
+        items: Sequence[InboxItem],
+        now: datetime,
+        owner: str | None,
+        claimed_until: datetime | None,
+    ) -> dict[tuple[str, str | None], int]:
+        """PostgreSQL: the batch as `_UNNEST_INSERT`, sent alone in autocommit."""
+        count = len(items)
+        columns: dict[str, list[Any]] = {
+            "event_id": [item.event_id for item in items],
+            "message_key": [item.message_key for item in items],
+            "kind": [item.kind for item in items],
+            # ASCII: a lone surrogate survives
+            "payload_json": [json.dumps(item.payload) for item in items],
+            "status": [PENDING] * count,
+            "attempts": [0] * count,
+            "created_at": [_utc(now)] * count,
+            "owner": [owner] * count,
+            "claimed_until": [_utc(claimed_until)] * count,
+        }
+        assert self._one_statement_adds is not None
+        async with self._one_statement_adds.begin() as connection:
+            result = await connection.execute(_UNNEST_INSERT, columns)
+            return {(row.event_id, row.message_key): row.id for row in result}
+
+    async def _insert_rows(
+        self,
+        items: Sequence[InboxItem],
+        now: datetime,
+        owner: str | None,
+        claimed_until: datetime | None,
+    ) -> dict[tuple[str, str | None], int]:
+        """SQLite: the batch as multi-row INSERTs in one transaction."""
         rows = [
             {
                 "event_id": item.event_id,
@@ -117,28 +213,13 @@ class SqlInbox(SqlStore):
             }
             for item in items
         ]
-        # One multi-row INSERT for the whole batch (one statement per row made a burst's
-        # ack wait on hundreds of round trips). A refused row returns nothing, so the new
-        # rows are matched to their items by (event id, message key); rows are taken in
-        # order, so within a batch the first item with an event id or message key wins.
         stmt = (
             self._insert(InboxRow)
             .on_conflict_do_nothing()
             .returning(InboxRow.id, InboxRow.event_id, InboxRow.message_key)
         )
-        with self._first.first() if self._first is not None else contextlib.nullcontext():
-            stored = await self._insert_rows(stmt, rows)
-        # pop: a repeat of the same item in the batch gets None (it was not stored twice)
-        return [stored.pop((item.event_id, item.message_key), None) for item in items]
-
-    async def _insert_rows(
-        self, stmt: Any, rows: list[dict[str, Any]]
-    ) -> dict[tuple[str, str | None], int]:
         stored: dict[tuple[str, str | None], int] = {}
-        one_statement = self._one_statement_adds is not None and len(rows) <= ROWS_PER_STATEMENT
-        engine = self._one_statement_adds if one_statement else self._adds
-        assert engine is not None
-        async with engine.begin() as connection:
+        async with self._adds.begin() as connection:
             # A list of rows on a Core connection: SQLAlchemy's "insertmanyvalues" sends
             # them as one INSERT … VALUES (…), (…) per `ROWS_PER_STATEMENT` rows, from
             # one cached compiled statement (a `.values(rows)` statement is compiled anew

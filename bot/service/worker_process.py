@@ -35,7 +35,7 @@ log = logging.getLogger(__name__)
 WORKER_FLAG = "--worker-fd"
 """The hidden `grace serve` option that makes a process the worker, talking on this fd."""
 GATE_FLAG = "--gate-fd"
-"""SQLite: the fd of the front's `WriteGate`, which the worker's writes yield to."""
+"""The fd of the front's `WriteGate`, which the worker's writes yield to."""
 MAX_QUICK_FAILURES = 5
 """Quick failures in a row (a worker that died before it was ready, or within
 `QUICK_FAILURE_S` after) before `grace serve` gives up and exits with code 1."""
@@ -99,7 +99,7 @@ class WorkerProcess:
     ) -> None:
         self._env = dict(env) if env is not None else None
         self._gate = gate
-        """SQLite: the front's writes go first (`storage.db.WriteGate`), handed to each worker."""
+        """The front's writes go first (`storage.db.WriteGate`), handed to each worker."""
         self._current: Started | None = None
         self._stop_requested = stopping
         """`grace serve`'s stop signal: set by the signal handler itself, so a worker that

@@ -104,6 +104,15 @@ async def _ignore_event(event: dict[str, Any]) -> None:
     delivery (and retries, and may disable the subscription)."""
 
 
+def listener_failed(error: Exception) -> None:
+    """Log a listener's failure; its request is not acknowledged (500): Slack delivers it
+    again, and the inbox drops the retry if the first write landed after all."""
+    if isinstance(error, NotStored):
+        log.warning("a Slack request could not be stored in time; not acknowledged")
+        return
+    log.error("a Slack listener failed", exc_info=error)
+
+
 def build_app(
     deps: BotDeps,
     intake: Intake,
@@ -160,12 +169,7 @@ def bolt_app(
 
     @app.error
     async def on_listener_error(error: Exception) -> None:
-        # Not acknowledged (500): Slack delivers it again, and the inbox drops the
-        # retry if the first write landed after all.
-        if isinstance(error, NotStored):
-            log.warning("a Slack request could not be stored in time; not acknowledged")
-            return
-        log.error("a Slack listener failed", exc_info=error)
+        listener_failed(error)
 
     app.event(re.compile(".*"))(_ignore_event)  # last: only what nothing else matched
     return app

@@ -10,7 +10,9 @@ whatever its size, encoding or nesting — costs one bounded read and one HMAC:
 4. decoding (only for signed bodies): not UTF-8 → 400; JSON (or a form's `payload`)
    nested deeper than `max_depth` or not parseable → 400.
 
-Only then does Bolt see the request (as text it can parse safely).
+Only then does Bolt see the request (as text it can parse safely). A JSON body is parsed
+here once, and the value is handed on (`Accepted.json`), so nothing after the guard
+parses it again.
 """
 
 from __future__ import annotations
@@ -46,8 +48,14 @@ class Refusal:
 
 @dataclass(frozen=True)
 class Accepted:
+    raw: bytes
+    """The body as it came (what a request forwarded elsewhere carries)."""
     text: str
     """The body, decoded: safe to hand to Bolt."""
+    json: Any = None
+    """A JSON body's value, parsed once here (see `parsed`)."""
+    parsed: bool = False
+    """True for a JSON body (`json` is its value); False for a form or an empty body."""
 
 
 async def read_limited(request: web.Request, limit: int) -> bytes | None:
@@ -79,52 +87,35 @@ def signature_problem(
     return None
 
 
-def nesting_depth(value: Any, limit: int) -> int:
-    """How deep `value` nests (a scalar is 0), counting no further than `limit` + 1."""
-    deepest = 0
-    stack: list[tuple[Any, int]] = [(value, 0)]
-    while stack:
-        node, depth = stack.pop()
-        if isinstance(node, dict):
-            children: Any = node.values()
-        elif isinstance(node, list):
-            children = node
-        else:
-            continue
-        depth += 1
-        deepest = max(deepest, depth)
-        if deepest > limit:
-            return deepest
-        stack.extend((child, depth) for child in children)
-    return deepest
-
-
-def json_problem(text: str, max_depth: int) -> str | None:
-    """Why `text` is not JSON Bolt may parse, or None."""
+def parse_json(text: str, max_depth: int) -> Any | Refusal:
+    """`text`'s JSON value, or why Bolt may not parse it. The depth is found before
+    parsing, on the brackets outside strings (agent.bounded_json): deep input is cheap,
+    and a text that parses nests exactly as deep as its brackets, so the value needs no
+    second walk."""
     try:
-        # Depth is scanned before parsing (agent.bounded_json): deep input is cheap.
-        parsed = loads_bounded(text, max_chars=len(text), max_depth=max_depth, what="body")
+        return loads_bounded(text, max_chars=len(text), max_depth=max_depth, what="body")
     except JsonRejected as exc:
-        return "JSON nested too deeply" if exc.reason == "too_deep" else "body is not valid JSON"
-    if nesting_depth(parsed, max_depth) > max_depth:
-        return "JSON nested too deeply"
-    return None
+        reason = "JSON nested too deeply" if exc.reason == "too_deep" else "body is not valid JSON"
+        return Refusal(400, reason)
 
 
-def body_problem(text: str, content_type: str, max_depth: int) -> str | None:
-    """Why a signed, decoded body is not one Bolt should parse, or None."""
-    if not text:
-        return None
-    if content_type.startswith("application/json") or text.startswith("{"):
-        return json_problem(text, max_depth)  # Bolt's own rule for "this is JSON"
-    # Forms (slash commands, interactivity): flat pairs; an interaction's `payload` is JSON.
+def is_json(text: str, content_type: str) -> bool:
+    """Bolt's own rule for "this body is JSON" (anything else is a form)."""
+    return content_type.startswith("application/json") or text.startswith("{")
+
+
+def form_problem(text: str, max_depth: int) -> str | None:
+    """Why a signed, decoded form body (slash commands, interactivity: flat pairs, an
+    interaction's `payload` is JSON) is not one Bolt should parse, or None."""
     try:
         form = parse_qs(text, keep_blank_values=True, errors="strict", max_num_fields=1000)
     except ValueError:
         return "malformed form body"
     payload = form.get("payload")
     if payload:
-        return json_problem(payload[-1], max_depth)
+        parsed = parse_json(payload[-1], max_depth)
+        if isinstance(parsed, Refusal):
+            return parsed.reason
     return None
 
 
@@ -134,8 +125,13 @@ async def admit(
     *,
     max_body_bytes: int = MAX_BODY_BYTES,
     max_depth: int = MAX_DEPTH,
+    check_forms: bool = True,
 ) -> Accepted | Refusal:
-    """Read and check the request; what to hand to Bolt, or how to refuse it."""
+    """Read and check the request; what to hand to Bolt, or how to refuse it.
+
+    `check_forms=False`: a form body is accepted once signed and decoded, unparsed — for
+    `grace serve`'s front, which forwards forms as they came to the worker, whose own
+    guard checks them (parsing them in both processes was work on the ack path)."""
     raw = await read_limited(request, max_body_bytes)
     if raw is None:
         return Refusal(413, "request body too large")
@@ -146,10 +142,15 @@ async def admit(
         text = raw.decode("utf-8")
     except UnicodeDecodeError:
         return Refusal(400, "body is not UTF-8")
-    problem = body_problem(text, request.headers.get("Content-Type", ""), max_depth)
+    if not text:
+        return Accepted(raw, text)
+    if is_json(text, request.headers.get("Content-Type", "")):
+        parsed = parse_json(text, max_depth)
+        return parsed if isinstance(parsed, Refusal) else Accepted(raw, text, parsed, parsed=True)
+    problem = form_problem(text, max_depth) if check_forms else None
     if problem is not None:
         return Refusal(400, problem)
-    return Accepted(text)
+    return Accepted(raw, text)
 
 
 async def drop_server_header(request: web.Request, response: web.StreamResponse) -> None:

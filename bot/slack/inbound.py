@@ -10,20 +10,40 @@ from __future__ import annotations
 
 from typing import Any
 
+from slack_bolt.context.async_context import AsyncBoltContext
+from slack_bolt.request.async_internals import build_async_context
 from slack_bolt.request.async_request import AsyncBoltRequest
+
+from bot.slack.http_guard import Accepted
 
 _INTERACTIVE_OBJECTS = ("user", "team", "channel", "message", "container", "view", "state")
 
 
-def parse(raw: str, *, query: str, headers: Any) -> tuple[AsyncBoltRequest | None, str]:
-    """The Bolt request, or None and why the body could not be read."""
+def parse(raw: str | Accepted, *, query: str, headers: Any) -> tuple[AsyncBoltRequest | None, str]:
+    """The Bolt request, or None and why the body could not be read. Given what the guard
+    accepted, a JSON body is not parsed again: the request carries the guard's value."""
     try:
-        request = AsyncBoltRequest(body=raw, query=query, headers=headers)
+        if isinstance(raw, Accepted) and raw.parsed:
+            request = with_parsed_body(raw.text, raw.json, query=query, headers=headers)
+        else:
+            text = raw.text if isinstance(raw, Accepted) else raw
+            request = AsyncBoltRequest(body=text, query=query, headers=headers)
     except (ValueError, TypeError, AttributeError, KeyError) as exc:
         # JSONDecodeError is a ValueError; a JSON array or scalar fails building the context
         return None, f"the body is not a Slack request ({type(exc).__name__})"
     reason = malformed_reason(request.body)
     return (None, reason) if reason else (request, "")
+
+
+def with_parsed_body(raw: str, body: Any, *, query: str, headers: Any) -> AsyncBoltRequest:
+    """`AsyncBoltRequest(body=raw, …)` for a JSON body already parsed into `body`: the
+    same request (raw body, body, context) without a second `json.loads` on the ack
+    path. Raises as Bolt's own constructor would for a body that is not an object."""
+    request = AsyncBoltRequest(body="", query=query, headers=headers)  # nothing to parse
+    request.raw_body = raw
+    request.body = body
+    request.context = build_async_context(AsyncBoltContext({}), body)
+    return request
 
 
 def malformed_reason(body: Any) -> str | None:

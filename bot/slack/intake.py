@@ -43,6 +43,10 @@ from storage.inbox import InboxEntry, InboxItem, SqlInbox
 log = logging.getLogger(__name__)
 
 BATCH = 200
+GATHER_S = 0.05
+"""At most how long a batch waits for requests the event loop is still reading (a burst
+arrives over a few dozen milliseconds): a batch is cut as soon as one turn of the loop
+brought no new request."""
 MAX_ATTEMPTS = 5
 CLAIM_SECONDS = 60.0
 """How long a row stays with the process working on it without a renewal (the sweep
@@ -147,14 +151,32 @@ class Intake:
         while True:
             await self._wake.wait()
             self._wake.clear()
-            while self._queue:
-                if len(self._batches) >= self._inbox.parallel_adds:
-                    await asyncio.wait(self._batches, return_when=asyncio.FIRST_COMPLETED)
-                    continue
-                batch, self._queue = self._queue[:BATCH], self._queue[BATCH:]
-                task = asyncio.create_task(self._write(batch), name="inbox batch")
-                self._batches.add(task)
-                task.add_done_callback(self._batches.discard)
+            # From the first request on, the other process's writes wait (`grace serve`):
+            # its transaction in progress ends while the burst is read, not after.
+            with self._inbox.going_first():
+                while self._queue:
+                    if len(self._batches) >= self._inbox.parallel_adds:
+                        await asyncio.wait(self._batches, return_when=asyncio.FIRST_COMPLETED)
+                        continue
+                    await self._gather()
+                    batch, self._queue = self._queue[:BATCH], self._queue[BATCH:]
+                    task = asyncio.create_task(self._write(batch), name="inbox batch")
+                    self._batches.add(task)
+                    task.add_done_callback(self._batches.discard)
+
+    async def _gather(self) -> None:
+        """Let the requests of a burst that the event loop is reading reach the queue
+        before a batch is cut: until one turn of the loop adds none (one turn for a lone
+        request), a batch is full, or `GATHER_S` passed. Cutting at once made the first
+        requests of a burst a batch each: those took the writing slots and, each waiting
+        for the busy loop to see its answer, held the rest of the burst up (on
+        PostgreSQL, 1-row batches of 22-52 ms before one of 190 rows)."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + GATHER_S
+        size = -1
+        while len(self._queue) != size and len(self._queue) < BATCH and loop.time() < deadline:
+            size = len(self._queue)
+            await asyncio.sleep(0)
 
     async def _write(self, batch: list[tuple[InboxItem, asyncio.Future[int | None]]]) -> None:
         try:

@@ -36,13 +36,33 @@ async def checked_request(
 ) -> AsyncBoltRequest | web.Response:
     """A Slack request that passed the guard (size, signature, body) and parses as one,
     or the response that refuses it — the same check in front of either layout's Bolt."""
-    admitted = await http_guard.admit(request, secret, max_body_bytes=max_body_bytes)
+    admitted = await admitted_request(request, secret, max_body_bytes=max_body_bytes)
+    if isinstance(admitted, web.Response):
+        return admitted
+    return bolt_request_of(admitted, request)
+
+
+async def admitted_request(
+    request: web.Request, secret: str, *, max_body_bytes: int, check_forms: bool = True
+) -> http_guard.Accepted | web.Response:
+    """What the guard accepted (bot/slack/http_guard.py), or the response refusing it."""
+    admitted = await http_guard.admit(
+        request, secret, max_body_bytes=max_body_bytes, check_forms=check_forms
+    )
     if isinstance(admitted, http_guard.Refusal):
         # No body, no traceback: a flood of junk must not flood the logs either.
         log.debug("refused a request: %s", admitted.reason)
         return admitted.response()
+    return admitted
+
+
+def bolt_request_of(
+    admitted: http_guard.Accepted, request: web.Request
+) -> AsyncBoltRequest | web.Response:
+    """The Bolt request for what the guard accepted (its JSON not parsed again), or a 400
+    for a body that is not a well-formed Slack request."""
     bolt_request, problem = inbound.parse(
-        admitted.text, query=request.query_string, headers=request.headers
+        admitted, query=request.query_string, headers=request.headers
     )
     if bolt_request is None:
         log.warning("malformed Slack request: %s", problem)

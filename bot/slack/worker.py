@@ -37,7 +37,7 @@ async def run_worker(
     settings: Settings, *, fd: int, parent_pid: int, gate_fd: int | None = None
 ) -> int:
     die_with_parent(parent_pid)
-    if gate_fd is not None:  # SQLite: the front's inbox writes go first
+    if gate_fd is not None:  # the front's inbox writes go first
         yield_writes_to(WriteGate(gate_fd))
     reader, writer = await child_channel(fd)
     stop = stop_on_signals()

@@ -5,6 +5,7 @@ comes after its row is committed. SQLite keeps one batch at a time (one write lo
 from __future__ import annotations
 
 import asyncio
+import os
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -16,7 +17,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from bot.service.tasks import TaskRunner
 from bot.slack.intake import Intake
 from bot.slack.items import Question, stored
-from storage.db import make_engine, migrate
+from storage.db import WriteGate, make_engine, migrate
 from storage.inbox import PARALLEL_ADDS_POSTGRESQL, InboxItem, SqlInbox
 from storage.tables import InboxRow
 from tests.databases import create_database, drop_database, sqlite_url
@@ -140,3 +141,100 @@ async def test_a_batch_is_one_autocommitted_statement_on_postgresql(pg_engine: A
         await connection.execute(update(InboxRow).values(attempts=7))
         await connection.rollback()
     assert [e.attempts for e in await SqlInbox(pg_engine).pending()] == [0, 0]
+
+
+async def test_batches_of_every_size_are_one_statement_text_on_postgresql(
+    pg_engine: AsyncEngine,
+) -> None:
+    """The driver prepares a statement once per text: a burst's batches, of whatever
+    size, share one (a multi-row VALUES had a text, so a PREPARE round trip, per size)."""
+    texts: list[str] = []
+
+    def record(_connection: Any, _cursor: Any, statement: str, *_: Any) -> None:
+        if "inbox" in statement.lower():
+            texts.append(statement)
+
+    inbox = SqlInbox(pg_engine)
+    event.listen(pg_engine.sync_engine, "before_cursor_execute", record)
+    try:
+        for size in (1, 7, 200):
+            ids = await inbox.add([_question(f"Ev{size}-{n}") for n in range(size)])
+            assert all(i is not None for i in ids) and len(set(ids)) == size
+    finally:
+        event.remove(pg_engine.sync_engine, "before_cursor_execute", record)
+    assert len(texts) == 3 and len(set(texts)) == 1
+    assert len(await inbox.pending(limit=500)) == 208
+
+
+async def test_a_burst_read_over_several_turns_of_the_loop_is_one_batch(tmp_path: Path) -> None:
+    """Requests reach the intake over several turns of the event loop (as a burst is
+    read): they are written as one batch, not the first turn's alone and then the rest."""
+    url = sqlite_url(tmp_path)
+    await migrate(url)
+    engine = make_engine(url)
+    inserts: list[str] = []
+
+    def record(_connection: Any, _cursor: Any, statement: str, *_: Any) -> None:
+        if statement.lstrip().upper().startswith("INSERT INTO INBOX"):
+            inserts.append(statement)
+
+    intake = Intake(
+        inbox=SqlInbox(engine), tasks=TaskRunner(), processors={}, handed_to=lambda _: None
+    )
+
+    async def arrive(n: int) -> bool:
+        for _ in range(n % 5):  # read on the n % 5-th turn of the loop
+            await asyncio.sleep(0)
+        return await intake.accept(_question(f"EvTurn{n}"))
+
+    event.listen(engine.sync_engine, "before_cursor_execute", record)
+    try:
+        taken = await asyncio.wait_for(asyncio.gather(*(arrive(n) for n in range(40))), BOUND)
+    finally:
+        event.remove(engine.sync_engine, "before_cursor_execute", record)
+        await intake.close()
+        await engine.dispose()
+    assert all(taken)
+    assert len(inserts) == 1
+
+
+async def test_the_gate_is_raised_from_a_requests_arrival(tmp_path: Path) -> None:
+    """`grace serve`'s front: while the requests of a burst are still being read (the
+    batch not cut yet), the worker already begins no write transaction, so the one it
+    has open ends meanwhile instead of holding up the batch."""
+    gate = WriteGate.create()
+    if gate is None:
+        pytest.skip("memfd: Linux only")
+    url = sqlite_url(tmp_path)
+    await migrate(url)
+    engine = make_engine(url)
+    intake = Intake(
+        inbox=SqlInbox(engine, first=gate),
+        tasks=TaskRunner(),
+        processors={},
+        handed_to=lambda _: None,
+    )
+    inserts: list[bool] = []
+
+    def record(_connection: Any, _cursor: Any, statement: str, *_: Any) -> None:
+        if statement.lstrip().upper().startswith("INSERT INTO INBOX"):
+            inserts.append(gate.raised)
+
+    event.listen(engine.sync_engine, "before_cursor_execute", record)
+    raised: list[bool] = []
+    accepted: list[asyncio.Task[bool]] = []
+    try:
+        for n in range(20):  # a request per turn of the loop: the batch keeps gathering
+            accepted.append(asyncio.create_task(intake.accept(_question(f"EvArrive{n}"))))
+            await asyncio.sleep(0)
+            raised.append(gate.raised)
+        assert not inserts, "still gathering: no batch written yet"
+        assert all(await asyncio.wait_for(asyncio.gather(*accepted), BOUND))
+    finally:
+        event.remove(engine.sync_engine, "before_cursor_execute", record)
+        await intake.close()
+        await engine.dispose()
+        os.close(gate.fd)
+    assert all(raised[1:]), raised
+    assert inserts == [True]
+    assert not gate.raised

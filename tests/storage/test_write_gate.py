@@ -1,6 +1,8 @@
-"""SQLite with two processes (`grace serve`'s front and worker): while the front's gate
-is raised, the worker's write transactions do not begin; reads never wait; and a gate
-left raised holds a write up for at most `MAX_YIELD_S`."""
+"""Two processes on one database (`grace serve`'s front and worker), SQLite and
+PostgreSQL alike: while the front's gate is raised, the worker's write transactions do
+not begin; reads never wait; a gate left raised holds a write up for at most
+`MAX_YIELD_S`; and overlapping raises (PostgreSQL's batches written side by side) keep it
+raised until the last one ends."""
 
 from __future__ import annotations
 
@@ -17,11 +19,6 @@ from storage.db import READ_ONLY, WriteGate, reader, yield_writes_to
 from storage.inbox import InboxItem, SqlInbox
 
 pytestmark = pytest.mark.skipif(not hasattr(os, "memfd_create"), reason="memfd: Linux only")
-
-
-@pytest.fixture
-def engine(sqlite_engine: AsyncEngine) -> AsyncEngine:
-    return sqlite_engine
 
 
 @pytest.fixture
@@ -117,3 +114,11 @@ async def test_an_inbox_write_does_not_wait_at_the_gate(
         assert gate.raised
     assert ids[0] is not None
     assert waited < WriteGate.MAX_YIELD_S, waited
+
+
+def test_overlapping_raises_keep_the_gate_raised_until_the_last_ends(gate: WriteGate) -> None:
+    with gate.first():
+        with gate.first():
+            assert gate.raised
+        assert gate.raised, "a batch still in flight"
+    assert not gate.raised

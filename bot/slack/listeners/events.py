@@ -57,6 +57,22 @@ def message_row(
     return stored(item, event_id=event_id, message_key=message_key)
 
 
+def mention_row(
+    body: dict[str, Any], event: dict[str, Any], allowed_bots: Collection[str]
+) -> InboxItem | None:
+    """The inbox row for an `app_mention` event: a question; None when it must not reach
+    a run (a bot not allowed, no one, no thread). The listener's whole decision — also
+    taken without Bolt by `grace serve`'s front (bot/slack/mentions.py)."""
+    user = sender(event, allowed_bots)
+    if user is None:
+        return None  # a bot (not allowed) or no one: never a run
+    key = thread_key(body, event)
+    if key is None:
+        return None
+    text = str(event.get("text", ""))
+    return message_row(Question(**InThread.fields_of(key), user=user, text=text), body, event)
+
+
 async def asks_channel(
     channels: ChannelService | None, body: dict[str, Any], event: dict[str, Any], text: str
 ) -> bool:
@@ -84,15 +100,9 @@ def register(
 ) -> None:
     @app.event("app_mention")
     async def handle_mention(body: dict[str, Any], event: dict[str, Any]) -> None:
-        user = sender(event, allowed_bots)
-        if user is None:
-            return  # a bot (not allowed) or no one: never a run
-        key = thread_key(body, event)
-        if key is None:
-            return
-        text = str(event.get("text", ""))
-        question = Question(**InThread.fields_of(key), user=user, text=text)
-        await intake.accept(message_row(question, body, event))
+        row = mention_row(body, event, allowed_bots)
+        if row is not None:
+            await intake.accept(row)
 
     @app.event("message")
     async def handle_message(
