@@ -42,14 +42,14 @@ from bot.service.channels import ChannelService
 from bot.service.settings import Settings
 from bot.service.tasks import TaskRunner
 from bot.service.worker_process import Ready, WorkerFailed, WorkerProcess
-from bot.slack import http_guard
+from bot.slack import http_guard, inbound
 from bot.slack.app import bolt_app, make_slack_client
 from bot.slack.identity import resolve_identity
 from bot.slack.installs import build_oauth, sealer_of
 from bot.slack.intake import Intake
 from bot.slack.listeners import assistant, events
 from bot.slack.mentions import MentionTaker
-from bot.slack.runners import admitted_request, bolt_request_of
+from bot.slack.runners import admitted_request, bolt_request_of, malformed
 from storage.channel_settings import SqlChannelSettings
 from storage.db import WriteGate, WriteHealth, make_engine, migrate
 from storage.inbox import SqlInbox
@@ -249,7 +249,8 @@ def front_http_app(front: Front) -> web.Application:
         assert isinstance(body, dict)
         mentions = front.mentions
         if kind == "app_mention" and isinstance(mentions, MentionTaker):
-            return await mentions.take(body)
+            problem = inbound.request_problem(body)  # as `bolt_request_of` would refuse it
+            return malformed(problem) if problem else await mentions.take(body)
         bolt_request = bolt_request_of(admitted, request)
         if isinstance(bolt_request, web.Response):
             return bolt_request

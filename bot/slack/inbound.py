@@ -35,6 +35,18 @@ def parse(raw: str | Accepted, *, query: str, headers: Any) -> tuple[AsyncBoltRe
     return (None, reason) if reason else (request, "")
 
 
+def request_problem(body: dict[str, Any]) -> str | None:
+    """Why a JSON object is not a request Bolt could take — what `parse` finds for it,
+    building Bolt's context (which raises on ids of the wrong type) but no request — or
+    None. For `grace serve`'s front, which takes mentions without Bolt
+    (bot/slack/mentions.py): a malformed one is a 400 there too, not a crash."""
+    try:
+        build_async_context(AsyncBoltContext({}), body)
+    except (ValueError, TypeError, AttributeError, KeyError) as exc:
+        return f"the body is not a Slack request ({type(exc).__name__})"
+    return malformed_reason(body)
+
+
 def with_parsed_body(raw: str, body: Any, *, query: str, headers: Any) -> AsyncBoltRequest:
     """`AsyncBoltRequest(body=raw, …)` for a JSON body already parsed into `body`: the
     same request (raw body, body, context) without a second `json.loads` on the ack

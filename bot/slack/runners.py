@@ -65,9 +65,14 @@ def bolt_request_of(
         admitted, query=request.query_string, headers=request.headers
     )
     if bolt_request is None:
-        log.warning("malformed Slack request: %s", problem)
-        return web.json_response({"error": f"malformed request: {problem}"}, status=400)
+        return malformed(problem)
     return bolt_request
+
+
+def malformed(problem: str) -> web.Response:
+    """The 400 for a signed body that is not a well-formed Slack request."""
+    log.warning("malformed Slack request: %s", problem)
+    return web.json_response({"error": f"malformed request: {problem}"}, status=400)
 
 
 def http_app(bot: Bot) -> web.Application:

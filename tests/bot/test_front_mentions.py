@@ -189,3 +189,22 @@ async def test_a_signed_form_passes_the_fronts_guard_unparsed() -> None:
     assert isinstance(unchecked, http_guard.Accepted)
     assert (unchecked.raw, unchecked.parsed) == (bad.encode(), False)
     assert isinstance(forged, http_guard.Refusal) and forged.status == 401
+
+
+async def test_a_malformed_mention_is_a_400_as_through_bolt_and_not_stored(front: Front) -> None:
+    """A signed `app_mention` whose ids have the wrong type: Bolt's request refuses it
+    (400, `bolt_request_of`), and so does the front without Bolt — not a 500 from the
+    handler."""
+    runner, url = await _served(front_http_app(front))
+    try:
+        user_not_a_string = app_mention_envelope(text="hi", ts="1700000007.000100")
+        user_not_a_string["event"]["user"] = 5
+        channel_not_a_string = app_mention_envelope(text="hi", ts="1700000008.000100")
+        channel_not_a_string["event"]["channel"] = 5
+        for envelope in (user_not_a_string, channel_not_a_string):
+            status, body, _ = await _post(url, envelope)
+            assert status == 400, body
+            assert json.loads(body)["error"].startswith("malformed request:")
+    finally:
+        await runner.cleanup()
+    assert await front.inbox.pending() == []
