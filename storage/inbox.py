@@ -173,19 +173,11 @@ class SqlInbox(SqlStore):
         claimed_until: datetime | None,
     ) -> dict[tuple[str, str | None], int]:
         """PostgreSQL: the batch as `_UNNEST_INSERT`, sent alone in autocommit."""
-        count = len(items)
-        columns: dict[str, list[Any]] = {
-            "event_id": [item.event_id for item in items],
-            "message_key": [item.message_key for item in items],
-            "kind": [item.kind for item in items],
-            # ASCII: a lone surrogate survives
-            "payload_json": [json.dumps(item.payload) for item in items],
-            "status": [PENDING] * count,
-            "attempts": [0] * count,
-            "created_at": [_utc(now)] * count,
-            "owner": [owner] * count,
-            "claimed_until": [_utc(claimed_until)] * count,
-        }
+        rows = _rows(items, now, owner, claimed_until)
+        # The same statement text for every batch size: one array per column.
+        columns: dict[str, list[Any]] = {name: [row[name] for row in rows] for name in rows[0]}
+        columns["created_at"] = [_utc(value) for value in columns["created_at"]]
+        columns["claimed_until"] = [_utc(value) for value in columns["claimed_until"]]
         assert self._one_statement_adds is not None
         async with self._one_statement_adds.begin() as connection:
             result = await connection.execute(_UNNEST_INSERT, columns)
@@ -199,20 +191,7 @@ class SqlInbox(SqlStore):
         claimed_until: datetime | None,
     ) -> dict[tuple[str, str | None], int]:
         """SQLite: the batch as multi-row INSERTs in one transaction."""
-        rows = [
-            {
-                "event_id": item.event_id,
-                "message_key": item.message_key,
-                "kind": item.kind,
-                "payload_json": json.dumps(item.payload),  # ASCII: a lone surrogate survives
-                "status": PENDING,
-                "attempts": 0,
-                "created_at": now,
-                "owner": owner,
-                "claimed_until": claimed_until,
-            }
-            for item in items
-        ]
+        rows = _rows(items, now, owner, claimed_until)
         stmt = (
             self._insert(InboxRow)
             .on_conflict_do_nothing()
@@ -333,3 +312,24 @@ class SqlInbox(SqlStore):
                 .execution_options(synchronize_session=False)
             )
             return rowcount(result)
+
+
+def _rows(
+    items: Sequence[InboxItem], now: datetime, owner: str | None, claimed_until: datetime | None
+) -> list[dict[str, Any]]:
+    """The batch's new rows, pending and claimed by `owner`: one definition for both
+    databases' inserts."""
+    return [
+        {
+            "event_id": item.event_id,
+            "message_key": item.message_key,
+            "kind": item.kind,
+            "payload_json": json.dumps(item.payload),  # ASCII: a lone surrogate survives
+            "status": PENDING,
+            "attempts": 0,
+            "created_at": now,
+            "owner": owner,
+            "claimed_until": claimed_until,
+        }
+        for item in items
+    ]
