@@ -42,6 +42,7 @@ from blocks.limits import (
 )
 from bot.service.settings import LLMSettings, Settings, SlackSettings
 from bot.service.wiring import build_services
+from bot.service.worker_process import WorkerProcess
 from bot.simulator.home import app_home_opened_envelope
 from bot.simulator.requests import (
     FORM_CONTENT_TYPE,
@@ -68,6 +69,7 @@ from bot.simulator.workspace import (
 )
 from bot.slack.compose import Bot, create_bot
 from bot.slack.delivery.plan_stream import PlanDisplay
+from bot.slack.front import Front, create_front
 from bot.slack.runners import http_app
 from storage.run_store import SqlRunStore
 from tests.shared_dirs import built_once
@@ -676,3 +678,27 @@ async def with_facilities(data_dir: Path, tmp_path: Path) -> None:
         assert sum(r.chunks for r in reports) >= 1
     finally:
         await kb.close()
+
+
+FRONT_SECRET = "front-signing-secret-0123456789abcdef"
+"""The signing secret of the `front` fixture's app."""
+
+
+@pytest.fixture
+async def front(tmp_path: Path) -> AsyncIterator[Front]:
+    """The front as `grace serve` builds it (one workspace: its identity from
+    `auth.test`), its worker not started: what it stores waits in the inbox."""
+    async with FakeSlack() as fake:
+        settings = Settings(
+            _env_file=None,  # type: ignore[call-arg]
+            data_dir=tmp_path / "grace",
+            slack_bot_token="xoxb-front",
+            slack_signing_secret=FRONT_SECRET,
+            slack_api_url=fake.base_url,
+            llm=LLMSettings(provider="offline"),
+        )
+        built = await create_front(settings, WorkerProcess())
+        try:
+            yield built
+        finally:
+            await built.close()

@@ -6,20 +6,15 @@ Bolt's: compared here with the front's Bolt app handling the same kind of reques
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator
-from pathlib import Path
 from typing import Any
 
 import aiohttp
-import pytest
 from aiohttp import web
 from multidict import CIMultiDict
 from slack_bolt.adapter.aiohttp import to_aiohttp_response, to_bolt_request
 from slack_bolt.request.async_request import AsyncBoltRequest
 
-from bot.service.settings import LLMSettings, Settings
 from bot.service.tasks import TaskRunner
-from bot.service.worker_process import WorkerProcess
 from bot.simulator.requests import (
     FORM_CONTENT_TYPE,
     JSON_CONTENT_TYPE,
@@ -28,34 +23,12 @@ from bot.simulator.requests import (
     json_body,
     signed_headers,
 )
-from bot.simulator.webapi import FakeSlack
 from bot.simulator.workspace import DEFAULT_BOT_ID, DEFAULT_BOT_USER_ID
 from bot.slack import http_guard, inbound
-from bot.slack.front import Front, create_front, front_http_app
+from bot.slack.front import Front, front_http_app
 from bot.slack.intake import Intake
 from bot.slack.mentions import MentionTaker
-
-SECRET = "front-mentions-secret-0123456789abcdef"
-
-
-@pytest.fixture
-async def front(tmp_path: Path) -> AsyncIterator[Front]:
-    """The front as `grace serve` builds it (one workspace: its identity from
-    `auth.test`), its worker not started: what it stores waits in the inbox."""
-    async with FakeSlack() as fake:
-        settings = Settings(
-            _env_file=None,  # type: ignore[call-arg]
-            data_dir=tmp_path / "grace",
-            slack_bot_token="xoxb-front",
-            slack_signing_secret=SECRET,
-            slack_api_url=fake.base_url,
-            llm=LLMSettings(provider="offline"),
-        )
-        built = await create_front(settings, WorkerProcess())
-        try:
-            yield built
-        finally:
-            await built.close()
+from tests.bot.conftest import FRONT_SECRET as SECRET
 
 
 async def _served(app: web.Application) -> tuple[web.AppRunner, str]:

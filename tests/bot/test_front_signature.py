@@ -6,47 +6,19 @@ own cost against a bare Bolt app, issue 23 point 7)."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-from pathlib import Path
-
 import aiohttp
-import pytest
 from aiohttp import web
 from multidict import CIMultiDict
 from slack_bolt.request.async_request import AsyncBoltRequest
 
-from bot.service.settings import LLMSettings, Settings
-from bot.service.worker_process import WorkerProcess
 from bot.simulator.requests import (
     JSON_CONTENT_TYPE,
     app_mention_envelope,
     json_body,
     signed_headers,
 )
-from bot.simulator.webapi import FakeSlack
-from bot.slack.front import Front, create_front, front_http_app
-
-SECRET = "front-signing-secret-0123456789abcdef"
-
-
-@pytest.fixture
-async def front(tmp_path: Path) -> AsyncIterator[Front]:
-    """The front as `grace serve` builds it, with its worker not started: what it stores
-    waits in the inbox (nothing here needs it processed)."""
-    async with FakeSlack() as fake:
-        settings = Settings(
-            _env_file=None,  # type: ignore[call-arg]
-            data_dir=tmp_path / "grace",
-            slack_bot_token="xoxb-front",
-            slack_signing_secret=SECRET,
-            slack_api_url=fake.base_url,
-            llm=LLMSettings(provider="offline"),
-        )
-        built = await create_front(settings, WorkerProcess())
-        try:
-            yield built
-        finally:
-            await built.close()
+from bot.slack.front import Front, front_http_app
+from tests.bot.conftest import FRONT_SECRET as SECRET
 
 
 async def _post(base: str, body: str, headers: dict[str, str]) -> int:
