@@ -152,28 +152,21 @@ class SqlInbox(SqlStore):
         event id, or same message under another id)."""
         if not items:
             return []
-        now = utcnow()
+        rows = _rows(items, utcnow(), owner, claimed_until)
         # One statement for the whole batch (one per row made a burst's ack wait on
         # hundreds of round trips). A refused row returns nothing, so the new rows are
         # matched to their items by (event id, message key); rows are taken in order, so
         # within a batch the first item with an event id or message key wins.
         with self.going_first():
             if self._one_statement_adds is not None:  # PostgreSQL
-                stored = await self._insert_arrays(items, now, owner, claimed_until)
+                stored = await self._insert_arrays(rows)
             else:
-                stored = await self._insert_rows(items, now, owner, claimed_until)
+                stored = await self._insert_rows(rows)
         # pop: a repeat of the same item in the batch gets None (it was not stored twice)
         return [stored.pop((item.event_id, item.message_key), None) for item in items]
 
-    async def _insert_arrays(
-        self,
-        items: Sequence[InboxItem],
-        now: datetime,
-        owner: str | None,
-        claimed_until: datetime | None,
-    ) -> dict[tuple[str, str | None], int]:
+    async def _insert_arrays(self, rows: list[dict[str, Any]]) -> dict[tuple[str, str | None], int]:
         """PostgreSQL: the batch as `_UNNEST_INSERT`, sent alone in autocommit."""
-        rows = _rows(items, now, owner, claimed_until)
         # The same statement text for every batch size: one array per column.
         columns: dict[str, list[Any]] = {name: [row[name] for row in rows] for name in rows[0]}
         columns["created_at"] = [_utc(value) for value in columns["created_at"]]
@@ -183,15 +176,8 @@ class SqlInbox(SqlStore):
             result = await connection.execute(_UNNEST_INSERT, columns)
             return {(row.event_id, row.message_key): row.id for row in result}
 
-    async def _insert_rows(
-        self,
-        items: Sequence[InboxItem],
-        now: datetime,
-        owner: str | None,
-        claimed_until: datetime | None,
-    ) -> dict[tuple[str, str | None], int]:
+    async def _insert_rows(self, rows: list[dict[str, Any]]) -> dict[tuple[str, str | None], int]:
         """SQLite: the batch as multi-row INSERTs in one transaction."""
-        rows = _rows(items, now, owner, claimed_until)
         stmt = (
             self._insert(InboxRow)
             .on_conflict_do_nothing()
