@@ -133,9 +133,13 @@ why …"), not a determiner naming a thing ("this option")."""
 _ARTICLES = frozenset({"a", "an"})
 _WORD = re.compile(r"[^\W\d_]+")
 _PLAIN_WORD = re.compile(r"[^\W_]+")
+"""A word with its digits ("v2"): ties are broken on the question's own words as written."""
 _CAPITALISED = re.compile(r"\b[A-Z][a-z]+\b")
 _FIRST_WORD = re.compile(r"^\W*([A-Z][a-z]+)\b")
+"""A sentence's capitalised first word: a name only if the candidates never write it in
+lower case."""
 _THOUSANDS = re.compile(r"(?<=\d),(?=\d{3}(?:\D|$))")
+"""The comma of "1,500": a figure the question gives is matched however it is written."""
 _GIVEN_NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
 _LOWER_WORD = re.compile(r"(?<![.!?]\s)\b[a-z]{3,}\b")
 
