@@ -27,3 +27,12 @@ def records(report: dict[str, object], kind: str | None = None) -> list[dict[str
     found = report["records"]
     assert isinstance(found, list)
     return [r for r in found if kind is None or r["kind"] == kind]
+
+
+def kind_counts(report: dict[str, object]) -> dict[str, int]:
+    """How many questions the report scored, by kind (and "all"): a set's size check."""
+    metrics = report["metrics"]
+    assert isinstance(metrics, dict)
+    per_kind = metrics["per_kind"]
+    assert metrics["cases"] == per_kind["all"]["n"]
+    return {kind: figures["n"] for kind, figures in per_kind.items()}

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.eval.reports import eval_report, records
+from tests.eval.reports import eval_report, kind_counts, records
 
 RUST = Path(__file__).parent / "devset-rust"
 
@@ -23,10 +23,7 @@ def report(tmp_path_factory: pytest.TempPathFactory) -> dict[str, object]:
 
 
 def test_the_whole_set_is_scored(report: dict[str, object]) -> None:
-    metrics = report["metrics"]
-    assert isinstance(metrics, dict)
-    assert metrics["cases"] == 30
-    assert {k: metrics["per_kind"][k]["n"] for k in metrics["per_kind"]} == {
+    assert kind_counts(report) == {
         "answerable": 15, "multi": 3, "unanswerable": 5, "ambiguous": 4,
         "contradictory": 3, "all": 30,
     }  # fmt: skip
