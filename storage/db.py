@@ -203,18 +203,14 @@ def _translate_errors(engine: AsyncEngine) -> None:
         return None
 
 
-def _yield_to_front(connection: Connection) -> None:
-    """`grace serve`'s worker: a write transaction begins once the front's inbox writes
-    are through (`WriteGate`); reads and ungated writes never wait."""
-    options = connection.get_execution_options()
-    if _yielding_to is not None and not options.get(READ_ONLY) and not options.get(UNGATED):
-        _yielding_to.wait_until_lowered()
-
-
 def _configure_postgresql(engine: AsyncEngine) -> None:
     @event.listens_for(engine.sync_engine, "begin")
     def _on_begin(connection: Connection) -> None:
-        _yield_to_front(connection)
+        # `grace serve`'s worker: a write transaction begins once the front's inbox
+        # writes are through (`WriteGate`); reads and ungated writes never wait.
+        options = connection.get_execution_options()
+        if _yielding_to is not None and not options.get(READ_ONLY) and not options.get(UNGATED):
+            _yielding_to.wait_until_lowered()
 
 
 def _configure_sqlite(engine: AsyncEngine) -> None:
@@ -233,10 +229,12 @@ def _configure_sqlite(engine: AsyncEngine) -> None:
     def _on_begin(connection: Connection) -> None:
         # Writers take the write lock up front (no lost read-then-write updates); readers
         # use a deferred transaction, which under WAL never waits for a writer.
-        if connection.get_execution_options().get(READ_ONLY):
+        options = connection.get_execution_options()
+        if options.get(READ_ONLY):
             connection.exec_driver_sql("BEGIN")
         else:
-            _yield_to_front(connection)
+            if _yielding_to is not None and not options.get(UNGATED):
+                _yielding_to.wait_until_lowered()
             connection.exec_driver_sql("BEGIN IMMEDIATE")
 
 

@@ -15,13 +15,17 @@ from __future__ import annotations
 import contextlib
 import json
 from collections.abc import Sequence
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 from sqlalchemy import (
     ARRAY,
+    DateTime,
+    Integer,
     Select,
+    String,
+    Text,
     TextClause,
     bindparam,
     delete,
@@ -48,21 +52,18 @@ ROWS_PER_STATEMENT = 1000
 parameters); the intake writes batches of at most 200."""
 
 _COLUMNS: dict[str, TypeEngine[Any]] = {
-    name: InboxRow.__table__.c[name].type
-    for name in (
-        "event_id",
-        "message_key",
-        "kind",
-        "payload_json",
-        "status",
-        "attempts",
-        "created_at",
-        "owner",
-        "claimed_until",
-    )
+    "event_id": String(),
+    "message_key": String(),
+    "kind": String(),
+    "payload_json": Text(),
+    "status": String(),
+    "attempts": Integer(),
+    "created_at": DateTime(timezone=True),
+    "owner": String(),
+    "claimed_until": DateTime(timezone=True),
 }
-"""The columns `add` fills, with the table's own types (`_UNNEST_INSERT`): each array's
-elements are bound as the column binds them (`UTCDateTime` for the times)."""
+"""The columns `add` fills, with their types (`_UNNEST_INSERT`; generic types: a
+`grace ask` on SQLite does not load the PostgreSQL dialect)."""
 _UNNEST_INSERT: TextClause = text(
     f"INSERT INTO {InboxRow.__tablename__} ({', '.join(_COLUMNS)}) "
     f"SELECT * FROM unnest({', '.join(f':{name}' for name in _COLUMNS)}) "
@@ -72,6 +73,13 @@ _UNNEST_INSERT: TextClause = text(
 is the same for every batch, so the driver prepares it once per connection; a multi-row
 `VALUES (…), (…)` has a text of its own for each batch size (a PREPARE round trip, and a
 plan for up to 1,800 parameters, for most batches of a burst) and costs more to build."""
+
+
+def _utc(value: datetime | None) -> datetime | None:
+    """An aware UTC datetime (naive ones are taken to be UTC), as `UTCDateTime` binds it."""
+    if value is None:
+        return None
+    return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
 
 
 class InboxItem(BaseModel):
@@ -161,6 +169,8 @@ class SqlInbox(SqlStore):
         """PostgreSQL: the batch as `_UNNEST_INSERT`, sent alone in autocommit."""
         # The same statement text for every batch size: one array per column.
         columns: dict[str, list[Any]] = {name: [row[name] for row in rows] for name in rows[0]}
+        columns["created_at"] = [_utc(value) for value in columns["created_at"]]
+        columns["claimed_until"] = [_utc(value) for value in columns["claimed_until"]]
         assert self._one_statement_adds is not None
         async with self._one_statement_adds.begin() as connection:
             result = await connection.execute(_UNNEST_INSERT, columns)

@@ -236,7 +236,7 @@ def front_http_app(front: Front) -> web.Application:
         )
         if isinstance(admitted, web.Response):
             return admitted
-        body = admitted.json  # None for a form
+        body = admitted.json if admitted.parsed else None
         kind = event_type(body) if isinstance(body, dict) else None
         if kind not in FRONT_EVENTS:
             return await front.forward(

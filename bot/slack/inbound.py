@@ -19,14 +19,15 @@ from bot.slack.http_guard import Accepted
 _INTERACTIVE_OBJECTS = ("user", "team", "channel", "message", "container", "view", "state")
 
 
-def parse(accepted: Accepted, *, query: str, headers: Any) -> tuple[AsyncBoltRequest | None, str]:
-    """The Bolt request for what the guard accepted, or None and why the body could not
-    be read. A JSON body is not parsed again: the request carries the guard's value."""
+def parse(raw: str | Accepted, *, query: str, headers: Any) -> tuple[AsyncBoltRequest | None, str]:
+    """The Bolt request, or None and why the body could not be read. Given what the guard
+    accepted, a JSON body is not parsed again: the request carries the guard's value."""
     try:
-        if accepted.parsed:
-            request = with_parsed_body(accepted.text, accepted.json, query=query, headers=headers)
+        if isinstance(raw, Accepted) and raw.parsed:
+            request = with_parsed_body(raw.text, raw.json, query=query, headers=headers)
         else:
-            request = AsyncBoltRequest(body=accepted.text, query=query, headers=headers)
+            text = raw.text if isinstance(raw, Accepted) else raw
+            request = AsyncBoltRequest(body=text, query=query, headers=headers)
     except (ValueError, TypeError, AttributeError, KeyError) as exc:
         # JSONDecodeError is a ValueError; a JSON array or scalar fails building the context
         return None, f"the body is not a Slack request ({type(exc).__name__})"

@@ -21,6 +21,7 @@ Bolt's job: mentions go through a Bolt app there.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Collection
 from dataclasses import dataclass
 from typing import Any
@@ -32,6 +33,8 @@ from slack_bolt.request.internals import extract_user_id
 from bot.slack.app import listener_failed
 from bot.slack.intake import Intake
 from bot.slack.listeners.events import mention_row
+
+log = logging.getLogger(__name__)
 
 
 def bolt_like_response(status: int) -> web.Response:
